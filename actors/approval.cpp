@@ -1,0 +1,86 @@
+#include "actors/approval.hpp"
+
+#include <caf/sec.hpp>
+
+#include "actors/handlers.hpp"
+
+namespace parley {
+
+approval_outcome outcome_of_error(const caf::error& err) {
+  approval_outcome out;
+  out.detail = message_of(err);
+  if (err == caf::sec::request_timeout) {
+    out.how = approval_outcome::kind::timed_out;
+  } else if (err.category() == caf::atom("parley")) {
+    switch (static_cast<errc>(err.code())) {
+      case errc::client_error:
+        out.how = approval_outcome::kind::client_error;
+        break;
+      case errc::malformed_reply:
+        out.how = approval_outcome::kind::malformed;
+        break;
+      case errc::transport_closed:
+        out.how = approval_outcome::kind::transport_closed;
+        break;
+      default:
+        out.how = approval_outcome::kind::cancelled;
+    }
+  } else {
+    // The conversation or the client is gone: nobody can decide any more.
+    out.how = approval_outcome::kind::transport_closed;
+  }
+  return out;
+}
+
+approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
+                                       conversation_actor conversation, approval_ask ask,
+                                       std::chrono::milliseconds timeout) {
+  install_default_handlers(self, "approval");
+  // Interrupting the turn ends this actor through its link: the turn itself
+  // resolves the ask (withdraw + item declined) so the order of events holds.
+  self->set_exit_handler([self, key = ask.key](caf::exit_msg& em) {
+    PARLEY_DEBUG("approval key={} event=cancelled reason={}", key, caf::to_string(em.reason));
+    self->quit(em.reason);
+  });
+  return {
+      [self, conversation, ask, timeout](atom::decide) -> caf::result<approval_outcome> {
+        auto rp = self->make_response_promise<approval_outcome>();
+        if (self->state.resolved) {
+          rp.deliver(make_error(errc::invalid_request, "approval already decided"));
+          return rp;
+        }
+        auto key = ask.key;
+        auto finish = [self, rp](approval_outcome out) mutable {
+          if (self->state.resolved) return;  // exactly one outcome
+          self->state.resolved = true;
+          rp.deliver(std::move(out));
+          self->quit();
+        };
+        self->request(conversation, timeout, atom::ask::value, ask)
+            .then(
+                [finish, key](protocol::approval_decision& d) mutable {
+                  PARLEY_DEBUG("approval key={} event=decided decision={}", key,
+                               protocol::to_string(d.value));
+                  approval_outcome out;
+                  out.how = approval_outcome::kind::decided;
+                  out.decision = std::move(d);
+                  finish(std::move(out));
+                },
+                [self, finish, conversation, key](caf::error& err) mutable {
+                  auto out = outcome_of_error(err);
+                  if (out.how == approval_outcome::kind::timed_out) {
+                    // Fail closed, and let the client close its prompt.
+                    self->send(conversation, atom::withdraw::value, key);
+                    PARLEY_INFO("approval key={} event=timeout", key);
+                  } else {
+                    PARLEY_INFO("approval key={} event=failed outcome={} detail={}", key,
+                                to_string(out.how), out.detail);
+                  }
+                  finish(std::move(out));
+                });
+        return rp;
+      },
+  };
+}
+
+}  // namespace parley

@@ -1,0 +1,37 @@
+#pragma once
+// Every atom parley's actors exchange (CAF 0.17: at most 10 characters).
+
+#include <caf/atom.hpp>
+
+namespace parley::atom {
+
+// clang-format off
+using event      = caf::atom_constant<caf::atom("event")>;      // a notification for clients
+using ask        = caf::atom_constant<caf::atom("ask")>;        // ask a client to decide
+using answer     = caf::atom_constant<caf::atom("answer")>;     // a host's decision (in-process)
+using withdraw   = caf::atom_constant<caf::atom("withdraw")>;   // clear a pending ask
+using awaiting   = caf::atom_constant<caf::atom("awaiting")>;   // a turn is about to ask
+using grant      = caf::atom_constant<caf::atom("grant")>;      // remember a session grant
+using decide     = caf::atom_constant<caf::atom("decide")>;     // run an approval to its outcome
+using open       = caf::atom_constant<caf::atom("open")>;       // thread/start
+using read       = caf::atom_constant<caf::atom("read")>;       // thread/read
+using loaded     = caf::atom_constant<caf::atom("loaded")>;     // thread/loaded/list
+using turn_start = caf::atom_constant<caf::atom("turnstart")>;  // turn/start
+using interrupt  = caf::atom_constant<caf::atom("interrupt")>;  // turn/interrupt
+using turn_done  = caf::atom_constant<caf::atom("turndone")>;   // a turn reports its end
+using step       = caf::atom_constant<caf::atom("step")>;       // ask the model for a step
+using output     = caf::atom_constant<caf::atom("output")>;     // command output bytes
+using exited     = caf::atom_constant<caf::atom("exited")>;     // command ended
+using append     = caf::atom_constant<caf::atom("append")>;     // store a record
+using load       = caf::atom_constant<caf::atom("load")>;       // read a stored thread
+using gone       = caf::atom_constant<caf::atom("gone")>;       // a client disconnected
+using shutdown   = caf::atom_constant<caf::atom("shutdown")>;   // orderly stop
+using stats      = caf::atom_constant<caf::atom("stats")>;      // live counters
+using line       = caf::atom_constant<caf::atom("line")>;       // one input line
+using eof        = caf::atom_constant<caf::atom("eof")>;        // input ended
+using flush      = caf::atom_constant<caf::atom("flush")>;      // write buffered output
+using close      = caf::atom_constant<caf::atom("close")>;      // finish and stop
+using ok         = caf::atom_constant<caf::atom("ok")>;         // plain acknowledgement
+// clang-format on
+
+}  // namespace parley::atom

@@ -1,0 +1,31 @@
+#pragma once
+// Runtime settings shared (immutably) by every actor of one runtime.
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace parley {
+
+struct runtime_config {
+  /// How long an approval waits for a decision before it counts as declined.
+  std::chrono::milliseconds approval_timeout = std::chrono::minutes(10);
+  /// Bytes of command output kept per command; the rest is dropped with a note.
+  size_t output_cap_bytes = size_t{1} << 20;
+  /// Reported as `codexHome`; the store lives here (later).
+  std::string home;
+  /// cwd for threads that do not name one; empty = the process's cwd.
+  std::string default_cwd;
+  /// The scripted model's name, as model/list and thread/start report it.
+  std::string model_id = "parley-scripted";
+  std::string model_provider = "parley";
+  std::string cli_version = "0.1.0";
+  /// Scheduler worker threads; 0 = one per core.
+  size_t scheduler_threads = 0;
+};
+
+/// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers
+/// are seconds). Returns false on anything else.
+bool parse_duration(const std::string& text, std::chrono::milliseconds& out);
+
+}  // namespace parley

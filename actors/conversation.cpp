@@ -1,0 +1,377 @@
+#include "actors/conversation.hpp"
+
+#include <algorithm>
+
+#include "actors/handlers.hpp"
+#include "actors/turn.hpp"
+#include "protocol/ids.hpp"
+
+namespace parley {
+
+namespace {
+
+using self_ptr = conversation_actor::stateful_pointer<conversation_state>;
+
+constexpr auto store_timeout = std::chrono::seconds(60);
+constexpr auto client_margin = std::chrono::seconds(30);
+
+// -- outbox ------------------------------------------------------------------
+
+void flush(self_ptr self) {
+  auto& st = self->state;
+  while (!st.outbox.empty() && st.outbox.front().ready) {
+    auto deliver = std::move(st.outbox.front().deliver);
+    st.outbox.pop_front();
+    deliver();
+  }
+  if (st.closing && st.outbox.empty() && !st.active) self->quit();
+}
+
+/// Queues an action behind everything already queued.
+void post(self_ptr self, std::function<void()> deliver) {
+  auto& st = self->state;
+  st.outbox.push_back({st.next_seq++, true, std::move(deliver)});
+  flush(self);
+}
+
+/// Queues an action that runs once `record` is stored (ephemeral threads
+/// store nothing).
+void post_stored(self_ptr self, store_record record, std::function<void()> deliver) {
+  auto& st = self->state;
+  if (st.meta.ephemeral) {
+    post(self, std::move(deliver));
+    return;
+  }
+  auto seq = st.next_seq++;
+  st.outbox.push_back({seq, false, std::move(deliver)});
+  auto mark_ready = [self, seq] {
+    for (auto& e : self->state.outbox)
+      if (e.seq == seq) e.ready = true;
+    flush(self);
+  };
+  self->request(st.svc.store, store_timeout, atom::append::value, st.meta.id, std::move(record))
+      .then([mark_ready](atom::ok) { mark_ready(); },
+            [self, mark_ready](caf::error& err) {
+              PARLEY_ERROR("conversation {} event=store_append_failed error={}",
+                           self->state.meta.id, caf::to_string(err));
+              mark_ready();
+            });
+}
+
+void broadcast(self_ptr self, const notification_ptr& n) {
+  for (auto& client : self->state.subscribers) self->send(client, atom::event::value, n);
+}
+
+void emit(self_ptr self, notification_ptr n) {
+  post(self, [self, n = std::move(n)] { broadcast(self, n); });
+}
+
+void emit_stored(self_ptr self, store_record record, notification_ptr n) {
+  post_stored(self, std::move(record), [self, n = std::move(n)] { broadcast(self, n); });
+}
+
+// -- status ------------------------------------------------------------------
+
+void update_status(self_ptr self) {
+  auto& st = self->state;
+  auto status = st.active ? protocol::thread_status::active(!st.active->waiting.empty())
+                          : protocol::thread_status::idle();
+  if (status == st.meta.status) return;
+  st.meta.status = status;
+  emit(self, make_notification(protocol::thread_status_changed{st.meta.id, status}));
+}
+
+// -- asks --------------------------------------------------------------------
+
+std::optional<client_actor> pick_client(self_ptr self) {
+  auto& st = self->state;
+  if (st.subscribers.empty()) return std::nullopt;
+  if (st.active) {
+    auto owner = st.active->owner;
+    if (std::find(st.subscribers.begin(), st.subscribers.end(), owner) != st.subscribers.end())
+      return owner;
+  }
+  return st.subscribers.front();
+}
+
+/// Ends an ask with `answer` (a decision or an error), exactly once.
+template <class Answer>
+void settle_ask(self_ptr self, uint64_t key, Answer&& answer) {
+  auto& st = self->state;
+  auto i = st.asks.find(key);
+  if (i == st.asks.end()) {
+    PARLEY_INFO("conversation {} event=late_answer key={} ignored", st.meta.id, key);
+    return;
+  }
+  i->second->promise.deliver(std::forward<Answer>(answer));
+  if (st.active) st.active->waiting.erase(i->second->item_id);
+  st.asks.erase(i);
+  update_status(self);
+}
+
+void withdraw_ask(self_ptr self, uint64_t key, const std::string& why) {
+  auto& st = self->state;
+  if (st.active) st.active->withdrawn.insert(key);
+  auto i = st.asks.find(key);
+  if (i == st.asks.end()) return;
+  if (i->second->sent) {
+    auto client = i->second->client;
+    post(self, [self, client, key] { self->send(client, atom::withdraw::value, key); });
+  }
+  settle_ask(self, key, make_error(errc::withdrawn, why));
+}
+
+// -- turns -------------------------------------------------------------------
+
+protocol::turn describe_active(const active_turn& t, bool with_start) {
+  protocol::turn out;
+  out.id = t.id;
+  out.status = protocol::turn_status::in_progress;
+  if (with_start) out.started_at = t.started_at;
+  return out;
+}
+
+void finalize_turn(self_ptr self, turn_result result) {
+  auto& st = self->state;
+  if (!st.active) return;
+  // Backstop: nothing of this turn may stay pending anywhere.
+  std::vector<uint64_t> keys;
+  for (auto& [key, ask] : st.asks)
+    if (ask->turn_id == st.active->id) keys.push_back(key);
+  for (auto key : keys) withdraw_ask(self, key, "turn ended");
+  auto now_ms = protocol::unix_ms();
+  protocol::turn done;
+  done.id = st.active->id;
+  done.status = result.status;
+  done.error = std::move(result.error);
+  done.started_at = st.active->started_at;
+  done.completed_at = now_ms / 1000;
+  done.duration_ms = now_ms - st.active->started_ms;
+  st.active.reset();
+  st.meta.updated_at = now_ms / 1000;
+  update_status(self);
+  emit_stored(self, turn_completed_record{done},
+              make_notification(protocol::turn_completed{st.meta.id, done}));
+  for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
+  if (!st.shutdown_waiters.empty()) {
+    st.shutdown_waiters.clear();
+    st.closing = true;
+    flush(self);
+  }
+}
+
+void interrupt_active(self_ptr self) {
+  auto& st = self->state;
+  if (!st.active || st.active->interrupt_sent) return;
+  st.active->interrupt_sent = true;
+  self->send_exit(st.active->handle, make_error(errc::interrupted, "turn interrupted"));
+}
+
+void subscribe(self_ptr self, const client_actor& client) {
+  auto& subs = self->state.subscribers;
+  if (std::find(subs.begin(), subs.end(), client) == subs.end()) subs.push_back(client);
+}
+
+protocol::thread_session_response describe_session(self_ptr self) {
+  auto& st = self->state;
+  protocol::thread_session_response r;
+  r.thread_ = st.meta;
+  r.model = st.settings.model;
+  r.model_provider = st.meta.model_provider;
+  r.cwd = st.settings.cwd;
+  r.approval_policy_ = st.settings.policy;
+  r.approvals_reviewer = st.settings.reviewer;
+  r.sandbox = st.settings.sandbox;
+  return r;
+}
+
+caf::result<protocol::turn_start_response> start_turn(self_ptr self,
+                                                      protocol::turn_start_params& params,
+                                                      client_actor client) {
+  auto& st = self->state;
+  subscribe(self, client);
+  if (st.active) {
+    // Codex steers the input into the active turn; parley's scripted turns
+    // cannot take more input, so the caller gets the active turn's id.
+    return protocol::turn_start_response{describe_active(*st.active, false)};
+  }
+  if (params.cwd) st.settings.cwd = *params.cwd;
+  if (params.approval_policy_) st.settings.policy = *params.approval_policy_;
+  if (params.sandbox_policy_) st.settings.sandbox = *params.sandbox_policy_;
+  if (params.model) st.settings.model = *params.model;
+  st.meta.cwd = st.settings.cwd;
+  st.meta.model = st.settings.model;
+
+  auto now_ms = protocol::unix_ms();
+  active_turn t;
+  t.id = protocol::new_uuid_v7();
+  t.started_at = now_ms / 1000;
+  t.started_ms = now_ms;
+  t.owner = client;
+  auto text = protocol::joined_text(params.input);
+  if (st.meta.preview.empty()) st.meta.preview = text;
+  st.meta.updated_at = t.started_at;
+
+  turn_settings ts;
+  ts.thread_id = st.meta.id;
+  ts.turn_id = t.id;
+  ts.cwd = st.settings.cwd;
+  ts.policy = st.settings.policy;
+  ts.grants = st.grants;
+  ts.user_text = text;
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(ts));
+  auto turn_id = t.id;
+  st.active = std::move(t);
+
+  auto rp = self->make_response_promise<protocol::turn_start_response>();
+  rp.deliver(protocol::turn_start_response{describe_active(*st.active, false)});
+
+  update_status(self);
+  emit_stored(self, turn_started_record{turn_id, st.active->started_at},
+              make_notification(
+                  protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+  protocol::user_message_item msg;
+  msg.id = protocol::new_uuid_v7();
+  msg.content = std::move(params.input);
+  msg.client_id = params.client_user_message_id;
+  emit(self, make_notification(protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
+  emit_stored(self, item_record{turn_id, msg},
+              make_notification(protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
+  return rp;
+}
+
+}  // namespace
+
+conversation_actor::behavior_type conversation(
+    conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
+    protocol::thread meta, conversation_settings settings) {
+  install_default_handlers(self, "conversation");
+  self->state.svc = std::move(svc);
+  self->state.meta = std::move(meta);
+  self->state.settings = std::move(settings);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (st.active && dm.source == st.active->handle.address()) {
+      // The turn died without reporting its end (a crash).
+      protocol::turn_error e;
+      e.message = "turn ended unexpectedly: " + caf::to_string(dm.reason);
+      e.codex_error_info = "other";
+      finalize_turn(self, turn_result{protocol::turn_status::failed, e});
+    }
+  });
+  return {
+      // -- from connections -------------------------------------------------
+      [self](atom::open, client_actor client) -> caf::result<protocol::thread_session_response> {
+        subscribe(self, client);
+        auto rp = self->make_response_promise<protocol::thread_session_response>();
+        rp.deliver(describe_session(self));
+        auto& st = self->state;
+        emit_stored(self, thread_created_record{st.meta},
+                    make_notification(protocol::thread_started{st.meta}));
+        return rp;
+      },
+      [self](atom::turn_start, protocol::turn_start_params& params,
+             client_actor client) -> caf::result<protocol::turn_start_response> {
+        return start_turn(self, params, std::move(client));
+      },
+      [self](atom::interrupt, const std::string& turn_id) -> caf::result<atom::ok> {
+        auto& st = self->state;
+        if (!st.active) return make_error(errc::invalid_request, "no active turn to interrupt");
+        if (st.active->id != turn_id)
+          return make_error(errc::invalid_request, "expected active turn id " + turn_id
+                                                       + " but found " + st.active->id);
+        interrupt_active(self);
+        return atom::ok::value;
+      },
+      [self](atom::read, bool include_turns) -> caf::result<protocol::thread_read_response> {
+        auto& st = self->state;
+        auto rp = self->make_response_promise<protocol::thread_read_response>();
+        if (!include_turns || st.meta.ephemeral) {
+          rp.deliver(protocol::thread_read_response{st.meta});
+          return rp;
+        }
+        self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
+            .then(
+                [self, rp](stored_thread& stored) mutable {
+                  auto t = self->state.meta;
+                  t.turns = std::move(stored.meta.turns);
+                  rp.deliver(protocol::thread_read_response{std::move(t)});
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](atom::gone, const client_actor& client) {
+        auto& subs = self->state.subscribers;
+        subs.erase(std::remove(subs.begin(), subs.end(), client), subs.end());
+      },
+      [self](atom::shutdown) -> caf::result<atom::ok> {
+        auto& st = self->state;
+        auto rp = self->make_response_promise<atom::ok>();
+        if (!st.active) {
+          rp.deliver(atom::ok::value);
+          st.closing = true;
+          flush(self);
+          return rp;
+        }
+        st.shutdown_waiters.push_back(rp);
+        interrupt_active(self);
+        return rp;
+      },
+      // -- from the turn and its approvals ------------------------------------
+      [self](atom::event, notification_ptr& n) {
+        if (auto* done = std::get_if<protocol::item_completed>(n.get()))
+          emit_stored(self, item_record{done->turn_id, done->item}, std::move(n));
+        else
+          emit(self, std::move(n));
+      },
+      [self](atom::awaiting, const std::string& item_id) {
+        auto& st = self->state;
+        if (!st.active) return;
+        st.active->waiting.insert(item_id);
+        update_status(self);
+      },
+      [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
+        auto& st = self->state;
+        auto rp = self->make_response_promise<protocol::approval_decision>();
+        if (!st.active || st.active->id != ask.command.turn_id
+            || st.active->withdrawn.count(ask.key) > 0) {
+          rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
+          return rp;
+        }
+        auto client = pick_client(self);
+        if (!client) {
+          rp.deliver(make_error(errc::transport_closed, "no client can decide"));
+          return rp;
+        }
+        auto entry = std::make_unique<pending_ask>();
+        entry->promise = rp;
+        entry->turn_id = ask.command.turn_id;
+        entry->item_id = ask.command.item_id;
+        entry->client = *client;
+        st.active->waiting.insert(ask.command.item_id);
+        st.asks.emplace(ask.key, std::move(entry));
+        update_status(self);
+        post(self, [self, ask] {
+          auto& s = self->state;
+          auto i = s.asks.find(ask.key);
+          if (i == s.asks.end()) return;  // withdrawn while queued
+          i->second->sent = true;
+          auto key = ask.key;
+          self->request(i->second->client, s.svc.config->approval_timeout + client_margin,
+                        atom::ask::value, ask)
+              .then([self, key](protocol::approval_decision& d) { settle_ask(self, key, d); },
+                    [self, key](caf::error& err) { settle_ask(self, key, err); });
+        });
+        return rp;
+      },
+      [self](atom::withdraw, uint64_t key) { withdraw_ask(self, key, "approval withdrawn"); },
+      [self](atom::grant, const std::string& command) { self->state.grants.commands.insert(command); },
+      [self](atom::grant, const std::vector<std::string>& prefix) {
+        self->state.grants.prefixes.push_back(prefix);
+      },
+      [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },
+  };
+}
+
+}  // namespace parley

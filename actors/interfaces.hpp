@@ -1,0 +1,100 @@
+#pragma once
+// Every actor interface of parley, in one place (Tenzir's layout). The actor
+// tree and the flows between these interfaces are described in README.md.
+
+#include <caf/replies_to.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+#include <string>
+#include <vector>
+
+#include "actors/atoms.hpp"
+#include "actors/messages.hpp"
+#include "protocol/errors.hpp"
+
+namespace parley {
+
+/// A client of the runtime: a connection that receives a thread's events and
+/// answers its approvals. The stdio JSON-RPC connection and the in-process
+/// connection both implement it.
+using client_actor = caf::typed_actor<
+    // A notification for this client.
+    caf::reacts_to<atom::event, notification_ptr>,
+    // Ask the client to decide; the reply comes when the client answers, or an
+    // error (client_error, malformed_reply, transport_closed, withdrawn).
+    caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
+    // The ask is void (timeout, interrupt): resolve it without a decision.
+    caf::reacts_to<atom::withdraw, uint64_t>>;
+
+/// The durable history of threads.
+using store_actor = caf::typed_actor<
+    // Append one record to a thread; ok once it is stored.
+    caf::replies_to<atom::append, std::string, store_record>::with<atom::ok>,
+    // A thread's metadata and turns.
+    caf::replies_to<atom::load, std::string>::with<stored_thread>>;
+
+/// Where a turn's next step comes from.
+using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
+
+/// One pending approval: runs to exactly one outcome.
+using approval_actor = caf::typed_actor<caf::replies_to<atom::decide>::with<approval_outcome>>;
+
+/// Receives what a running subprocess produces (from the process reactor).
+using exec_actor =
+    caf::typed_actor<caf::reacts_to<atom::output, std::string>, caf::reacts_to<atom::exited, exit_info>>;
+
+/// One turn: receives what its command produces.
+using turn_actor = exec_actor;
+
+/// One loaded thread.
+using conversation_actor = caf::typed_actor<
+    // -- from connections (through the thread manager) --
+    // Subscribe a client and describe the thread (thread/start).
+    caf::replies_to<atom::open, client_actor>::with<protocol::thread_session_response>,
+    // Start a turn, or return the active one.
+    caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
+        protocol::turn_start_response>,
+    // Interrupt the active turn with this id.
+    caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
+    // The thread, with or without its turns.
+    caf::replies_to<atom::read, bool>::with<protocol::thread_read_response>,
+    // A client disconnected: stop sending to it.
+    caf::reacts_to<atom::gone, client_actor>,
+    // Finish the active turn (interrupted) and quit.
+    caf::replies_to<atom::shutdown>::with<atom::ok>,
+    // -- from its turn and approvals --
+    // An event of the active turn, to store and fan out in order.
+    caf::reacts_to<atom::event, notification_ptr>,
+    // The turn will ask about this item next (status waitingOnApproval).
+    caf::reacts_to<atom::awaiting, std::string>,
+    // Forward an ask to the turn's client.
+    caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
+    // Void an ask (approval timeout or turn interrupt).
+    caf::reacts_to<atom::withdraw, uint64_t>,
+    // Remember "acceptForSession" (an exact command) for this thread.
+    caf::reacts_to<atom::grant, std::string>,
+    // Remember an execpolicy amendment (a command prefix) for this thread.
+    caf::reacts_to<atom::grant, std::vector<std::string>>,
+    // The turn ended.
+    caf::reacts_to<atom::turn_done, turn_result>>;
+
+/// Thread id -> conversation; the entry point connections talk to.
+using thread_manager_actor = caf::typed_actor<
+    caf::replies_to<atom::open, protocol::thread_start_params, client_actor>::with<
+        protocol::thread_session_response>,
+    caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
+        protocol::turn_start_response>,
+    caf::replies_to<atom::interrupt, protocol::turn_interrupt_params>::with<atom::ok>,
+    caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
+    caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
+        protocol::thread_loaded_list_response>,
+    // Live counts of runtime objects.
+    caf::replies_to<atom::stats>::with<runtime_counts>,
+    // A client disconnected.
+    caf::reacts_to<atom::gone, client_actor>,
+    // Stop every conversation (their turns end interrupted), then quit.
+    caf::replies_to<atom::shutdown>::with<atom::ok>>;
+
+}  // namespace parley

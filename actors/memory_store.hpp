@@ -1,0 +1,23 @@
+#pragma once
+// The in-memory thread store: history kept in the process only (tests,
+// benchmarks, ephemeral deployments). The local store (JSONL rollouts +
+// SQLite) implements the same store_actor interface.
+
+#include <string>
+#include <unordered_map>
+
+#include "actors/interfaces.hpp"
+
+namespace parley {
+
+/// Folds one record into a thread's history (shared by every store).
+void apply_record(stored_thread& thread, const store_record& record);
+
+struct memory_store_state {
+  static inline const char* name = "memory_store";
+  std::unordered_map<std::string, stored_thread> threads;
+};
+
+store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_store_state> self);
+
+}  // namespace parley

@@ -1,0 +1,49 @@
+#pragma once
+// The embeddable parley runtime: an actor system with the store, the model,
+// the process reactor and the thread manager. A host links parley_actors,
+// creates a runtime, and attaches connections: the stdio JSON-RPC connection
+// (transport/) or an in_process_client (typed messages, no JSON, no pipes).
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <memory>
+
+#include "actors/config.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/services.hpp"
+
+namespace parley {
+
+class runtime {
+ public:
+  explicit runtime(runtime_config config = {});
+  /// Shuts down (if not done yet) and waits for every actor.
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  caf::actor_system& system() { return *system_; }
+  const runtime_config& config() const { return *services_.config; }
+  const runtime_services& services() const { return services_; }
+
+  /// The entry point connections send requests to.
+  thread_manager_actor threads() const { return threads_; }
+
+  /// Orderly stop: every active turn ends interrupted (pending approvals are
+  /// withdrawn, running commands killed), then the store and model stop.
+  /// Blocks the calling (non-actor) thread until that is done.
+  void shutdown();
+
+ private:
+  caf::actor_system_config caf_config_;
+  std::unique_ptr<caf::actor_system> system_;
+  runtime_services services_;
+  thread_manager_actor threads_;
+  bool stopped_ = false;
+};
+
+/// CAF settings parley runs with: the sharing scheduler, one worker per core
+/// (the work-stealing default collapses on fan-out on small machines).
+void configure_scheduler(caf::actor_system_config& cfg, size_t threads);
+
+}  // namespace parley

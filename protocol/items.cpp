@@ -1,0 +1,198 @@
+#include "protocol/items.hpp"
+
+namespace parley::protocol {
+
+// -- user input ----------------------------------------------------------------
+
+user_input user_input::make_text(std::string text) {
+  user_input x;
+  x.type = "text";
+  x.raw = json{{"type", "text"}, {"text", text}, {"text_elements", json::array()}};
+  x.text = std::move(text);
+  return x;
+}
+
+void to_json(json& j, const user_input& x) {
+  if (!x.raw.is_null()) {
+    j = x.raw;
+    return;
+  }
+  j = json{{"type", x.type}, {"text", x.text}, {"text_elements", json::array()}};
+}
+
+void from_json(const json& j, user_input& x) {
+  require_object(j);
+  x.type = required<std::string>(j, "type");
+  static const char* const kinds[] = {"text",      "image", "localImage", "audio",
+                                      "localAudio", "skill", "mention"};
+  bool known = false;
+  for (auto* k : kinds) known = known || x.type == k;
+  if (!known)
+    throw_unknown_variant(x.type,
+                          {"text", "image", "localImage", "audio", "localAudio", "skill", "mention"});
+  if (x.type == "text") {
+    x.text = required<std::string>(j, "text");
+    if (auto te = optional<json>(j, "text_elements"); te && !te->is_array())
+      throw_invalid_type(*te, "a sequence");
+  }
+  x.raw = j;
+}
+
+std::string joined_text(const std::vector<user_input>& input) {
+  std::string out;
+  for (const auto& x : input) {
+    if (x.type != "text") continue;
+    if (!out.empty()) out += '\n';
+    out += x.text;
+  }
+  return out;
+}
+
+// -- command actions -------------------------------------------------------------
+
+void to_json(json& j, const command_action& x) {
+  switch (x.type) {
+    case command_action::kind::read:
+      j = json{{"type", "read"},
+               {"command", x.command},
+               {"name", x.name.value_or("")},
+               {"path", x.path.value_or("")}};
+      break;
+    case command_action::kind::list_files:
+      j = json{{"type", "listFiles"}, {"command", x.command}, {"path", or_null(x.path)}};
+      break;
+    case command_action::kind::search:
+      j = json{{"type", "search"},
+               {"command", x.command},
+               {"query", or_null(x.query)},
+               {"path", or_null(x.path)}};
+      break;
+    case command_action::kind::unknown:
+      j = json{{"type", "unknown"}, {"command", x.command}};
+      break;
+  }
+}
+
+void from_json(const json& j, command_action& x) {
+  require_object(j);
+  auto type = required<std::string>(j, "type");
+  x.command = required<std::string>(j, "command");
+  if (type == "read") {
+    x.type = command_action::kind::read;
+    x.name = required<std::string>(j, "name");
+    x.path = required<std::string>(j, "path");
+  } else if (type == "listFiles") {
+    x.type = command_action::kind::list_files;
+    x.path = optional<std::string>(j, "path");
+  } else if (type == "search") {
+    x.type = command_action::kind::search;
+    x.query = optional<std::string>(j, "query");
+    x.path = optional<std::string>(j, "path");
+  } else if (type == "unknown") {
+    x.type = command_action::kind::unknown;
+  } else {
+    throw_unknown_variant(type, {"read", "listFiles", "search", "unknown"});
+  }
+}
+
+// -- item status -------------------------------------------------------------------
+
+const char* to_string(item_status x) {
+  switch (x) {
+    case item_status::in_progress:
+      return "inProgress";
+    case item_status::completed:
+      return "completed";
+    case item_status::failed:
+      return "failed";
+    case item_status::declined:
+      return "declined";
+  }
+  return "failed";
+}
+
+void to_json(json& j, const item_status& x) { j = to_string(x); }
+
+void from_json(const json& j, item_status& x) {
+  auto s = decode<std::string>(j);
+  for (auto v : {item_status::in_progress, item_status::completed, item_status::failed,
+                 item_status::declined})
+    if (s == to_string(v)) {
+      x = v;
+      return;
+    }
+  throw_unknown_variant(s, {"inProgress", "completed", "failed", "declined"});
+}
+
+// -- thread items --------------------------------------------------------------------
+
+const std::string& item_id(const thread_item& x) {
+  return std::visit([](const auto& i) -> const std::string& { return i.id; }, x);
+}
+
+namespace {
+
+json encode(const user_message_item& x) {
+  json j{{"type", "userMessage"}, {"id", x.id}, {"content", x.content}};
+  if (x.client_id) j["clientId"] = *x.client_id;
+  return j;
+}
+
+json encode(const agent_message_item& x) {
+  return json{{"type", "agentMessage"}, {"id", x.id}, {"text", x.text}, {"phase", or_null(x.phase)}};
+}
+
+json encode(const command_execution_item& x) {
+  return json{{"type", "commandExecution"},
+              {"id", x.id},
+              {"command", x.command},
+              {"cwd", x.cwd},
+              {"processId", or_null(x.process_id)},
+              {"source", "agent"},
+              {"status", x.status},
+              {"commandActions", x.command_actions},
+              {"aggregatedOutput", or_null(x.aggregated_output)},
+              {"exitCode", or_null(x.exit_code)},
+              {"durationMs", or_null(x.duration_ms)}};
+}
+
+}  // namespace
+
+void to_json(json& j, const thread_item& x) {
+  j = std::visit([](const auto& i) { return encode(i); }, x);
+}
+
+void from_json(const json& j, thread_item& x) {
+  require_object(j);
+  auto type = required<std::string>(j, "type");
+  if (type == "userMessage") {
+    user_message_item i;
+    i.id = required<std::string>(j, "id");
+    i.content = required<std::vector<user_input>>(j, "content");
+    i.client_id = optional<std::string>(j, "clientId");
+    x = std::move(i);
+  } else if (type == "agentMessage") {
+    agent_message_item i;
+    i.id = required<std::string>(j, "id");
+    i.text = required<std::string>(j, "text");
+    i.phase = optional<std::string>(j, "phase");
+    x = std::move(i);
+  } else if (type == "commandExecution") {
+    command_execution_item i;
+    i.id = required<std::string>(j, "id");
+    i.command = required<std::string>(j, "command");
+    i.cwd = required<std::string>(j, "cwd");
+    i.status = required<item_status>(j, "status");
+    i.command_actions = optional<std::vector<command_action>>(j, "commandActions").value_or(
+        std::vector<command_action>{});
+    i.aggregated_output = optional<std::string>(j, "aggregatedOutput");
+    if (auto c = optional<int64_t>(j, "exitCode")) i.exit_code = static_cast<int32_t>(*c);
+    i.duration_ms = optional<int64_t>(j, "durationMs");
+    i.process_id = optional<std::string>(j, "processId");
+    x = std::move(i);
+  } else {
+    throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution"});
+  }
+}
+
+}  // namespace parley::protocol

@@ -1,0 +1,77 @@
+#pragma once
+// ThreadItem and UserInput: what a turn is made of.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "protocol/json_codec.hpp"
+
+namespace parley::protocol {
+
+/// One element of a user's input. Text is typed; the other variants (images,
+/// mentions, skills, audio) are kept as their JSON object and echoed verbatim.
+struct user_input {
+  std::string type = "text";
+  std::string text;  // for type "text"
+  json raw;          // the object as received (or built by make_text)
+
+  static user_input make_text(std::string text);
+};
+void to_json(json& j, const user_input& x);
+void from_json(const json& j, user_input& x);
+
+/// The concatenated text of all text inputs, one per line.
+std::string joined_text(const std::vector<user_input>& input);
+
+struct user_message_item {
+  std::string id;
+  std::vector<user_input> content;
+  std::optional<std::string> client_id;
+};
+
+struct agent_message_item {
+  std::string id;
+  std::string text;
+  std::optional<std::string> phase;  // "commentary" | "final_answer" | ...
+};
+
+/// How a command is summarised for display (Codex's parsed command).
+struct command_action {
+  enum class kind { read, list_files, search, unknown };
+  kind type = kind::unknown;
+  std::string command;
+  std::optional<std::string> name;   // read
+  std::optional<std::string> path;   // read, listFiles, search
+  std::optional<std::string> query;  // search
+};
+void to_json(json& j, const command_action& x);
+void from_json(const json& j, command_action& x);
+
+enum class item_status { in_progress, completed, failed, declined };
+void to_json(json& j, const item_status& x);
+void from_json(const json& j, item_status& x);
+const char* to_string(item_status x);
+
+struct command_execution_item {
+  std::string id;
+  std::string command;  // the full shell invocation shown to the user
+  std::string cwd;
+  item_status status = item_status::in_progress;
+  std::vector<command_action> command_actions;
+  std::optional<std::string> aggregated_output;
+  std::optional<int32_t> exit_code;
+  std::optional<int64_t> duration_ms;
+  std::optional<std::string> process_id;
+};
+
+using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item>;
+
+const std::string& item_id(const thread_item& x);
+
+void to_json(json& j, const thread_item& x);
+void from_json(const json& j, thread_item& x);
+
+}  // namespace parley::protocol

@@ -1,0 +1,99 @@
+#include "protocol/jsonrpc.hpp"
+
+namespace parley::protocol {
+
+std::string request_id::to_string() const {
+  if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  return std::get<std::string>(value);
+}
+
+void to_json(json& j, const request_id& x) {
+  if (auto* i = std::get_if<int64_t>(&x.value))
+    j = *i;
+  else
+    j = std::get<std::string>(x.value);
+}
+
+void from_json(const json& j, request_id& x) {
+  if (j.is_string())
+    x.value = j.get<std::string>();
+  else if (j.is_number_integer())
+    x.value = j.get<int64_t>();
+  else
+    throw_invalid_type(j, "a string or an integer");
+}
+
+namespace {
+
+std::optional<request_id> id_of(const json& j) {
+  if (j.is_string()) return request_id{j.get<std::string>()};
+  // Unsigned ids above INT64_MAX are not i64 and are rejected like Codex does.
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return std::nullopt;
+  if (j.is_number_integer()) return request_id{j.get<int64_t>()};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<incoming_message, envelope_error> parse_message(std::string_view line) {
+  auto j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return envelope_error{"not valid JSON"};
+  if (j.is_array()) return envelope_error{"batch requests are not supported"};
+  if (!j.is_object()) return envelope_error{"a message must be a JSON object"};
+
+  incoming_message m;
+  auto id_it = j.find("id");
+  auto method_it = j.find("method");
+  bool has_id = id_it != j.end();
+  if (has_id) {
+    auto id = id_of(*id_it);
+    if (!id) return envelope_error{"id must be a string or an integer"};
+    m.id = std::move(*id);
+  }
+  if (method_it != j.end()) {
+    if (!method_it->is_string()) return envelope_error{"method must be a string"};
+    m.method = method_it->get<std::string>();
+    auto p = j.find("params");
+    m.has_params = p != j.end() && !p->is_null();
+    if (m.has_params) m.params = *p;
+    m.type = has_id ? incoming_message::kind::request : incoming_message::kind::notification;
+    return m;
+  }
+  if (!has_id) return envelope_error{"neither a request, a notification nor a response"};
+  if (auto r = j.find("result"); r != j.end()) {
+    m.type = incoming_message::kind::response;
+    m.result = *r;
+    return m;
+  }
+  if (auto e = j.find("error"); e != j.end()) {
+    m.type = incoming_message::kind::error_response;
+    if (e->is_object()) {
+      if (auto c = e->find("code"); c != e->end() && c->is_number_integer())
+        m.error.code = c->get<int>();
+      if (auto msg = e->find("message"); msg != e->end() && msg->is_string())
+        m.error.message = msg->get<std::string>();
+      if (auto d = e->find("data"); d != e->end()) m.error.data = *d;
+    }
+    return m;
+  }
+  return envelope_error{"a response needs a result or an error"};
+}
+
+std::string encode_response(const request_id& id, const json& result) {
+  return dump_line(json{{"id", id}, {"result", result}});
+}
+
+std::string encode_error(const request_id& id, int code, const std::string& message) {
+  return dump_line(json{{"id", id}, {"error", {{"code", code}, {"message", message}}}});
+}
+
+std::string encode_notification(const char* method, const json& params, int64_t emitted_at_ms) {
+  return dump_line(json{{"method", method}, {"params", params}, {"emittedAtMs", emitted_at_ms}});
+}
+
+std::string encode_request(const request_id& id, const char* method, const json& params) {
+  return dump_line(json{{"id", id}, {"method", method}, {"params", params}});
+}
+
+}  // namespace parley::protocol

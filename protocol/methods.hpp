@@ -1,0 +1,141 @@
+#pragma once
+// Client -> server request params and their results (protocol.md §2).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/types.hpp"
+
+namespace parley::protocol {
+
+// -- initialize ------------------------------------------------------------------
+
+struct client_info {
+  std::string name;
+  std::string version;
+  std::optional<std::string> title;
+};
+
+struct initialize_capabilities {
+  bool experimental_api = false;
+  std::vector<std::string> opt_out_notification_methods;
+  bool request_attestation = false;
+  bool required_human_approval = false;
+  /// parley extension: the client wants v1 execCommandApproval/applyPatchApproval.
+  bool legacy_approvals = false;
+};
+
+struct initialize_params {
+  client_info client;
+  initialize_capabilities capabilities;
+};
+void from_json(const json& j, initialize_params& x);
+void to_json(json& j, const initialize_params& x);
+
+struct initialize_response {
+  std::string user_agent;
+  std::string codex_home;
+  std::string platform_family = "unix";
+  std::string platform_os = "linux";
+};
+void to_json(json& j, const initialize_response& x);
+void from_json(const json& j, initialize_response& x);
+
+// -- thread/start ------------------------------------------------------------------
+
+struct thread_start_params {
+  std::optional<std::string> cwd;
+  std::optional<std::string> model;
+  std::optional<std::string> model_provider;
+  std::optional<approval_policy> approval_policy_;
+  std::optional<std::string> approvals_reviewer;
+  std::optional<sandbox_mode> sandbox;
+  std::optional<bool> ephemeral;
+  std::optional<std::string> base_instructions;
+  std::optional<std::string> developer_instructions;
+};
+void from_json(const json& j, thread_start_params& x);
+void to_json(json& j, const thread_start_params& x);
+
+/// The shape shared by thread/start, thread/resume and thread/fork results.
+struct thread_session_response {
+  thread thread_;
+  std::string model;
+  std::string model_provider;
+  std::string cwd;
+  approval_policy approval_policy_;
+  std::string approvals_reviewer = "user";
+  sandbox_policy sandbox;
+};
+void to_json(json& j, const thread_session_response& x);
+void from_json(const json& j, thread_session_response& x);
+
+// -- thread/read, thread/loaded/list -----------------------------------------------
+
+struct thread_read_params {
+  std::string thread_id;
+  bool include_turns = false;
+};
+void from_json(const json& j, thread_read_params& x);
+void to_json(json& j, const thread_read_params& x);
+
+struct thread_read_response {
+  thread thread_;
+};
+void to_json(json& j, const thread_read_response& x);
+void from_json(const json& j, thread_read_response& x);
+
+struct thread_loaded_list_params {
+  std::optional<std::string> cursor;
+  std::optional<uint32_t> limit;
+};
+void from_json(const json& j, thread_loaded_list_params& x);
+void to_json(json& j, const thread_loaded_list_params& x);
+
+struct thread_loaded_list_response {
+  std::vector<std::string> data;
+  std::optional<std::string> next_cursor;
+};
+void to_json(json& j, const thread_loaded_list_response& x);
+void from_json(const json& j, thread_loaded_list_response& x);
+
+// -- turn/start, turn/interrupt ----------------------------------------------------
+
+struct turn_start_params {
+  std::string thread_id;
+  std::vector<user_input> input;
+  std::optional<std::string> cwd;
+  std::optional<approval_policy> approval_policy_;
+  std::optional<sandbox_policy> sandbox_policy_;
+  std::optional<std::string> model;
+  std::optional<std::string> client_user_message_id;
+};
+void from_json(const json& j, turn_start_params& x);
+void to_json(json& j, const turn_start_params& x);
+
+struct turn_start_response {
+  turn turn_;
+};
+void to_json(json& j, const turn_start_response& x);
+void from_json(const json& j, turn_start_response& x);
+
+struct turn_interrupt_params {
+  std::string thread_id;
+  std::string turn_id;
+};
+void from_json(const json& j, turn_interrupt_params& x);
+void to_json(json& j, const turn_interrupt_params& x);
+
+// -- bootstrap methods the TUI needs (minimal honest answers, protocol.md §6) -----
+
+/// account/read: parley needs no account.
+json account_read_result();
+/// model/list: the one built-in scripted model.
+json model_list_result(const std::string& model_id);
+/// config/read: parley has no config.toml layers.
+json config_read_result();
+/// configRequirements/read: no requirements.
+json config_requirements_read_result();
+
+}  // namespace parley::protocol

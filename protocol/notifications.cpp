@@ -1,0 +1,113 @@
+#include "protocol/notifications.hpp"
+
+namespace parley::protocol {
+
+const char* method_of(const notification& n) {
+  return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::method; }, n);
+}
+
+const std::string& thread_of(const notification& n) {
+  return std::visit(
+      [](const auto& x) -> const std::string& {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, thread_started>)
+          return x.thread_.id;
+        else
+          return x.thread_id;
+      },
+      n);
+}
+
+void to_json(json& j, const thread_started& x) { j = json{{"thread", x.thread_}}; }
+
+void to_json(json& j, const thread_status_changed& x) {
+  j = json{{"threadId", x.thread_id}, {"status", x.status}};
+}
+
+void to_json(json& j, const turn_started& x) {
+  j = json{{"threadId", x.thread_id}, {"turn", x.turn_}};
+}
+
+void to_json(json& j, const turn_completed& x) {
+  j = json{{"threadId", x.thread_id}, {"turn", x.turn_}};
+}
+
+void to_json(json& j, const item_started& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"item", x.item},
+           {"startedAtMs", x.started_at_ms}};
+}
+
+void to_json(json& j, const item_completed& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"item", x.item},
+           {"completedAtMs", x.completed_at_ms}};
+}
+
+void to_json(json& j, const agent_message_delta& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"itemId", x.item_id},
+           {"delta", x.delta}};
+}
+
+void to_json(json& j, const command_output_delta& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"itemId", x.item_id},
+           {"delta", x.delta}};
+}
+
+void to_json(json& j, const server_request_resolved& x) {
+  j = json{{"threadId", x.thread_id}, {"requestId", x.request}};
+}
+
+void to_json(json& j, const error_notification& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"error", x.error},
+           {"willRetry", x.will_retry}};
+}
+
+json params_of(const notification& n) {
+  return std::visit([](const auto& x) { return json(x); }, n);
+}
+
+notification decode_notification(const std::string& method, const json& p) {
+  require_object(p);
+  if (method == thread_started::method) return thread_started{required<thread>(p, "thread")};
+  if (method == thread_status_changed::method)
+    return thread_status_changed{required<std::string>(p, "threadId"),
+                                 required<thread_status>(p, "status")};
+  if (method == turn_started::method)
+    return turn_started{required<std::string>(p, "threadId"), required<turn>(p, "turn")};
+  if (method == turn_completed::method)
+    return turn_completed{required<std::string>(p, "threadId"), required<turn>(p, "turn")};
+  if (method == item_started::method)
+    return item_started{required<std::string>(p, "threadId"), required<std::string>(p, "turnId"),
+                        required<thread_item>(p, "item"), required<int64_t>(p, "startedAtMs")};
+  if (method == item_completed::method)
+    return item_completed{required<std::string>(p, "threadId"), required<std::string>(p, "turnId"),
+                          required<thread_item>(p, "item"),
+                          required<int64_t>(p, "completedAtMs")};
+  if (method == agent_message_delta::method)
+    return agent_message_delta{required<std::string>(p, "threadId"),
+                               required<std::string>(p, "turnId"),
+                               required<std::string>(p, "itemId"), required<std::string>(p, "delta")};
+  if (method == command_output_delta::method)
+    return command_output_delta{required<std::string>(p, "threadId"),
+                                required<std::string>(p, "turnId"),
+                                required<std::string>(p, "itemId"),
+                                required<std::string>(p, "delta")};
+  if (method == server_request_resolved::method)
+    return server_request_resolved{required<std::string>(p, "threadId"),
+                                   required<request_id>(p, "requestId")};
+  if (method == error_notification::method)
+    return error_notification{required<std::string>(p, "threadId"),
+                              required<std::string>(p, "turnId"), required<turn_error>(p, "error"),
+                              required<bool>(p, "willRetry")};
+  throw decode_error("unknown notification `" + method + "`");
+}
+
+}  // namespace parley::protocol

@@ -1,0 +1,109 @@
+#pragma once
+// Server -> client notifications (protocol.md §3). Each struct names its
+// method; `notification` is the closed set the runtime emits.
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "protocol/jsonrpc.hpp"
+#include "protocol/types.hpp"
+
+namespace parley::protocol {
+
+struct thread_started {
+  static constexpr const char* method = "thread/started";
+  thread thread_;
+};
+
+struct thread_status_changed {
+  static constexpr const char* method = "thread/status/changed";
+  std::string thread_id;
+  thread_status status;
+};
+
+struct turn_started {
+  static constexpr const char* method = "turn/started";
+  std::string thread_id;
+  turn turn_;
+};
+
+struct turn_completed {
+  static constexpr const char* method = "turn/completed";
+  std::string thread_id;
+  turn turn_;
+};
+
+struct item_started {
+  static constexpr const char* method = "item/started";
+  std::string thread_id;
+  std::string turn_id;
+  thread_item item;
+  int64_t started_at_ms = 0;
+};
+
+struct item_completed {
+  static constexpr const char* method = "item/completed";
+  std::string thread_id;
+  std::string turn_id;
+  thread_item item;
+  int64_t completed_at_ms = 0;
+};
+
+struct agent_message_delta {
+  static constexpr const char* method = "item/agentMessage/delta";
+  std::string thread_id;
+  std::string turn_id;
+  std::string item_id;
+  std::string delta;
+};
+
+struct command_output_delta {
+  static constexpr const char* method = "item/commandExecution/outputDelta";
+  std::string thread_id;
+  std::string turn_id;
+  std::string item_id;
+  std::string delta;
+};
+
+struct server_request_resolved {
+  static constexpr const char* method = "serverRequest/resolved";
+  std::string thread_id;
+  request_id request;
+};
+
+struct error_notification {
+  static constexpr const char* method = "error";
+  std::string thread_id;
+  std::string turn_id;
+  turn_error error;
+  bool will_retry = false;
+};
+
+using notification =
+    std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
+                 item_completed, agent_message_delta, command_output_delta,
+                 server_request_resolved, error_notification>;
+
+const char* method_of(const notification& n);
+/// The thread a notification belongs to.
+const std::string& thread_of(const notification& n);
+
+void to_json(json& j, const thread_started& x);
+void to_json(json& j, const thread_status_changed& x);
+void to_json(json& j, const turn_started& x);
+void to_json(json& j, const turn_completed& x);
+void to_json(json& j, const item_started& x);
+void to_json(json& j, const item_completed& x);
+void to_json(json& j, const agent_message_delta& x);
+void to_json(json& j, const command_output_delta& x);
+void to_json(json& j, const server_request_resolved& x);
+void to_json(json& j, const error_notification& x);
+
+/// The params object of a notification.
+json params_of(const notification& n);
+
+/// Decodes a notification from its method and params (clients and tests).
+notification decode_notification(const std::string& method, const json& params);
+
+}  // namespace parley::protocol
