@@ -39,6 +39,7 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
   // Interrupting the turn ends this actor through its link: the turn itself
   // resolves the ask (withdraw + item declined) so the order of events holds.
   self->set_exit_handler([self, key = ask.key](caf::exit_msg& em) {
+    if (!em.reason) return;  // the turn finished normally
     PARLEY_DEBUG("approval key={} event=cancelled reason={}", key, caf::to_string(em.reason));
     self->quit(em.reason);
   });

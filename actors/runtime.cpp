@@ -39,6 +39,8 @@ void runtime::shutdown() {
     self->request(threads_, std::chrono::seconds(60), atom::shutdown::value)
         .receive([](atom::ok) {},
                  [](caf::error& err) {
+                   // Already stopped (e.g. by the stdio connection): nothing to do.
+                   if (err == caf::sec::request_receiver_down) return;
                    PARLEY_WARN("runtime event=shutdown_incomplete error={}", caf::to_string(err));
                  });
     self->send_exit(threads_, caf::exit_reason::user_shutdown);

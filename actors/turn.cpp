@@ -236,6 +236,7 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.context.user_text = settings.user_text;
   self->state.settings = std::move(settings);
   self->set_exit_handler([self](caf::exit_msg& em) {
+    if (!em.reason) return;  // a linked approval or exec finished normally
     auto& st = self->state;
     if (em.source == st.exec_addr && st.command && !st.pending_ask) {
       // The command runner died without reporting an exit.
