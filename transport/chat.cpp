@@ -43,42 +43,51 @@ class chat_session {
     bool input_open = true;
     std::string input_buffer;
     for (;;) {
-      if (!input_open && !turn_active_ && turns_.empty() && approvals_.empty()) break;
-      if (!input_open && !turn_active_ && !turns_.empty()) start_next_turn();
-      pollfd fds[2] = {{server_.stdout_fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
       if (server_.has_buffered_line()) {
         handle_server_line(*server_.read_line(std::chrono::milliseconds(0)));
         continue;
       }
-      int rc = ::poll(fds, input_open ? 2 : 1, -1);
+      // Input is consumed one line at a time, and only when it has a meaning
+      // now: a new turn when idle, an answer while an approval is asked. So
+      // piped input is deterministic: "run: x" then "a" accepts x.
+      bool wants_input = !turn_active_ || (!approvals_.empty() && !options_.auto_accept);
+      if (wants_input) {
+        if (auto pos = input_buffer.find('\n'); pos != std::string::npos) {
+          auto line = input_buffer.substr(0, pos);
+          input_buffer.erase(0, pos + 1);
+          handle_input(line);
+          continue;
+        }
+        if (!input_open) {
+          if (!input_buffer.empty()) {
+            handle_input(input_buffer);
+            input_buffer.clear();
+            continue;
+          }
+          break;  // idle with nothing left, or an ask nobody can answer
+        }
+      }
+      pollfd fds[2] = {{server_.stdout_fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+      int rc = ::poll(fds, wants_input && input_open ? 2 : 1, -1);
       if (rc <= 0) continue;
       if (fds[0].revents != 0) {
-        auto line = server_.read_line(std::chrono::milliseconds(50));
-        if (line) handle_server_line(*line);
-        if (server_.eof()) {
+        server_.pump();
+        if (!server_.has_buffered_line() && server_.eof()) {
           std::cerr << "parley chat: the server exited\n";
           return 1;
         }
       }
-      if (input_open && fds[1].revents != 0) {
+      if (wants_input && input_open && fds[1].revents != 0) {
         char chunk[4096];
         auto n = ::read(STDIN_FILENO, chunk, sizeof chunk);
-        if (n <= 0) {
+        if (n <= 0)
           input_open = false;
-          if (!input_buffer.empty()) handle_input(input_buffer);
-          input_buffer.clear();
-          // Nobody is left to answer what is pending: let the server cancel it.
-          if (!approvals_.empty() && !options_.auto_accept) break;
-          continue;
-        }
-        input_buffer.append(chunk, static_cast<size_t>(n));
-        size_t pos;
-        while ((pos = input_buffer.find('\n')) != std::string::npos) {
-          handle_input(input_buffer.substr(0, pos));
-          input_buffer.erase(0, pos + 1);
-        }
+        else
+          input_buffer.append(chunk, static_cast<size_t>(n));
       }
     }
+    // Closing the server's input ends it in order: whatever is still pending
+    // resolves as cancelled, and it exits.
     server_.close_stdin();
     while (auto line = server_.read_line(std::chrono::seconds(30))) handle_server_line(*line);
     int code = server_.wait();
@@ -142,11 +151,11 @@ class chat_session {
       return;
     }
     turns_.push_back(unescape_newlines(raw));
-    if (!turn_active_) start_next_turn();
+    start_next_turn();
   }
 
   void start_next_turn() {
-    if (turns_.empty()) return;
+    if (turns_.empty() || turn_active_) return;
     auto text = std::move(turns_.front());
     turns_.pop_front();
     turn_active_ = true;
@@ -158,7 +167,7 @@ class chat_session {
   void ask_front() {
     if (approvals_.empty()) return;
     const auto& a = approvals_.front();
-    std::cout << "\n[approval] run `" << a.command << "` in " << a.cwd;
+    std::cout << "[approval] run `" << a.command << "` in " << a.cwd;
     if (approvals_.size() > 1) std::cout << " (" << approvals_.size() - 1 << " more waiting)";
     if (options_.auto_accept) {
       std::cout << " -> accept (--yes)\n";
@@ -180,6 +189,7 @@ class chat_session {
         std::cout << "  please answer a, s, d or c: " << std::flush;
         return;
     }
+    if (!interactive_ && !options_.auto_accept) std::cout << raw << " -> " << decision << "\n";
     auto id = approvals_.front().id;
     approvals_.pop_front();
     server_.write_line(protocol::dump_line(json{{"id", id}, {"result", {{"decision", decision}}}}));

@@ -1,0 +1,74 @@
+#include "actors/policy.hpp"
+
+#include <gtest/gtest.h>
+
+namespace parley {
+namespace {
+
+using protocol::approval_policy;
+
+TEST(policy, never_runs_on_request_asks) {
+  session_grants none;
+  EXPECT_EQ(evaluate(approval_policy::never(), "rm -rf /tmp/x", none), policy_verdict::run);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "ls", none), policy_verdict::ask);
+}
+
+TEST(policy, untrusted_skips_only_simple_read_only_commands) {
+  session_grants none;
+  auto p = approval_policy::untrusted();
+  EXPECT_EQ(evaluate(p, "ls -la", none), policy_verdict::run);
+  EXPECT_EQ(evaluate(p, "cat README.md", none), policy_verdict::run);
+  EXPECT_EQ(evaluate(p, "touch x", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "ls; rm x", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "cat x > y", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "echo $(rm x)", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "ls | sh", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "find . -delete", none), policy_verdict::ask);
+}
+
+TEST(policy, granular_asks_or_declines) {
+  session_grants none;
+  approval_policy g;
+  g.value = approval_policy::kind::granular;
+  EXPECT_EQ(evaluate(g, "touch x", none), policy_verdict::decline);
+  g.granular.sandbox_approval = true;
+  EXPECT_EQ(evaluate(g, "touch x", none), policy_verdict::ask);
+}
+
+TEST(policy, session_grants_cover_exact_commands_and_prefixes) {
+  session_grants g;
+  g.commands.insert("make test");
+  g.prefixes.push_back({"git", "pull"});
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "make test", g), policy_verdict::run);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "make install", g), policy_verdict::ask);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "git pull --rebase", g), policy_verdict::run);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "git push", g), policy_verdict::ask);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "git pull; rm -rf x", g), policy_verdict::ask)
+      << "a prefix grant never covers shell syntax";
+}
+
+TEST(policy, splits_simple_commands) {
+  using words = std::vector<std::string>;
+  EXPECT_EQ(split_simple_command("git commit -m 'a b'"), (words{"git", "commit", "-m", "a b"}));
+  EXPECT_EQ(split_simple_command(R"(echo "x y" z\ w)"), (words{"echo", "x y", "z w"}));
+  EXPECT_FALSE(split_simple_command("a | b"));
+  EXPECT_FALSE(split_simple_command("echo \"$HOME\""));
+  EXPECT_FALSE(split_simple_command("echo 'open"));
+  EXPECT_FALSE(split_simple_command("   "));
+}
+
+TEST(policy, describes_commands) {
+  using kind = protocol::command_action::kind;
+  auto read = describe_command("cat src/main.cpp");
+  EXPECT_EQ(read[0].type, kind::read);
+  EXPECT_EQ(read[0].name, "main.cpp");
+  EXPECT_EQ(describe_command("ls src")[0].type, kind::list_files);
+  auto search = describe_command("grep -n TODO src");
+  EXPECT_EQ(search[0].type, kind::search);
+  EXPECT_EQ(search[0].query, "TODO");
+  EXPECT_EQ(describe_command("make test")[0].type, kind::unknown);
+  EXPECT_EQ(display_command("echo 'hi'"), R"(/bin/sh -c 'echo '\''hi'\''')");
+}
+
+}  // namespace
+}  // namespace parley

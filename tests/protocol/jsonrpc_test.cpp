@@ -1,0 +1,69 @@
+#include "protocol/jsonrpc.hpp"
+
+#include <gtest/gtest.h>
+
+namespace parley::protocol {
+namespace {
+
+incoming_message parse_ok(const std::string& line) {
+  auto r = parse_message(line);
+  EXPECT_TRUE(std::holds_alternative<incoming_message>(r)) << line;
+  return std::holds_alternative<incoming_message>(r) ? std::get<incoming_message>(r)
+                                                     : incoming_message{};
+}
+
+bool rejected(const std::string& line) {
+  return std::holds_alternative<envelope_error>(parse_message(line));
+}
+
+TEST(jsonrpc, requests_keep_their_id_type) {
+  auto a = parse_ok(R"({"id":7,"method":"m","params":{}})");
+  EXPECT_EQ(a.type, incoming_message::kind::request);
+  EXPECT_EQ(a.id, request_id{7});
+  EXPECT_EQ(json(a.id), json(7));
+  auto b = parse_ok(R"({"id":"7","method":"m"})");
+  EXPECT_EQ(json(b.id), json("7"));
+  EXPECT_FALSE(b.has_params);
+  EXPECT_NE(a.id, b.id);
+}
+
+TEST(jsonrpc, jsonrpc_key_is_ignored) {
+  auto m = parse_ok(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1}})");
+  EXPECT_EQ(m.method, "m");
+  EXPECT_EQ(m.params["x"], 1);
+}
+
+TEST(jsonrpc, notifications_responses_and_errors) {
+  EXPECT_EQ(parse_ok(R"({"method":"initialized"})").type, incoming_message::kind::notification);
+  auto r = parse_ok(R"({"id":0,"result":{"decision":"accept"}})");
+  EXPECT_EQ(r.type, incoming_message::kind::response);
+  EXPECT_EQ(r.result["decision"], "accept");
+  auto e = parse_ok(R"({"error":{"code":-32000,"message":"x"},"id":3})");
+  EXPECT_EQ(e.type, incoming_message::kind::error_response);
+  EXPECT_EQ(e.error.code, -32000);
+  EXPECT_EQ(e.error.message, "x");
+}
+
+TEST(jsonrpc, envelope_errors_get_no_reply) {
+  EXPECT_TRUE(rejected("garbage"));
+  EXPECT_TRUE(rejected(R"([{"id":1,"method":"m"}])"));
+  EXPECT_TRUE(rejected(R"({"id":null,"method":"m"})"));
+  EXPECT_TRUE(rejected(R"({"id":1.5,"method":"m"})"));
+  EXPECT_TRUE(rejected(R"({"id":0})"));
+  EXPECT_TRUE(rejected(R"("just a string")"));
+  EXPECT_TRUE(rejected(R"({"id":1,"method":5})"));
+}
+
+TEST(jsonrpc, encoders_never_send_jsonrpc) {
+  auto resp = json::parse(encode_response(request_id{"a"}, json{{"x", 1}}));
+  EXPECT_EQ(resp, (json{{"id", "a"}, {"result", {{"x", 1}}}}));
+  auto err = json::parse(encode_error(request_id{2}, -32600, "Not initialized"));
+  EXPECT_EQ(err, (json{{"id", 2}, {"error", {{"code", -32600}, {"message", "Not initialized"}}}}));
+  auto note = json::parse(encode_notification("turn/started", json::object(), 5));
+  EXPECT_EQ(note, (json{{"method", "turn/started"}, {"params", json::object()}, {"emittedAtMs", 5}}));
+  auto req = json::parse(encode_request(request_id{0}, "x/y", json::object()));
+  EXPECT_EQ(req, (json{{"id", 0}, {"method", "x/y"}, {"params", json::object()}}));
+}
+
+}  // namespace
+}  // namespace parley::protocol
