@@ -44,7 +44,8 @@ void apply_record(stored_thread& thread, const store_record& record) {
       record);
 }
 
-store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_store_state> self) {
+store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_store_state> self,
+                                        std::shared_ptr<const runtime_config>) {
   install_default_handlers(self, "memory_store");
   return {
       [self](atom::append, const std::string& thread_id, const store_record& record) {

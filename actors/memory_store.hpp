@@ -6,7 +6,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "actors/config.hpp"
 #include "actors/interfaces.hpp"
+#include <memory>
 
 namespace parley {
 
@@ -18,6 +20,9 @@ struct memory_store_state {
   std::unordered_map<std::string, stored_thread> threads;
 };
 
-store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_store_state> self);
+/// `config` is unused today; every parley actor is spawned with an argument
+/// because CAF 0.17 trips UBSan on argument-less function-based actors.
+store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_store_state> self,
+                                        std::shared_ptr<const runtime_config> config);
 
 }  // namespace parley

@@ -26,8 +26,8 @@ runtime::runtime(runtime_config config) {
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   services_.config = std::make_shared<const runtime_config>(std::move(config));
   services_.reactor = std::make_shared<process_reactor>();
-  services_.store = system_->spawn(memory_store);
-  services_.model = system_->spawn(scripted_model);
+  services_.store = system_->spawn(memory_store, services_.config);
+  services_.model = system_->spawn(scripted_model, services_.config);
   threads_ = system_->spawn(thread_manager, services_);
 }
 

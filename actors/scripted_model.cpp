@@ -82,7 +82,8 @@ model_step next_step(const model_context& ctx) {
   return model_step{};
 }
 
-model_actor::behavior_type scripted_model(model_actor::pointer self) {
+model_actor::behavior_type scripted_model(model_actor::pointer self,
+                                          std::shared_ptr<const runtime_config>) {
   install_default_handlers(self, "model");
   return {
       [](atom::step, const model_context& ctx) { return next_step(ctx); },

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "actors/config.hpp"
 #include "actors/interfaces.hpp"
+#include <memory>
 #include "actors/messages.hpp"
 
 namespace parley {
@@ -29,7 +31,9 @@ std::vector<std::string> split_into_deltas(const std::string& text);
 /// The help message for text without directives.
 const std::string& scripted_model_help();
 
-/// A stateless actor answering next_step().
-model_actor::behavior_type scripted_model(model_actor::pointer self);
+/// A stateless actor answering next_step(). (`config` keeps the spawn from
+/// being argument-less, which CAF 0.17 trips UBSan on.)
+model_actor::behavior_type scripted_model(model_actor::pointer self,
+                                          std::shared_ptr<const runtime_config> config);
 
 }  // namespace parley

@@ -335,5 +335,44 @@ TEST(app_server_protocol, command_output_is_capped) {
   EXPECT_EQ(c.close_and_wait(), 0);
 }
 
+TEST(app_server_protocol, stdout_carries_only_protocol_lines) {
+  // A whole session, with every kind of bad input and every approval outcome;
+  // then every line the server printed must be one well-formed message.
+  app_server_client c{{"--approval-timeout=300ms", "--log-level=trace"}};
+  c.send_raw("not json at all");
+  c.call("thread/start", json::object());  // not initialized
+  c.initialize();
+  c.send_raw("{\"id\":");  // truncated
+  c.call("nope", json::object());
+  auto thread = c.start_thread();
+  c.start_turn(thread, "say: hi\nrun: echo a\nrun: echo b\nrun: echo c\nrun: echo d");
+  c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
+  c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "decline");
+  c.respond_error(c.wait_for_method("item/commandExecution/requestApproval")["id"], 1, "no");
+  c.wait_for_method("item/commandExecution/requestApproval");  // times out
+  c.wait_for_method("turn/completed");
+  c.respond(999, json{{"decision", "accept"}});
+  c.start_turn(thread, "run: sleep 10");
+  c.wait_for_method("item/commandExecution/requestApproval");
+  EXPECT_EQ(c.close_and_wait(), 0);
+  EXPECT_TRUE(c.bad_lines().empty());
+  ASSERT_GT(c.log().size(), 30u);
+  for (auto& m : c.log()) {
+    bool request = m.contains("id") && m.contains("method");
+    bool notification = !m.contains("id") && m.contains("method");
+    bool response = m.contains("id") && !m.contains("method")
+                    && (m.contains("result") != m.contains("error"));
+    EXPECT_TRUE(request || notification || response) << m;
+    EXPECT_FALSE(m.contains("jsonrpc")) << m;
+    if (notification) {
+      EXPECT_TRUE(m["params"].is_object()) << m;
+      EXPECT_TRUE(m["emittedAtMs"].is_number_integer()) << m;
+    }
+    if (request) {
+      EXPECT_TRUE(m["id"].is_number_integer()) << m;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parley::test
