@@ -32,6 +32,7 @@ using eof        = caf::atom_constant<caf::atom("eof")>;        // input ended
 using flush      = caf::atom_constant<caf::atom("flush")>;      // write buffered output
 using close      = caf::atom_constant<caf::atom("close")>;      // finish and stop
 using ok         = caf::atom_constant<caf::atom("ok")>;         // plain acknowledgement
+using get        = caf::atom_constant<caf::atom("get")>;        // ask for a handle
 // clang-format on
 
 }  // namespace parley::atom

@@ -97,4 +97,12 @@ using thread_manager_actor = caf::typed_actor<
     // Stop every conversation (their turns end interrupted), then quit.
     caf::replies_to<atom::shutdown>::with<atom::ok>>;
 
+/// One per runtime: starts the store, the model and the thread manager, and
+/// stops them in order.
+using server_actor = caf::typed_actor<
+    // The thread manager, the entry point for connections.
+    caf::replies_to<atom::get>::with<thread_manager_actor>,
+    // Stop every thread (turns end interrupted), then the store and model.
+    caf::replies_to<atom::shutdown>::with<atom::ok>>;
+
 }  // namespace parley

@@ -4,9 +4,7 @@
 #include <thread>
 
 #include "actors/log.hpp"
-#include "actors/memory_store.hpp"
-#include "actors/scripted_model.hpp"
-#include "actors/thread_manager.hpp"
+#include "actors/server.hpp"
 
 namespace parley {
 
@@ -24,11 +22,15 @@ void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
 runtime::runtime(runtime_config config) {
   configure_scheduler(caf_config_, config.scheduler_threads);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
-  services_.config = std::make_shared<const runtime_config>(std::move(config));
-  services_.reactor = std::make_shared<process_reactor>();
-  services_.store = system_->spawn(memory_store, services_.config);
-  services_.model = system_->spawn(scripted_model, services_.config);
-  threads_ = system_->spawn(thread_manager, services_);
+  config_ = std::make_shared<const runtime_config>(std::move(config));
+  reactor_ = std::make_shared<process_reactor>();
+  server_ = system_->spawn(server, config_, reactor_);
+  caf::scoped_actor self{*system_};
+  self->request(server_, std::chrono::seconds(10), atom::get::value)
+      .receive([this](thread_manager_actor& threads) { threads_ = std::move(threads); },
+               [](caf::error& err) {
+                 throw std::runtime_error("parley runtime failed to start: " + caf::to_string(err));
+               });
 }
 
 void runtime::shutdown() {
@@ -36,18 +38,13 @@ void runtime::shutdown() {
   stopped_ = true;
   {
     caf::scoped_actor self{*system_};
-    self->request(threads_, std::chrono::seconds(60), atom::shutdown::value)
+    self->request(server_, std::chrono::seconds(90), atom::shutdown::value)
         .receive([](atom::ok) {},
                  [](caf::error& err) {
-                   // Already stopped (e.g. by the stdio connection): nothing to do.
-                   if (err == caf::sec::request_receiver_down) return;
                    PARLEY_WARN("runtime event=shutdown_incomplete error={}", caf::to_string(err));
                  });
-    self->send_exit(threads_, caf::exit_reason::user_shutdown);
-    self->send_exit(services_.store, caf::exit_reason::user_shutdown);
-    self->send_exit(services_.model, caf::exit_reason::user_shutdown);
   }
-  services_.reactor->stop();
+  reactor_->stop();
 }
 
 runtime::~runtime() {

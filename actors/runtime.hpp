@@ -1,6 +1,6 @@
 #pragma once
-// The embeddable parley runtime: an actor system with the store, the model,
-// the process reactor and the thread manager. A host links parley_actors,
+// The embeddable parley runtime: an actor system, the process reactor, and
+// the server actor (which owns the store, the model and the thread manager). A host links parley_actors,
 // creates a runtime, and attaches connections: the stdio JSON-RPC connection
 // (transport/) or an in_process_client (typed messages, no JSON, no pipes).
 
@@ -23,8 +23,8 @@ class runtime {
   runtime& operator=(const runtime&) = delete;
 
   caf::actor_system& system() { return *system_; }
-  const runtime_config& config() const { return *services_.config; }
-  const runtime_services& services() const { return services_; }
+  const runtime_config& config() const { return *config_; }
+  std::shared_ptr<const runtime_config> shared_config() const { return config_; }
 
   /// The entry point connections send requests to.
   thread_manager_actor threads() const { return threads_; }
@@ -37,7 +37,9 @@ class runtime {
  private:
   caf::actor_system_config caf_config_;
   std::unique_ptr<caf::actor_system> system_;
-  runtime_services services_;
+  std::shared_ptr<const runtime_config> config_;
+  std::shared_ptr<process_reactor> reactor_;
+  server_actor server_;
   thread_manager_actor threads_;
   bool stopped_ = false;
 };

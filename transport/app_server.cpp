@@ -32,7 +32,7 @@ int run_app_server(runtime_config config) {
               rt.config().approval_timeout.count());
   auto writer = rt.system().spawn(line_writer, STDOUT_FILENO);
   connection_options options;
-  options.config = rt.services().config;
+  options.config = rt.shared_config();
   options.shutdown_on_close = true;
   auto conn = rt.system().spawn(connection, rt.threads(), writer, options);
   {

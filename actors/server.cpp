@@ -1,0 +1,48 @@
+#include "actors/server.hpp"
+
+#include "actors/handlers.hpp"
+#include "actors/memory_store.hpp"
+#include "actors/scripted_model.hpp"
+#include "actors/thread_manager.hpp"
+
+namespace parley {
+
+server_actor::behavior_type server(server_actor::stateful_pointer<server_state> self,
+                                   std::shared_ptr<const runtime_config> config,
+                                   std::shared_ptr<process_reactor> reactor) {
+  install_default_handlers(self, "server");
+  auto& st = self->state;
+  st.svc.config = std::move(config);
+  st.svc.reactor = std::move(reactor);
+  st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
+  st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
+  st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    if (self->state.stopping) return;
+    // A core actor died: nothing can be served reliably any more.
+    PARLEY_ERROR("server event=core_actor_down reason={}", caf::to_string(dm.reason));
+    self->quit(dm.reason);
+  });
+  return {
+      [self](atom::get) { return self->state.threads; },
+      [self](atom::shutdown) -> caf::result<atom::ok> {
+        auto& s = self->state;
+        auto rp = self->make_response_promise<atom::ok>();
+        s.stopping = true;
+        auto finish = [self, rp]() mutable {
+          auto& svc = self->state.svc;
+          self->send_exit(svc.store, caf::exit_reason::user_shutdown);
+          self->send_exit(svc.model, caf::exit_reason::user_shutdown);
+          self->send_exit(self->state.threads, caf::exit_reason::user_shutdown);
+          rp.deliver(atom::ok::value);
+          self->quit();
+        };
+        self->request(s.threads, std::chrono::seconds(60), atom::shutdown::value)
+            .then([finish](atom::ok) mutable { finish(); },
+                  [finish](caf::error&) mutable { finish(); });  // already stopped
+        return rp;
+      },
+  };
+}
+
+}  // namespace parley
