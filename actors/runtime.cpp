@@ -41,6 +41,8 @@ void runtime::shutdown() {
     self->request(server_, std::chrono::seconds(90), atom::shutdown::value)
         .receive([](atom::ok) {},
                  [](caf::error& err) {
+                   // request_receiver_down: the server already stopped on its own.
+                   if (err == caf::sec::request_receiver_down) return;
                    PARLEY_WARN("runtime event=shutdown_incomplete error={}", caf::to_string(err));
                  });
   }

@@ -18,7 +18,17 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
   st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
   self->set_down_handler([self](caf::down_msg& dm) {
-    if (self->state.stopping) return;
+    auto& s = self->state;
+    if (s.stopping) return;
+    if (!dm.reason && dm.source == s.threads.address()) {
+      // The thread manager finished an orderly shutdown (the stdio connection
+      // asks for one when its input ends): stop the rest.
+      s.stopping = true;
+      self->send_exit(s.svc.store, caf::exit_reason::user_shutdown);
+      self->send_exit(s.svc.model, caf::exit_reason::user_shutdown);
+      self->quit();
+      return;
+    }
     // A core actor died: nothing can be served reliably any more.
     PARLEY_ERROR("server event=core_actor_down reason={}", caf::to_string(dm.reason));
     self->quit(dm.reason);
