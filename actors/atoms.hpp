@@ -33,6 +33,14 @@ using flush      = caf::atom_constant<caf::atom("flush")>;      // write buffere
 using close      = caf::atom_constant<caf::atom("close")>;      // finish and stop
 using ok         = caf::atom_constant<caf::atom("ok")>;         // plain acknowledgement
 using get        = caf::atom_constant<caf::atom("get")>;        // ask for a handle
+using list       = caf::atom_constant<caf::atom("list")>;       // thread/list
+using archive    = caf::atom_constant<caf::atom("archive")>;    // thread/archive, unarchive
+using resume     = caf::atom_constant<caf::atom("resume")>;     // thread/resume
+using fork       = caf::atom_constant<caf::atom("fork")>;       // thread/fork
+using rename     = caf::atom_constant<caf::atom("rename")>;     // thread/name/set
+using unsub      = caf::atom_constant<caf::atom("unsub")>;      // thread/unsubscribe
+using idle       = caf::atom_constant<caf::atom("idle")>;       // idle-unload timer
+using put        = caf::atom_constant<caf::atom("put")>;        // write an index entry
 // clang-format on
 
 }  // namespace parley::atom

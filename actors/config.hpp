@@ -22,6 +22,15 @@ struct runtime_config {
   std::string cli_version = "0.1.0";
   /// Scheduler worker threads; 0 = one per core.
   size_t scheduler_threads = 0;
+  /// Where threads are stored: in this process only, or under `home`.
+  enum class store_kind { memory, local };
+  store_kind store = store_kind::memory;
+  /// When appended records are fsync'ed (local store): after every record,
+  /// after each completed turn, or never (the OS decides).
+  enum class durability_kind { item, turn, none };
+  durability_kind durability = durability_kind::turn;
+  /// A loaded thread with no subscriber and no active turn is unloaded after this.
+  std::chrono::milliseconds idle_unload = std::chrono::minutes(30);
 };
 
 /// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers

@@ -27,6 +27,13 @@ void flush(self_ptr self) {
   if (st.closing && st.outbox.empty() && !st.active) self->quit();
 }
 
+/// Unloads the thread after `idle_unload` without subscribers or turns.
+void arm_idle_timer(self_ptr self) {
+  auto& st = self->state;
+  if (st.active || !st.subscribers.empty() || st.closing) return;
+  self->delayed_send(self, st.svc.config->idle_unload, atom::idle::value, ++st.idle_generation);
+}
+
 /// Queues an action behind everything already queued.
 void post(self_ptr self, std::function<void()> deliver) {
   auto& st = self->state;
@@ -69,6 +76,8 @@ void emit(self_ptr self, notification_ptr n) {
 void emit_stored(self_ptr self, store_record record, notification_ptr n) {
   post_stored(self, std::move(record), [self, n = std::move(n)] { broadcast(self, n); });
 }
+
+void close(self_ptr self);
 
 // -- status ------------------------------------------------------------------
 
@@ -152,12 +161,25 @@ void finalize_turn(self_ptr self, turn_result result) {
   update_status(self);
   emit_stored(self, turn_completed_record{done},
               make_notification(protocol::turn_completed{st.meta.id, done}));
-  for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
   if (!st.shutdown_waiters.empty()) {
-    st.shutdown_waiters.clear();
-    st.closing = true;
-    flush(self);
+    close(self);
+    return;
   }
+  arm_idle_timer(self);
+}
+
+/// The thread unloads: subscribers learn it (status notLoaded, thread/closed),
+/// waiters get their ok, and the actor quits once the outbox is drained.
+void close(self_ptr self) {
+  auto& st = self->state;
+  if (st.closing) return;
+  st.meta.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  emit(self, make_notification(protocol::thread_status_changed{st.meta.id, st.meta.status}));
+  emit(self, make_notification(protocol::thread_closed{st.meta.id}));
+  for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
+  st.shutdown_waiters.clear();
+  st.closing = true;
+  flush(self);
 }
 
 void interrupt_active(self_ptr self) {
@@ -243,11 +265,25 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
 
 }  // namespace
 
+conversation_settings settings_for(const protocol::thread& meta,
+                                   const protocol::thread_overrides& overrides,
+                                   const runtime_config& config) {
+  conversation_settings s;
+  s.cwd = overrides.cwd.value_or(meta.cwd);
+  s.model = overrides.model.value_or(meta.model.value_or(config.model_id));
+  s.policy = overrides.approval_policy_.value_or(protocol::approval_policy::on_request());
+  s.sandbox = protocol::sandbox_policy::from_mode(
+      overrides.sandbox.value_or(protocol::sandbox_mode::workspace_write));
+  s.reviewer = overrides.approvals_reviewer.value_or("user");
+  return s;
+}
+
 conversation_actor::behavior_type conversation(
     conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
     protocol::thread meta, conversation_settings settings) {
   install_default_handlers(self, "conversation");
   self->state.svc = std::move(svc);
+  self->state.fork_turns = meta.turns;
   self->state.meta = std::move(meta);
   self->state.settings = std::move(settings);
   self->set_down_handler([self](caf::down_msg& dm) {
@@ -264,12 +300,67 @@ conversation_actor::behavior_type conversation(
       // -- from connections -------------------------------------------------
       [self](atom::open, client_actor client) -> caf::result<protocol::thread_session_response> {
         subscribe(self, client);
-        auto rp = self->make_response_promise<protocol::thread_session_response>();
-        rp.deliver(describe_session(self));
         auto& st = self->state;
-        emit_stored(self, thread_created_record{st.meta},
+        auto rp = self->make_response_promise<protocol::thread_session_response>();
+        auto session = describe_session(self);
+        session.thread_.turns = std::move(st.fork_turns);  // a fork's copied history
+        st.fork_turns.clear();
+        rp.deliver(std::move(session));
+        auto created = st.meta;
+        created.turns = std::move(st.meta.turns);  // stored with the thread, not kept here
+        st.meta.turns.clear();
+        emit_stored(self, thread_created_record{std::move(created)},
                     make_notification(protocol::thread_started{st.meta}));
         return rp;
+      },
+      [self](atom::resume, client_actor client, const protocol::thread_resume_params& params)
+          -> caf::result<protocol::thread_session_response> {
+        auto& st = self->state;
+        subscribe(self, client);
+        const auto& o = params.overrides;
+        if (o.cwd) st.meta.cwd = st.settings.cwd = *o.cwd;
+        if (o.model) st.meta.model = st.settings.model = *o.model;
+        if (o.approval_policy_) st.settings.policy = *o.approval_policy_;
+        if (o.sandbox) st.settings.sandbox = protocol::sandbox_policy::from_mode(*o.sandbox);
+        if (o.approvals_reviewer) st.settings.reviewer = *o.approvals_reviewer;
+        auto rp = self->make_response_promise<protocol::thread_session_response>();
+        if (params.exclude_turns || st.meta.ephemeral) {
+          rp.deliver(describe_session(self));
+          return rp;
+        }
+        self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
+            .then(
+                [self, rp](stored_thread& stored) mutable {
+                  auto session = describe_session(self);
+                  session.thread_.turns = std::move(stored.meta.turns);
+                  rp.deliver(std::move(session));
+                },
+                [self, rp](caf::error&) mutable {
+                  // Nothing stored yet (no turn so far): the thread has no history.
+                  rp.deliver(describe_session(self));
+                });
+        return rp;
+      },
+      [self](atom::unsub, const client_actor& client) -> std::string {
+        auto& subs = self->state.subscribers;
+        auto i = std::find(subs.begin(), subs.end(), client);
+        if (i == subs.end()) return "notSubscribed";
+        subs.erase(i);
+        arm_idle_timer(self);
+        return "unsubscribed";
+      },
+      [self](atom::rename, const protocol::thread_name_set_params& params) {
+        auto& st = self->state;
+        st.meta.name = params.name;
+        emit_stored(self, thread_renamed_record{params.name},
+                    make_notification(protocol::thread_name_updated{st.meta.id, params.name}));
+        return atom::ok::value;
+      },
+      [self](atom::idle, uint64_t generation) {
+        auto& st = self->state;
+        if (generation != st.idle_generation || st.active || !st.subscribers.empty()) return;
+        PARLEY_INFO("conversation {} event=idle_unload", st.meta.id);
+        close(self);
       },
       [self](atom::turn_start, protocol::turn_start_params& params,
              client_actor client) -> caf::result<protocol::turn_start_response> {
@@ -304,18 +395,16 @@ conversation_actor::behavior_type conversation(
       [self](atom::gone, const client_actor& client) {
         auto& subs = self->state.subscribers;
         subs.erase(std::remove(subs.begin(), subs.end(), client), subs.end());
+        arm_idle_timer(self);
       },
       [self](atom::shutdown) -> caf::result<atom::ok> {
         auto& st = self->state;
         auto rp = self->make_response_promise<atom::ok>();
-        if (!st.active) {
-          rp.deliver(atom::ok::value);
-          st.closing = true;
-          flush(self);
-          return rp;
-        }
         st.shutdown_waiters.push_back(rp);
-        interrupt_active(self);
+        if (st.active)
+          interrupt_active(self);  // close() follows when the turn has ended
+        else
+          close(self);
         return rp;
       },
       // -- from the turn and its approvals ------------------------------------

@@ -72,10 +72,21 @@ struct conversation_state {
   uint64_t next_seq = 0;
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   bool closing = false;
+  /// A fork's copied history, for the reply to its first open (then dropped).
+  std::vector<protocol::turn> fork_turns;
+  /// Generation of the idle-unload timer (a newer arm voids older ones).
+  uint64_t idle_generation = 0;
 };
 
+/// `meta.turns` is the thread's history when it is a fork (written to the
+/// store with the thread and returned by the first open); otherwise empty.
 conversation_actor::behavior_type conversation(
     conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
     protocol::thread meta, conversation_settings settings);
+
+/// Settings for a thread from its stored metadata plus a client's overrides.
+conversation_settings settings_for(const protocol::thread& meta,
+                                   const protocol::thread_overrides& overrides,
+                                   const runtime_config& config);
 
 }  // namespace parley

@@ -32,8 +32,14 @@ using client_actor = caf::typed_actor<
 using store_actor = caf::typed_actor<
     // Append one record to a thread; ok once it is stored.
     caf::replies_to<atom::append, std::string, store_record>::with<atom::ok>,
-    // A thread's metadata and turns.
-    caf::replies_to<atom::load, std::string>::with<stored_thread>>;
+    // A thread's metadata and turns, by id ("no rollout found for thread id").
+    caf::replies_to<atom::load, std::string>::with<stored_thread>,
+    // The same from an explicit rollout path (validated before any read).
+    caf::replies_to<atom::load, rollout_path>::with<stored_thread>,
+    // thread/list over every stored thread (status notLoaded).
+    caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
+    // Archive (true) or unarchive (false) a thread; its metadata afterwards.
+    caf::replies_to<atom::archive, std::string, bool>::with<stored_thread>>;
 
 /// Where a turn's next step comes from.
 using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
@@ -56,6 +62,16 @@ using conversation_actor = caf::typed_actor<
     // Start a turn, or return the active one.
     caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
         protocol::turn_start_response>,
+    // Subscribe a client to a loaded thread (thread/resume): its turns from
+    // the store unless excluded, no thread/started.
+    caf::replies_to<atom::resume, client_actor, protocol::thread_resume_params>::with<
+        protocol::thread_session_response>,
+    // Stop sending this client the thread's events: "unsubscribed" | "notSubscribed".
+    caf::replies_to<atom::unsub, client_actor>::with<std::string>,
+    // thread/name/set on a loaded thread.
+    caf::replies_to<atom::rename, protocol::thread_name_set_params>::with<atom::ok>,
+    // The idle-unload timer (generation): quit if still idle and unsubscribed.
+    caf::reacts_to<atom::idle, uint64_t>,
     // Interrupt the active turn with this id.
     caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
     // The thread, with or without its turns.
@@ -90,6 +106,17 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,
+    caf::replies_to<atom::resume, protocol::thread_resume_params, client_actor>::with<
+        protocol::thread_session_response>,
+    caf::replies_to<atom::fork, protocol::thread_fork_params, client_actor>::with<
+        protocol::thread_session_response>,
+    caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
+    // thread/archive (true) and thread/unarchive (false); the thread afterwards.
+    caf::replies_to<atom::archive, protocol::thread_id_params, bool, client_actor>::with<
+        protocol::thread>,
+    caf::replies_to<atom::rename, protocol::thread_name_set_params, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::unsub, protocol::thread_id_params, client_actor>::with<
+        protocol::thread_unsubscribe_response>,
     // Live counts of runtime objects.
     caf::replies_to<atom::stats>::with<runtime_counts>,
     // A client disconnected.

@@ -15,6 +15,11 @@ namespace parley {
 /// Folds one record into a thread's history (shared by every store).
 void apply_record(stored_thread& thread, const store_record& record);
 
+/// thread/list over threads held in memory: filters, order, cursor page.
+std::vector<protocol::thread> select_threads(const std::vector<const stored_thread*>& all,
+                                            const protocol::thread_list_params& params,
+                                            std::optional<std::string>& next_cursor);
+
 struct memory_store_state {
   static inline const char* name = "memory_store";
   std::unordered_map<std::string, stored_thread> threads;

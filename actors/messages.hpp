@@ -85,12 +85,21 @@ struct item_record {
 struct turn_completed_record {
   protocol::turn turn;  // status, error, timestamps; items are stored separately
 };
-using store_record =
-    std::variant<thread_created_record, turn_started_record, item_record, turn_completed_record>;
+struct thread_renamed_record {
+  std::optional<std::string> name;
+};
+using store_record = std::variant<thread_created_record, turn_started_record, item_record,
+                                  turn_completed_record, thread_renamed_record>;
 
 /// A thread as the store holds it.
 struct stored_thread {
-  protocol::thread meta;  // turns filled in
+  protocol::thread meta;  // turns filled in; meta.path is the rollout
+  bool archived = false;
+};
+
+/// An explicit rollout path from a client (validated before any read).
+struct rollout_path {
+  std::string path;
 };
 
 /// Live counts of runtime objects, for leak checks and `parley/debug/counts`.
@@ -115,6 +124,15 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_context)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_step)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_resume_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_fork_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_id_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_name_set_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_unsubscribe_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::runtime_counts)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::approval_decision)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_start_params)

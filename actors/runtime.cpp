@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "actors/log.hpp"
+#include "protocol/errors.hpp"
 #include "actors/server.hpp"
 
 namespace parley {
@@ -20,6 +21,11 @@ void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
 }
 
 runtime::runtime(runtime_config config) {
+  if (config.store == runtime_config::store_kind::local) {
+    auto lock = store::home_lock::acquire(config.home);
+    if (!lock) throw std::runtime_error(message_of(lock.error()));
+    lock_.emplace(std::move(*lock));
+  }
   configure_scheduler(caf_config_, config.scheduler_threads);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));

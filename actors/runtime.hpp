@@ -11,11 +11,15 @@
 #include "actors/config.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/services.hpp"
+#include "actors/store/rollout_file.hpp"
+#include <optional>
 
 namespace parley {
 
 class runtime {
  public:
+  /// Throws std::runtime_error if the runtime cannot start (e.g. another
+  /// process owns the home of a local store).
   explicit runtime(runtime_config config = {});
   /// Shuts down (if not done yet) and waits for every actor.
   ~runtime();
@@ -35,6 +39,7 @@ class runtime {
   void shutdown();
 
  private:
+  std::optional<store::home_lock> lock_;  // local store: one process per home
   caf::actor_system_config caf_config_;
   std::unique_ptr<caf::actor_system> system_;
   std::shared_ptr<const runtime_config> config_;

@@ -2,6 +2,7 @@
 
 #include "actors/handlers.hpp"
 #include "actors/memory_store.hpp"
+#include "actors/store/local_store.hpp"
 #include "actors/scripted_model.hpp"
 #include "actors/thread_manager.hpp"
 
@@ -14,7 +15,10 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   auto& st = self->state;
   st.svc.config = std::move(config);
   st.svc.reactor = std::move(reactor);
-  st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
+  if (st.svc.config->store == runtime_config::store_kind::local)
+    st.svc.store = self->spawn<caf::monitored>(store::local_store, st.svc.config);
+  else
+    st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
   st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
   st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
   self->set_down_handler([self](caf::down_msg& dm) {

@@ -4,7 +4,10 @@
 #include <system_error>
 
 #include "actors/conversation.hpp"
+#include <algorithm>
+
 #include "actors/handlers.hpp"
+#include "actors/store/rollout_file.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley {
@@ -22,6 +25,64 @@ caf::expected<conversation_actor> find(self_ptr self, const std::string& id, con
   if (i == self->state.threads.end())
     return make_error(errc::invalid_request, std::string{missing} + id);
   return i->second;
+}
+
+constexpr auto store_timeout = std::chrono::seconds(60);
+
+protocol::thread_status not_loaded() {
+  return protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+}
+
+/// Where a new thread's rollout will be (null for ephemeral threads and the
+/// memory store), as thread.path reports it before the file exists.
+std::optional<std::string> planned_path(const runtime_config& cfg, const protocol::thread& meta) {
+  if (meta.ephemeral || cfg.store != runtime_config::store_kind::local) return std::nullopt;
+  return cfg.home + "/" + store::rollout_relative_path(meta.created_at, meta.id);
+}
+
+conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
+                                      conversation_settings settings) {
+  auto id = meta.id;
+  auto conv = self->spawn<caf::monitored>(conversation, self->state.svc, std::move(meta),
+                                          std::move(settings));
+  self->state.threads.emplace(id, conv);
+  return conv;
+}
+
+/// Loads a stored thread (by explicit path if given, else by id) and runs
+/// `then` with it, or delivers the store's error to `rp`.
+template <class Promise, class Then>
+void load_stored(self_ptr self, const std::string& thread_id,
+                 const std::optional<std::string>& path, Promise rp, Then then) {
+  auto on_error = [rp](caf::error& err) mutable { rp.deliver(std::move(err)); };
+  if (path) {
+    self->request(self->state.svc.store, store_timeout, atom::load::value, rollout_path{*path})
+        .then([then](stored_thread& t) mutable { then(std::move(t)); }, on_error);
+  } else {
+    if (!protocol::is_uuid(thread_id)) {
+      rp.deliver(make_error(errc::invalid_request, "invalid thread id: " + thread_id));
+      return;
+    }
+    self->request(self->state.svc.store, store_timeout, atom::load::value, thread_id)
+        .then([then](stored_thread& t) mutable { then(std::move(t)); }, on_error);
+  }
+}
+
+/// The turns of a fork: everything, or through `last_turn_id`; a turn still
+/// in progress is copied as interrupted.
+caf::expected<std::vector<protocol::turn>> fork_history(std::vector<protocol::turn> turns,
+                                                        const std::optional<std::string>& last) {
+  if (last) {
+    auto i = std::find_if(turns.begin(), turns.end(),
+                          [&](const protocol::turn& t) { return t.id == *last; });
+    if (i == turns.end()) return make_error(errc::invalid_request, "turn not found: " + *last);
+    if (i->status == protocol::turn_status::in_progress)
+      return make_error(errc::invalid_request, "cannot fork at turn " + *last + ": it is still in progress");
+    turns.erase(i + 1, turns.end());
+  }
+  for (auto& t : turns)
+    if (t.status == protocol::turn_status::in_progress) t.status = protocol::turn_status::interrupted;
+  return turns;
 }
 
 void maybe_finish_shutdown(self_ptr self) {
@@ -77,6 +138,7 @@ thread_manager_actor::behavior_type thread_manager(
         meta.status = protocol::thread_status::idle();
         meta.cwd = *cwd;
         meta.cli_version = cfg.cli_version;
+        meta.path = planned_path(cfg, meta);
         conversation_settings settings;
         settings.cwd = *cwd;
         settings.policy = params.approval_policy_.value_or(protocol::approval_policy::on_request());
@@ -84,10 +146,7 @@ thread_manager_actor::behavior_type thread_manager(
             params.sandbox.value_or(protocol::sandbox_mode::workspace_write));
         settings.reviewer = params.approvals_reviewer.value_or("user");
         settings.model = *meta.model;
-        auto id = meta.id;
-        auto conv = self->spawn<caf::monitored>(conversation, st.svc, std::move(meta),
-                                                std::move(settings));
-        st.threads.emplace(id, conv);
+        auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
         return self->delegate(conv, atom::open::value, std::move(client));
       },
       [self](atom::turn_start, protocol::turn_start_params& params,
@@ -103,9 +162,24 @@ thread_manager_actor::behavior_type thread_manager(
       },
       [self](atom::read,
              const protocol::thread_read_params& params) -> caf::result<protocol::thread_read_response> {
-        auto conv = find(self, params.thread_id, "thread not loaded: ");
-        if (!conv) return std::move(conv.error());
-        return self->delegate(*conv, atom::read::value, params.include_turns);
+        if (!protocol::is_uuid(params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
+        if (auto i = self->state.threads.find(params.thread_id); i != self->state.threads.end())
+          return self->delegate(i->second, atom::read::value, params.include_turns);
+        // Not loaded: read it from the store.
+        auto rp = self->make_response_promise<protocol::thread_read_response>();
+        auto id = params.thread_id;
+        self->request(self->state.svc.store, store_timeout, atom::load::value, id)
+            .then(
+                [rp, include = params.include_turns](stored_thread& t) mutable {
+                  t.meta.status = not_loaded();
+                  if (!include) t.meta.turns.clear();
+                  rp.deliver(protocol::thread_read_response{std::move(t.meta)});
+                },
+                [rp, id](caf::error&) mutable {
+                  rp.deliver(make_error(errc::invalid_request, "thread not loaded: " + id));
+                });
+        return rp;
       },
       [self](atom::loaded, const protocol::thread_loaded_list_params& params) {
         protocol::thread_loaded_list_response r;
@@ -115,6 +189,142 @@ thread_manager_actor::behavior_type thread_manager(
         for (; i != threads.end() && r.data.size() < limit; ++i) r.data.push_back(i->first);
         if (i != threads.end() && !r.data.empty()) r.next_cursor = r.data.back();
         return r;
+      },
+      [self](atom::resume, const protocol::thread_resume_params& params,
+             client_actor client) -> caf::result<protocol::thread_session_response> {
+        auto& st = self->state;
+        // A loaded thread: rejoin it (an explicit path is only a consistency check).
+        if (auto i = st.threads.find(params.thread_id); i != st.threads.end())
+          return self->delegate(i->second, atom::resume::value, std::move(client), params);
+        auto rp = self->make_response_promise<protocol::thread_session_response>();
+        load_stored(self, params.thread_id, params.path, rp,
+                    [self, rp, params, client](stored_thread stored) mutable {
+                      auto& s = self->state;
+                      auto id = stored.meta.id;
+                      auto conv = s.threads.count(id) ? s.threads[id] : conversation_actor{};
+                      if (!conv) {
+                        auto settings = settings_for(stored.meta, params.overrides, *s.svc.config);
+                        auto meta = std::move(stored.meta);
+                        meta.turns.clear();  // history stays in the store
+                        meta.status = protocol::thread_status::idle();
+                        conv = spawn_conversation(self, std::move(meta), std::move(settings));
+                      }
+                      rp.delegate(conv, atom::resume::value, std::move(client), params);
+                    });
+        return rp;
+      },
+      [self](atom::fork, const protocol::thread_fork_params& params,
+             client_actor client) -> caf::result<protocol::thread_session_response> {
+        if (self->state.shutting_down) return make_error(errc::overloaded, "server is shutting down");
+        auto rp = self->make_response_promise<protocol::thread_session_response>();
+        load_stored(self, params.thread_id, params.path, rp,
+                    [self, rp, params, client](stored_thread source) mutable {
+                      auto& s = self->state;
+                      auto turns = fork_history(std::move(source.meta.turns), params.last_turn_id);
+                      if (!turns) {
+                        rp.deliver(std::move(turns.error()));
+                        return;
+                      }
+                      auto settings = settings_for(source.meta, params.overrides, *s.svc.config);
+                      protocol::thread meta = source.meta;
+                      meta.id = protocol::new_uuid_v7();
+                      meta.forked_from_id = source.meta.id;
+                      meta.ephemeral = params.ephemeral;
+                      meta.created_at = meta.updated_at = protocol::unix_seconds();
+                      meta.name.reset();
+                      meta.cwd = settings.cwd;
+                      meta.model = settings.model;
+                      meta.status = protocol::thread_status::idle();
+                      meta.path = planned_path(*s.svc.config, meta);
+                      meta.turns = params.exclude_turns ? std::vector<protocol::turn>{} : std::move(*turns);
+                      auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+                      rp.delegate(conv, atom::open::value, std::move(client));
+                    });
+        return rp;
+      },
+      [self](atom::list, const protocol::thread_list_params& params)
+          -> caf::result<protocol::thread_list_response> {
+        auto rp = self->make_response_promise<protocol::thread_list_response>();
+        self->request(self->state.svc.store, store_timeout, atom::list::value, params)
+            .then(
+                [self, rp](protocol::thread_list_response& page) mutable {
+                  // Loaded threads report their live status.
+                  for (auto& t : page.data)
+                    if (self->state.threads.count(t.id) > 0) t.status = protocol::thread_status::idle();
+                  rp.deliver(std::move(page));
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](atom::archive, const protocol::thread_id_params& params, bool archive,
+             client_actor client) -> caf::result<protocol::thread> {
+        if (!protocol::is_uuid(params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
+        auto rp = self->make_response_promise<protocol::thread>();
+        auto id = params.thread_id;
+        auto store_it = [self, rp, id, archive, client]() mutable {
+          self->request(self->state.svc.store, store_timeout, atom::archive::value, id, archive)
+              .then(
+                  [self, rp, id, archive, client](stored_thread& t) mutable {
+                    t.meta.status = not_loaded();
+                    t.meta.turns.clear();
+                    rp.deliver(t.meta);
+                    if (archive)
+                      self->send(client, atom::event::value,
+                                 make_notification(protocol::thread_archived{id}));
+                    else
+                      self->send(client, atom::event::value,
+                                 make_notification(protocol::thread_unarchived{id}));
+                  },
+                  [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        };
+        // Archiving unloads a loaded thread first (its turn ends interrupted).
+        auto i = self->state.threads.find(id);
+        if (archive && i != self->state.threads.end()) {
+          self->request(i->second, store_timeout, atom::shutdown::value)
+              .then([store_it](atom::ok) mutable { store_it(); },
+                    [store_it](caf::error&) mutable { store_it(); });
+        } else {
+          store_it();
+        }
+        return rp;
+      },
+      [self](atom::rename, const protocol::thread_name_set_params& params,
+             client_actor client) -> caf::result<atom::ok> {
+        if (auto i = self->state.threads.find(params.thread_id); i != self->state.threads.end())
+          return self->delegate(i->second, atom::rename::value, params);
+        if (!protocol::is_uuid(params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
+        auto rp = self->make_response_promise<atom::ok>();
+        // A stored thread that is not loaded: the store must know it.
+        self->request(self->state.svc.store, store_timeout, atom::load::value, params.thread_id)
+            .then(
+                [self, rp, params, client](stored_thread&) mutable {
+                  self->request(self->state.svc.store, store_timeout, atom::append::value,
+                                params.thread_id, store_record{thread_renamed_record{params.name}})
+                      .then(
+                          [self, rp, params, client](atom::ok) mutable {
+                            rp.deliver(atom::ok::value);
+                            self->send(client, atom::event::value,
+                                       make_notification(protocol::thread_name_updated{
+                                           params.thread_id, params.name}));
+                          },
+                          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](atom::unsub, const protocol::thread_id_params& params,
+             client_actor client) -> caf::result<protocol::thread_unsubscribe_response> {
+        auto i = self->state.threads.find(params.thread_id);
+        if (i == self->state.threads.end()) return protocol::thread_unsubscribe_response{"notLoaded"};
+        auto rp = self->make_response_promise<protocol::thread_unsubscribe_response>();
+        self->request(i->second, store_timeout, atom::unsub::value, std::move(client))
+            .then([rp](std::string& status) mutable {
+                    rp.deliver(protocol::thread_unsubscribe_response{std::move(status)});
+                  },
+                  [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
       },
       [](atom::stats) { return snapshot_counts(); },
       [self](atom::gone, const client_actor& client) {

@@ -206,3 +206,127 @@ json config_read_result() { return json{{"config", json::object()}, {"origins", 
 json config_requirements_read_result() { return json{{"requirements", nullptr}}; }
 
 }  // namespace parley::protocol
+
+namespace parley::protocol {
+
+namespace {
+
+void read_overrides(const json& j, thread_overrides& x) {
+  x.cwd = optional<std::string>(j, "cwd");
+  x.model = optional<std::string>(j, "model");
+  x.approval_policy_ = optional<approval_policy>(j, "approvalPolicy");
+  x.sandbox = optional<sandbox_mode>(j, "sandbox");
+  x.approvals_reviewer = optional<std::string>(j, "approvalsReviewer");
+}
+
+void write_overrides(json& j, const thread_overrides& x) {
+  if (x.cwd) j["cwd"] = *x.cwd;
+  if (x.model) j["model"] = *x.model;
+  if (x.approval_policy_) j["approvalPolicy"] = *x.approval_policy_;
+  if (x.sandbox) j["sandbox"] = *x.sandbox;
+  if (x.approvals_reviewer) j["approvalsReviewer"] = *x.approvals_reviewer;
+}
+
+}  // namespace
+
+void from_json(const json& j, thread_resume_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.path = optional<std::string>(j, "path");
+  if (x.path && x.path->empty()) x.path.reset();  // "" means absent
+  x.exclude_turns = optional<bool>(j, "excludeTurns").value_or(false);
+  read_overrides(j, x.overrides);
+}
+
+void to_json(json& j, const thread_resume_params& x) {
+  j = json{{"threadId", x.thread_id}, {"excludeTurns", x.exclude_turns}};
+  if (x.path) j["path"] = *x.path;
+  write_overrides(j, x.overrides);
+}
+
+void from_json(const json& j, thread_fork_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.path = optional<std::string>(j, "path");
+  if (x.path && x.path->empty()) x.path.reset();
+  x.ephemeral = optional<bool>(j, "ephemeral").value_or(false);
+  x.exclude_turns = optional<bool>(j, "excludeTurns").value_or(false);
+  x.last_turn_id = optional<std::string>(j, "lastTurnId");
+  read_overrides(j, x.overrides);
+}
+
+void to_json(json& j, const thread_fork_params& x) {
+  j = json{{"threadId", x.thread_id}, {"ephemeral", x.ephemeral}, {"excludeTurns", x.exclude_turns}};
+  if (x.path) j["path"] = *x.path;
+  if (x.last_turn_id) j["lastTurnId"] = *x.last_turn_id;
+  write_overrides(j, x.overrides);
+}
+
+void from_json(const json& j, thread_list_params& x) {
+  require_object(j);
+  x.cursor = optional<std::string>(j, "cursor");
+  x.limit = optional<uint32_t>(j, "limit");
+  if (auto k = optional<std::string>(j, "sortKey")) {
+    if (*k != "created_at" && *k != "updated_at" && *k != "recency_at" && *k != "section_position")
+      throw_unknown_variant(*k, {"created_at", "updated_at", "recency_at", "section_position"});
+    x.sort_key = *k;
+  }
+  if (auto d = optional<std::string>(j, "sortDirection")) {
+    if (*d != "asc" && *d != "desc") throw_unknown_variant(*d, {"asc", "desc"});
+    x.sort_direction = *d;
+  }
+  x.model_providers =
+      optional<std::vector<std::string>>(j, "modelProviders").value_or(std::vector<std::string>{});
+  x.source_kinds =
+      optional<std::vector<std::string>>(j, "sourceKinds").value_or(std::vector<std::string>{});
+  x.archived = optional<bool>(j, "archived").value_or(false);
+  if (auto c = optional<json>(j, "cwd")) {
+    if (c->is_string())
+      x.cwds = {c->get<std::string>()};
+    else
+      x.cwds = decode<std::vector<std::string>>(*c);
+  }
+  x.search_term = optional<std::string>(j, "searchTerm");
+  if (x.search_term && x.search_term->empty()) x.search_term.reset();
+}
+
+void to_json(json& j, const thread_list_params& x) {
+  j = json{{"sortKey", x.sort_key}, {"sortDirection", x.sort_direction}, {"archived", x.archived}};
+  if (x.cursor) j["cursor"] = *x.cursor;
+  if (x.limit) j["limit"] = *x.limit;
+  if (!x.model_providers.empty()) j["modelProviders"] = x.model_providers;
+  if (!x.source_kinds.empty()) j["sourceKinds"] = x.source_kinds;
+  if (!x.cwds.empty()) j["cwd"] = x.cwds;
+  if (x.search_term) j["searchTerm"] = *x.search_term;
+}
+
+void to_json(json& j, const thread_list_response& x) {
+  j = json{{"data", x.data}, {"nextCursor", or_null(x.next_cursor)}, {"backwardsCursor", nullptr}};
+}
+
+void from_json(const json& j, thread_list_response& x) {
+  require_object(j);
+  x.data = required<std::vector<thread>>(j, "data");
+  x.next_cursor = optional<std::string>(j, "nextCursor");
+}
+
+void from_json(const json& j, thread_id_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+}
+
+void to_json(json& j, const thread_id_params& x) { j = json{{"threadId", x.thread_id}}; }
+
+void from_json(const json& j, thread_name_set_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.name = optional<std::string>(j, "name");
+}
+
+void to_json(json& j, const thread_name_set_params& x) {
+  j = json{{"threadId", x.thread_id}, {"name", or_null(x.name)}};
+}
+
+void to_json(json& j, const thread_unsubscribe_response& x) { j = json{{"status", x.status}}; }
+
+}  // namespace parley::protocol

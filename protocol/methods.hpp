@@ -139,3 +139,82 @@ json config_read_result();
 json config_requirements_read_result();
 
 }  // namespace parley::protocol
+
+namespace parley::protocol {
+
+// -- thread/resume, thread/fork ----------------------------------------------------
+
+/// Overrides shared by thread/resume and thread/fork (sticky, like thread/start's).
+struct thread_overrides {
+  std::optional<std::string> cwd;
+  std::optional<std::string> model;
+  std::optional<approval_policy> approval_policy_;
+  std::optional<sandbox_mode> sandbox;
+  std::optional<std::string> approvals_reviewer;
+};
+
+struct thread_resume_params {
+  std::string thread_id;
+  std::optional<std::string> path;  // experimental
+  bool exclude_turns = false;
+  thread_overrides overrides;
+};
+void from_json(const json& j, thread_resume_params& x);
+void to_json(json& j, const thread_resume_params& x);
+
+struct thread_fork_params {
+  std::string thread_id;
+  std::optional<std::string> path;  // experimental
+  bool ephemeral = false;
+  bool exclude_turns = false;
+  std::optional<std::string> last_turn_id;
+  thread_overrides overrides;
+};
+void from_json(const json& j, thread_fork_params& x);
+void to_json(json& j, const thread_fork_params& x);
+
+// -- thread/list -------------------------------------------------------------------
+
+struct thread_list_params {
+  std::optional<std::string> cursor;
+  std::optional<uint32_t> limit;
+  std::string sort_key = "created_at";  // created_at | updated_at | recency_at
+  std::string sort_direction = "desc";  // asc | desc
+  std::vector<std::string> model_providers;
+  std::vector<std::string> source_kinds;
+  bool archived = false;
+  std::vector<std::string> cwds;  // `cwd`: a string or an array
+  std::optional<std::string> search_term;
+};
+void from_json(const json& j, thread_list_params& x);
+void to_json(json& j, const thread_list_params& x);
+
+struct thread_list_response {
+  std::vector<thread> data;
+  std::optional<std::string> next_cursor;
+};
+void to_json(json& j, const thread_list_response& x);
+void from_json(const json& j, thread_list_response& x);
+
+// -- thread/archive, thread/unarchive, thread/name/set, thread/unsubscribe ----------
+
+struct thread_id_params {
+  std::string thread_id;
+};
+void from_json(const json& j, thread_id_params& x);
+void to_json(json& j, const thread_id_params& x);
+
+struct thread_name_set_params {
+  std::string thread_id;
+  std::optional<std::string> name;
+};
+void from_json(const json& j, thread_name_set_params& x);
+void to_json(json& j, const thread_name_set_params& x);
+
+/// thread/unsubscribe result: "unsubscribed" | "notSubscribed" | "notLoaded".
+struct thread_unsubscribe_response {
+  std::string status;
+};
+void to_json(json& j, const thread_unsubscribe_response& x);
+
+}  // namespace parley::protocol

@@ -70,6 +70,13 @@ void to_json(json& j, const error_notification& x) {
            {"willRetry", x.will_retry}};
 }
 
+void to_json(json& j, const thread_archived& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_unarchived& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_closed& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_name_updated& x) {
+  j = json{{"threadId", x.thread_id}, {"threadName", or_null(x.thread_name)}};
+}
+
 json params_of(const notification& n) {
   return std::visit([](const auto& x) { return json(x); }, n);
 }
@@ -107,6 +114,13 @@ notification decode_notification(const std::string& method, const json& p) {
     return error_notification{required<std::string>(p, "threadId"),
                               required<std::string>(p, "turnId"), required<turn_error>(p, "error"),
                               required<bool>(p, "willRetry")};
+  if (method == thread_archived::method) return thread_archived{required<std::string>(p, "threadId")};
+  if (method == thread_unarchived::method)
+    return thread_unarchived{required<std::string>(p, "threadId")};
+  if (method == thread_closed::method) return thread_closed{required<std::string>(p, "threadId")};
+  if (method == thread_name_updated::method)
+    return thread_name_updated{required<std::string>(p, "threadId"),
+                               optional<std::string>(p, "threadName")};
   throw decode_error("unknown notification `" + method + "`");
 }
 

@@ -80,10 +80,31 @@ struct error_notification {
   bool will_retry = false;
 };
 
+/// thread/archived, thread/unarchived, thread/closed: `{threadId}`.
+struct thread_archived {
+  static constexpr const char* method = "thread/archived";
+  std::string thread_id;
+};
+struct thread_unarchived {
+  static constexpr const char* method = "thread/unarchived";
+  std::string thread_id;
+};
+struct thread_closed {
+  static constexpr const char* method = "thread/closed";
+  std::string thread_id;
+};
+
+struct thread_name_updated {
+  static constexpr const char* method = "thread/name/updated";
+  std::string thread_id;
+  std::optional<std::string> thread_name;
+};
+
 using notification =
     std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
                  item_completed, agent_message_delta, command_output_delta,
-                 server_request_resolved, error_notification>;
+                 server_request_resolved, error_notification, thread_archived, thread_unarchived,
+                 thread_closed, thread_name_updated>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -99,6 +120,10 @@ void to_json(json& j, const agent_message_delta& x);
 void to_json(json& j, const command_output_delta& x);
 void to_json(json& j, const server_request_resolved& x);
 void to_json(json& j, const error_notification& x);
+void to_json(json& j, const thread_archived& x);
+void to_json(json& j, const thread_unarchived& x);
+void to_json(json& j, const thread_closed& x);
+void to_json(json& j, const thread_name_updated& x);
 
 /// The params object of a notification.
 json params_of(const notification& n);

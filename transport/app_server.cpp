@@ -2,6 +2,8 @@
 
 #include <caf/scoped_actor.hpp>
 #include <csignal>
+#include <cstdio>
+#include <memory>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -27,7 +29,15 @@ int run_app_server(runtime_config config) {
   int signal_fd = ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 
   auto home = config.home;
-  runtime rt{std::move(config)};
+  std::unique_ptr<runtime> owned;
+  try {
+    owned = std::make_unique<runtime>(std::move(config));
+  } catch (const std::exception& e) {
+    PARLEY_ERROR("app-server event=start_failed error={}", e.what());
+    std::fprintf(stderr, "parley: %s\n", e.what());
+    return 1;
+  }
+  auto& rt = *owned;
   PARLEY_INFO("app-server event=started home={} approval_timeout_ms={}", home,
               rt.config().approval_timeout.count());
   auto writer = rt.system().spawn(line_writer, STDOUT_FILENO);

@@ -48,6 +48,18 @@ void forward(self_ptr self, const request_id& id, Ts&&... xs) {
 
 // -- methods -----------------------------------------------------------------
 
+/// A request refused before it reaches the runtime; the message is sent as is.
+class refused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Experimental fields need `capabilities.experimentalApi` (Codex's gate).
+void require_experimental(self_ptr self, bool used, const char* what) {
+  if (used && !self->state.capabilities.experimental_api)
+    throw refused(std::string{what} + " requires experimentalApi capability");
+}
+
 struct call {
   const request_id& id;
   const json& params;  // an object, or null when absent
@@ -108,6 +120,52 @@ const std::map<std::string, method_fn>& methods() {
          self->request(self->state.threads, call_timeout, atom::interrupt::value, std::move(params))
              .then([self, id = c.id](atom::ok) { reply(self, id, json::object()); },
                    [self, id = c.id](caf::error& err) { reply_error(self, id, err); });
+       }},
+      {"thread/resume",
+       [](self_ptr self, const call& c) {
+         auto params = protocol::decode<protocol::thread_resume_params>(c.params);
+         require_experimental(self, params.path.has_value(), "thread/resume.path");
+         forward<protocol::thread_session_response>(self, c.id, atom::resume::value,
+                                                    std::move(params), as_client(self));
+       }},
+      {"thread/fork",
+       [](self_ptr self, const call& c) {
+         auto params = protocol::decode<protocol::thread_fork_params>(c.params);
+         require_experimental(self, params.path.has_value(), "thread/fork.path");
+         forward<protocol::thread_session_response>(self, c.id, atom::fork::value,
+                                                    std::move(params), as_client(self));
+       }},
+      {"thread/list",
+       [](self_ptr self, const call& c) {
+         forward<protocol::thread_list_response>(
+             self, c.id, atom::list::value, protocol::decode<protocol::thread_list_params>(c.params));
+       }},
+      {"thread/archive",
+       [](self_ptr self, const call& c) {
+         self->request(self->state.threads, call_timeout, atom::archive::value,
+                       protocol::decode<protocol::thread_id_params>(c.params), true, as_client(self))
+             .then([self, id = c.id](protocol::thread&) { reply(self, id, json::object()); },
+                   [self, id = c.id](caf::error& err) { reply_error(self, id, err); });
+       }},
+      {"thread/unarchive",
+       [](self_ptr self, const call& c) {
+         self->request(self->state.threads, call_timeout, atom::archive::value,
+                       protocol::decode<protocol::thread_id_params>(c.params), false, as_client(self))
+             .then([self, id = c.id](protocol::thread& t) { reply(self, id, json{{"thread", t}}); },
+                   [self, id = c.id](caf::error& err) { reply_error(self, id, err); });
+       }},
+      {"thread/name/set",
+       [](self_ptr self, const call& c) {
+         self->request(self->state.threads, call_timeout, atom::rename::value,
+                       protocol::decode<protocol::thread_name_set_params>(c.params), as_client(self))
+             .then([self, id = c.id](atom::ok) { reply(self, id, json::object()); },
+                   [self, id = c.id](caf::error& err) { reply_error(self, id, err); });
+       }},
+      {"thread/unsubscribe",
+       [](self_ptr self, const call& c) {
+         forward<protocol::thread_unsubscribe_response>(
+             self, c.id, atom::unsub::value, protocol::decode<protocol::thread_id_params>(c.params),
+             as_client(self));
        }},
       {"account/read",
        [](self_ptr self, const call& c) { reply(self, c.id, protocol::account_read_result()); }},
@@ -178,6 +236,8 @@ void on_request(self_ptr self, const protocol::incoming_message& m) {
   } catch (const protocol::decode_error& e) {
     reply_error(self, m.id, protocol::rpc_code::invalid_request,
                 std::string{"Invalid request: "} + e.what());
+  } catch (const refused& e) {
+    reply_error(self, m.id, protocol::rpc_code::invalid_request, e.what());
   } catch (const std::exception& e) {
     PARLEY_ERROR("connection event=handler_failed method={} what={}", m.method, e.what());
     reply_error(self, m.id, protocol::rpc_code::internal_error,

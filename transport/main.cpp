@@ -12,25 +12,38 @@
 
 #include "actors/config.hpp"
 #include "actors/log.hpp"
+#include "actors/store/local_store.hpp"
+#include "actors/store/rollout_file.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat.hpp"
 
 namespace {
 
 constexpr const char* usage = R"(usage:
-  parley app-server [--approval-timeout=DURATION] [--home=DIR] [--cwd=DIR]
+  parley app-server [--store=local|memory] [--home=DIR] [--durability=turn|item|none]
+                    [--approval-timeout=DURATION] [--idle-unload=DURATION] [--cwd=DIR]
+                    [--model-provider=NAME]
                     [--output-cap=BYTES] [--threads=N] [--log-level=LEVEL]
-  parley chat [--yes] [--approval-policy=POLICY] [--approval-timeout=DURATION]
+  parley chat [--yes] [--approval-policy=POLICY] [app-server options]
+  parley store reindex [--home=DIR]
   parley --version
 
 app-server  serves the Codex app-server protocol (v2) on stdin/stdout.
   --approval-timeout  how long an approval waits for a decision (default 10m;
                       e.g. 30s, 500ms, 2m). Unanswered approvals fail closed.
-  --home              reported as codexHome (default $PARLEY_HOME or ~/.parley)
+  --store             local (default): rollouts + SQLite index under --home;
+                      memory: nothing outlives the process
+  --home              where threads are stored, reported as codexHome
+                      (default $PARLEY_HOME or ~/.parley); one process at a time
+  --durability        fsync after each completed turn (default), each item, or never
+  --idle-unload       unload a thread idle this long with no subscriber (default 30m)
+  --model-provider    the provider recorded for new threads (default "parley")
   --cwd               cwd for threads that do not name one (default: current)
   --output-cap        bytes of command output kept per command (default 1048576)
   --threads           scheduler worker threads (default: one per core)
   --log-level         trace, debug, info, warn, error, off (default info; stderr)
+
+store reindex  rebuilds the SQLite index from the rollouts under --home.
 
 chat        a terminal client: each input line is a turn ("\n" inside a line
             separates directives); approvals are asked at the terminal.
@@ -72,6 +85,27 @@ bool server_option(const std::string& arg, parley::runtime_config& cfg, std::str
     cfg.scheduler_threads = std::strtoull(v.c_str(), nullptr, 10);
   } else if (take(arg, "--log-level", v)) {
     log_level = v;
+  } else if (take(arg, "--model-provider", v)) {
+    cfg.model_provider = v;
+  } else if (take(arg, "--store", v)) {
+    if (v == "memory")
+      cfg.store = parley::runtime_config::store_kind::memory;
+    else if (v == "local")
+      cfg.store = parley::runtime_config::store_kind::local;
+    else
+      error = "bad --store (memory or local): " + v;
+  } else if (take(arg, "--durability", v)) {
+    using d = parley::runtime_config::durability_kind;
+    if (v == "turn")
+      cfg.durability = d::turn;
+    else if (v == "item")
+      cfg.durability = d::item;
+    else if (v == "none")
+      cfg.durability = d::none;
+    else
+      error = "bad --durability (turn, item or none): " + v;
+  } else if (take(arg, "--idle-unload", v)) {
+    if (!parley::parse_duration(v, cfg.idle_unload)) error = "bad --idle-unload: " + v;
   } else {
     return false;
   }
@@ -92,6 +126,7 @@ int main(int argc, char** argv) {
   }
   parley::runtime_config cfg;
   cfg.home = default_home();
+  cfg.store = parley::runtime_config::store_kind::local;
   std::string log_level = "info";
   std::string error;
 
@@ -101,6 +136,29 @@ int main(int argc, char** argv) {
     if (!error.empty()) return fail(error);
     parley::log::set_level(log_level);
     return parley::run_app_server(std::move(cfg));
+  }
+
+  if (args[0] == "store") {
+    if (args.size() < 2 || args[1] != "reindex") return fail("usage: parley store reindex [--home=DIR]");
+    for (size_t i = 2; i < args.size(); ++i) {
+      std::string v;
+      if (take(args[i], "--home", v))
+        cfg.home = v;
+      else
+        return fail("unknown option " + args[i]);
+    }
+    auto lock = parley::store::home_lock::acquire(cfg.home);
+    if (!lock) {
+      std::cerr << "parley: " << parley::message_of(lock.error()) << "\n";
+      return 1;
+    }
+    auto n = parley::store::rebuild_index(cfg.home);
+    if (!n) {
+      std::cerr << "parley: " << parley::message_of(n.error()) << "\n";
+      return 1;
+    }
+    std::cout << "indexed " << *n << " thread(s) under " << cfg.home << "\n";
+    return 0;
   }
 
   if (args[0] == "chat") {

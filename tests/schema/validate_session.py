@@ -46,7 +46,8 @@ def main():
     request_v = validator("ServerRequest")
     response_vs = {m: validator(t) for m, t in RESPONSE_TYPES.items()}
 
-    proc = subprocess.Popen([binary, "app-server", "--log-level=warn", "--approval-timeout=500ms"],
+    proc = subprocess.Popen([binary, "app-server", "--log-level=warn", "--approval-timeout=500ms",
+                             "--home=" + os.path.join(work, "home")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     lines = []
     methods_by_id = {}

@@ -20,8 +20,16 @@ bool file_exists(const std::string& path) { return std::filesystem::exists(path)
 
 namespace {
 
+/// Each server gets its own home unless the test names one (one process
+/// owns a home at a time, and tests run in parallel).
 std::vector<std::string> server_argv(std::vector<std::string> extra) {
   std::vector<std::string> argv{parley_binary(), "app-server", "--log-level=warn"};
+  bool has_home = false;
+  for (auto& a : extra) has_home = has_home || a.rfind("--home=", 0) == 0;
+  if (!has_home) {
+    static int counter = 0;
+    argv.push_back("--home=" + make_temp_dir("home-" + std::to_string(++counter)));
+  }
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

@@ -24,7 +24,9 @@ TEST(chat, auto_accept_runs_a_conversation_with_approvals) {
   auto dir = make_temp_dir("chat_yes");
   std::ofstream{dir + "/input"} << "say: hello\nrun: echo made > made.txt\\nsay: done\nrun: cat made.txt\n";
   int status = 0;
-  auto out = run_shell("cd " + dir + " && " + parley_binary() + " chat --yes < input", status);
+  auto out = run_shell("cd " + dir + " && " + parley_binary() + " chat --yes --home=" + dir
+                           + "/home < input",
+                       status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[agent] hello"), std::string::npos) << out;
   EXPECT_NE(out.find("-> accept (--yes)"), std::string::npos) << out;
@@ -39,7 +41,8 @@ TEST(chat, answers_typed_on_input_decide_approvals) {
   // Without --yes, the line after an approval prompt is its answer.
   std::ofstream{dir + "/input"} << "run: touch declined.txt\nd\nrun: touch accepted.txt\na\n";
   int status = 0;
-  auto out = run_shell("cd " + dir + " && " + parley_binary() + " chat < input", status);
+  auto out = run_shell("cd " + dir + " && " + parley_binary() + " chat --home=" + dir + "/home < input",
+                       status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[command declined]"), std::string::npos) << out;
   EXPECT_FALSE(file_exists(dir + "/declined.txt"));

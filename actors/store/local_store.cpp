@@ -1,0 +1,471 @@
+#include "actors/store/local_store.hpp"
+
+#include <caf/spawn_options.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <functional>
+#include <list>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "actors/handlers.hpp"
+#include "actors/memory_store.hpp"
+#include "actors/store/rollout_file.hpp"
+#include "actors/store/rollout_format.hpp"
+
+namespace parley::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t io_shards = 2;
+constexpr size_t max_open_files = 256;
+constexpr auto io_timeout = std::chrono::seconds(60);
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// -- rollout_io ----------------------------------------------------------------
+
+struct rollout_io_state {
+  static inline const char* name = "rollout_io";
+  std::unordered_map<std::string, int> fds;
+  std::list<std::string> lru;  // most recent first
+
+  ~rollout_io_state() {
+    for (auto& [path, fd] : fds) ::close(fd);
+  }
+
+  void close_file(const std::string& path) {
+    auto i = fds.find(path);
+    if (i == fds.end()) return;
+    ::close(i->second);
+    fds.erase(i);
+    lru.remove(path);
+  }
+
+  caf::expected<int> open_file(const std::string& path) {
+    if (auto i = fds.find(path); i != fds.end()) {
+      lru.remove(path);
+      lru.push_front(path);
+      return i->second;
+    }
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return make_error(errc::internal, "cannot open " + path + ": " + std::strerror(errno));
+    if (fds.size() >= max_open_files) close_file(lru.back());
+    fds.emplace(path, fd);
+    lru.push_front(path);
+    return fd;
+  }
+};
+
+rollout_io_actor::behavior_type rollout_io(rollout_io_actor::stateful_pointer<rollout_io_state> self,
+                                           std::string home) {
+  install_default_handlers(self, "rollout_io");
+  (void)home;
+  return {
+      [self](atom::append, const std::string& path, const std::vector<std::string>& lines,
+             bool sync) -> caf::result<atom::ok> {
+        auto fd = self->state.open_file(path);
+        if (!fd) return std::move(fd.error());
+        std::string data;
+        for (auto& l : lines) {
+          data += l;
+          data += '\n';
+        }
+        // One write per record batch: a crash loses at most the line being written.
+        size_t done = 0;
+        while (done < data.size()) {
+          auto n = ::write(*fd, data.data() + done, data.size() - done);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) return make_error(errc::internal, "cannot append to " + path + ": " + std::strerror(errno));
+          done += static_cast<size_t>(n);
+        }
+        if (sync && ::fdatasync(*fd) != 0)
+          return make_error(errc::internal, "cannot sync " + path + ": " + std::strerror(errno));
+        return atom::ok::value;
+      },
+      [self](atom::load, const std::string& path) -> caf::result<stored_thread> {
+        auto t = read_rollout(path);
+        if (!t) return std::move(t.error());
+        return std::move(*t);
+      },
+      [self](atom::archive, const std::string& from, const std::string& to) -> caf::result<atom::ok> {
+        self->state.close_file(from);
+        std::error_code ec;
+        fs::create_directories(fs::path(to).parent_path(), ec);
+        auto lines = read_rollout_lines(from);
+        if (!lines) return std::move(lines.error());
+        std::string content;
+        for (auto& l : *lines) content += l + "\n";
+        if (ends_with(to, ".zst")) {
+          if (auto err = write_compressed(to, content)) return err;
+        } else {
+          auto tmp = to + ".tmp";
+          {
+            std::FILE* f = std::fopen(tmp.c_str(), "wb");
+            if (!f) return make_error(errc::internal, "cannot write " + tmp);
+            std::fwrite(content.data(), 1, content.size(), f);
+            std::fflush(f);
+            ::fsync(::fileno(f));
+            std::fclose(f);
+          }
+          fs::rename(tmp, to, ec);
+          if (ec) return make_error(errc::internal, "cannot move to " + to + ": " + ec.message());
+        }
+        fs::remove(from, ec);
+        return atom::ok::value;
+      },
+  };
+}
+
+// -- index ---------------------------------------------------------------------
+
+struct index_state {
+  static inline const char* name = "thread_index";
+  std::unique_ptr<thread_index> db;
+};
+
+index_actor::behavior_type index_owner(index_actor::stateful_pointer<index_state> self,
+                                       std::string home) {
+  install_default_handlers(self, "thread_index");
+  try {
+    self->state.db = std::make_unique<thread_index>(index_path(home));
+    auto reread = sync_index(*self->state.db, home);
+    PARLEY_INFO("thread_index event=synced threads={} reindexed={}", self->state.db->size(), reread);
+  } catch (const std::exception& e) {
+    PARLEY_ERROR("thread_index event=open_failed error={}", e.what());
+  }
+  return {
+      [self](atom::put, const index_entry& e) {
+        if (!self->state.db) return;
+        try {
+          self->state.db->upsert(e);
+        } catch (const std::exception& ex) {
+          PARLEY_ERROR("thread_index event=upsert_failed id={} error={}", e.id, ex.what());
+        }
+      },
+      [self](atom::get, const std::string& id) -> caf::result<index_entry> {
+        if (self->state.db)
+          if (auto e = self->state.db->find(id)) return *e;
+        return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+      },
+      [self](atom::list, const list_query& q) -> caf::result<list_page> {
+        if (!self->state.db) return make_error(errc::internal, "the thread index is not available");
+        try {
+          return self->state.db->list(q);
+        } catch (const std::exception& e) {
+          return make_error(errc::internal, e.what());
+        }
+      },
+  };
+}
+
+// -- front -----------------------------------------------------------------------
+
+using self_ptr = store_actor::stateful_pointer<local_store_state>;
+
+const rollout_io_actor& io_for(self_ptr self, const std::string& path) {
+  auto& io = self->state.io;
+  return io[std::hash<std::string>{}(path) % io.size()];
+}
+
+void put_index(self_ptr self, const thread_file& f) {
+  stored_thread t;
+  t.meta = f.meta;
+  t.archived = f.archived;
+  self->send(self->state.index, atom::put::value, entry_for(t, f.path));
+}
+
+/// Registers a thread read from disk (so appends and archives find its file).
+void remember(self_ptr self, const stored_thread& t, const std::string& path) {
+  auto& f = self->state.files[t.meta.id];
+  f.path = path;
+  f.meta = t.meta;
+  f.meta.turns.clear();
+  f.meta.path = path;
+  f.on_disk = true;
+  f.archived = t.archived;
+}
+
+bool must_sync(const runtime_config& cfg, const store_record& r) {
+  switch (cfg.durability) {
+    case runtime_config::durability_kind::item:
+      return true;
+    case runtime_config::durability_kind::turn:
+      return std::holds_alternative<turn_completed_record>(r);
+    case runtime_config::durability_kind::none:
+      return false;
+  }
+  return true;
+}
+
+/// Finds a thread's rollout: this process's table, then the index, then a scan.
+template <class Then>
+void locate(self_ptr self, const std::string& id, Then then,
+            std::function<void(caf::error)> fail) {
+  auto& st = self->state;
+  if (auto i = st.files.find(id); i != st.files.end() && i->second.on_disk) {
+    then(i->second.path);
+    return;
+  }
+  self->request(st.index, io_timeout, atom::get::value, id)
+      .then([then](index_entry& e) mutable { then(e.path); },
+            [self, id, then, fail](caf::error&) mutable {
+              if (auto p = find_rollout(self->state.config->home, id))
+                then(*p);
+              else
+                fail(make_error(errc::invalid_request, "no rollout found for thread id " + id));
+            });
+}
+
+std::string archived_path(const std::string& home, const std::string& path) {
+  auto name = fs::path(path).filename().string();
+  if (!ends_with(name, ".zst")) name += ".zst";
+  return home + "/archived_sessions/" + name;
+}
+
+std::string unarchived_path(const std::string& home, const protocol::thread& meta) {
+  return home + "/" + rollout_relative_path(meta.created_at, meta.id);
+}
+
+}  // namespace
+
+std::string index_path(const std::string& home) { return home + "/parley-index.sqlite"; }
+
+index_entry entry_for(const stored_thread& t, const std::string& path) {
+  index_entry e;
+  e.id = t.meta.id;
+  e.path = path;
+  e.cwd = t.meta.cwd;
+  e.preview = t.meta.preview;
+  e.name = t.meta.name;
+  e.created_at = t.meta.created_at;
+  e.updated_at = t.meta.updated_at;
+  e.archived = t.archived;
+  e.forked_from = t.meta.forked_from_id;
+  e.source = t.meta.source;
+  e.model_provider = t.meta.model_provider;
+  e.model = t.meta.model;
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) == 0) {
+    e.file_mtime_ns = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
+    e.file_size = static_cast<int64_t>(sb.st_size);
+  }
+  return e;
+}
+
+size_t sync_index(thread_index& index, const std::string& home) {
+  std::unordered_map<std::string, index_entry> known;
+  for (auto& e : index.all()) known.emplace(e.path, std::move(e));
+  size_t reread = 0;
+  index.batch([&] {
+    for (auto sub : {"sessions", "archived_sessions"}) {
+      bool archived = std::string{sub} == "archived_sessions";
+      for (auto& path : list_rollouts(home + "/" + sub)) {
+        struct stat sb {};
+        if (::stat(path.c_str(), &sb) != 0) continue;
+        auto mtime = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
+        auto k = known.find(path);
+        if (k != known.end()) {
+          bool fresh = k->second.file_mtime_ns == mtime && k->second.file_size == sb.st_size;
+          known.erase(k);
+          if (fresh) continue;
+        }
+        auto t = read_rollout(path);
+        if (!t) {
+          PARLEY_WARN("thread_index event=unreadable_rollout path={} error={}", path,
+                      message_of(t.error()));
+          continue;
+        }
+        t->archived = archived;
+        index.upsert(entry_for(*t, path));
+        ++reread;
+      }
+    }
+    for (auto& [path, e] : known) index.remove(e.id);  // the file is gone
+  });
+  return reread;
+}
+
+caf::expected<size_t> rebuild_index(const std::string& home) {
+  std::error_code ec;
+  for (auto suffix : {"", "-wal", "-shm"}) fs::remove(index_path(home) + suffix, ec);
+  try {
+    thread_index index{index_path(home)};
+    sync_index(index, home);
+    return index.size();
+  } catch (const std::exception& e) {
+    return make_error(errc::internal, e.what());
+  }
+}
+
+store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store_state> self,
+                                       std::shared_ptr<const runtime_config> config) {
+  install_default_handlers(self, "local_store");
+  self->state.config = std::move(config);
+  for (size_t i = 0; i < io_shards; ++i)
+    self->state.io.push_back(
+        self->spawn<caf::detached + caf::linked>(rollout_io, self->state.config->home));
+  self->state.index =
+      self->spawn<caf::detached + caf::linked>(index_owner, self->state.config->home);
+  return {
+      [self](atom::append, const std::string& id, const store_record& record) -> caf::result<atom::ok> {
+        auto& st = self->state;
+        if (auto* created = std::get_if<thread_created_record>(&record)) {
+          auto& f = st.files[id];
+          f.meta = created->meta;
+          f.meta.turns.clear();
+          f.path = f.meta.path.value_or(st.config->home + "/"
+                                        + rollout_relative_path(f.meta.created_at, id));
+          f.meta.path = f.path;
+          if (created->meta.turns.empty()) return atom::ok::value;  // written with its first turn
+          // A fork: its copied history is written at once.
+          auto lines = encode_thread(created->meta);
+          f.on_disk = true;
+          put_index(self, f);
+          return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
+                                st.config->durability != runtime_config::durability_kind::none);
+        }
+        auto i = st.files.find(id);
+        if (i == st.files.end())
+          return make_error(errc::internal, "store: append to an unknown thread " + id);
+        auto& f = i->second;
+        std::vector<std::string> lines;
+        bool first = !f.on_disk;
+        if (first) lines.push_back(encode_session_meta(f.meta));
+        for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
+        stored_thread tracker{f.meta, f.archived};
+        apply_record(tracker, record);
+        f.meta = std::move(tracker.meta);
+        f.meta.turns.clear();
+        f.on_disk = true;
+        if (first || std::holds_alternative<turn_completed_record>(record)
+            || std::holds_alternative<thread_renamed_record>(record))
+          put_index(self, f);
+        return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
+                              must_sync(*st.config, record));
+      },
+      [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
+        auto& st = self->state;
+        auto rp = self->make_response_promise<stored_thread>();
+        if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
+          rp.deliver(stored_thread{i->second.meta, false});  // not written yet: no turns
+          return rp;
+        }
+        locate(
+            self, id,
+            [self, rp](const std::string& path) mutable {
+              self->request(io_for(self, path), io_timeout, atom::load::value, path)
+                  .then(
+                      [self, rp, path](stored_thread& t) mutable {
+                        t.archived = path.find("/archived_sessions/") != std::string::npos;
+                        remember(self, t, path);
+                        rp.deliver(std::move(t));
+                      },
+                      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+            },
+            [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
+        if (auto err = validate_rollout_path(p.path)) return err;
+        auto rp = self->make_response_promise<stored_thread>();
+        auto path = fs::absolute(p.path).lexically_normal().string();
+        self->request(io_for(self, path), io_timeout, atom::load::value, path)
+            .then(
+                [self, rp, path](stored_thread& t) mutable {
+                  t.archived = path.find("/archived_sessions/") != std::string::npos;
+                  remember(self, t, path);
+                  rp.deliver(std::move(t));
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](atom::list, const protocol::thread_list_params& params)
+          -> caf::result<protocol::thread_list_response> {
+        list_query q;
+        q.key = params.sort_key == "created_at" ? list_query::sort_key::created_at
+                                                : list_query::sort_key::updated_at;
+        q.descending = params.sort_direction != "asc";
+        q.archived = params.archived;
+        q.cwds = params.cwds;
+        q.model_providers = params.model_providers;
+        q.search = params.search_term;
+        q.cursor = params.cursor;
+        q.limit = params.limit.value_or(25);
+        auto rp = self->make_response_promise<protocol::thread_list_response>();
+        self->request(self->state.index, io_timeout, atom::list::value, q)
+            .then(
+                [rp, kinds = params.source_kinds](list_page& page) mutable {
+                  protocol::thread_list_response r;
+                  for (auto& e : page.entries) {
+                    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), e.source) == kinds.end())
+                      continue;
+                    protocol::thread t;
+                    t.id = e.id;
+                    t.preview = e.preview;
+                    t.model_provider = e.model_provider;
+                    t.model = e.model;
+                    t.created_at = e.created_at;
+                    t.updated_at = e.updated_at;
+                    t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+                    t.path = e.path;
+                    t.cwd = e.cwd;
+                    t.cli_version = "";
+                    t.source = e.source;
+                    t.name = e.name;
+                    t.forked_from_id = e.forked_from;
+                    r.data.push_back(std::move(t));
+                  }
+                  r.next_cursor = page.next_cursor;
+                  rp.deliver(std::move(r));
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
+        auto rp = self->make_response_promise<stored_thread>();
+        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+        // Read it first: the metadata is needed for the unarchived location
+        // and for the reply.
+        locate(
+            self, id,
+            [self, rp, archive, fail](const std::string& from) mutable {
+              self->request(io_for(self, from), io_timeout, atom::load::value, from)
+                  .then(
+                      [self, rp, archive, from, fail](stored_thread& t) mutable {
+                        bool is_archived = from.find("/archived_sessions/") != std::string::npos;
+                        auto& home = self->state.config->home;
+                        auto to = archive ? archived_path(home, from) : unarchived_path(home, t.meta);
+                        auto finish = [self, rp, t, to, archive]() mutable {
+                          t.archived = archive;
+                          t.meta.path = to;
+                          remember(self, t, to);
+                          put_index(self, self->state.files[t.meta.id]);
+                          rp.deliver(std::move(t));
+                        };
+                        if (is_archived == archive) {  // already where it should be
+                          to = from;
+                          finish();
+                          return;
+                        }
+                        self->request(io_for(self, from), io_timeout, atom::archive::value, from, to)
+                            .then([finish](atom::ok) mutable { finish(); },
+                                  [fail](caf::error& err) mutable { fail(std::move(err)); });
+                      },
+                      [fail](caf::error& err) mutable { fail(std::move(err)); });
+            },
+            fail);
+        return rp;
+      },
+  };
+}
+
+}  // namespace parley::store

@@ -1,0 +1,77 @@
+#pragma once
+// The local store: one append-only JSONL rollout per thread under the home
+// folder, in the Codex rollout format, plus a SQLite index for list/read.
+//
+//   local_store (front)   routes requests; knows every thread touched in
+//                         this process (path, metadata, written yet?)
+//   rollout_io  x N       detached: blocking file I/O (append + fsync, read,
+//                         archive/unarchive with zstd); a thread's file is
+//                         always handled by the same one
+//   thread_index_actor    detached: owns the SQLite index; brings it up to
+//                         date with the rollouts on start
+//
+// No conversation ever waits on disk: they wait for an acknowledgement
+// message, and only their own events queue behind it.
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/config.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/store/thread_index.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::index_entry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::list_query)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::list_page)
+
+namespace parley::store {
+
+using rollout_io_actor = caf::typed_actor<
+    // Append lines to a rollout (creating it), fsync'ed when asked.
+    caf::replies_to<atom::append, std::string, std::vector<std::string>, bool>::with<atom::ok>,
+    // Read and decode a rollout.
+    caf::replies_to<atom::load, std::string>::with<stored_thread>,
+    // Move a rollout (compressing into / decompressing out of archived_sessions).
+    caf::replies_to<atom::archive, std::string, std::string>::with<atom::ok>>;
+
+using index_actor = caf::typed_actor<
+    caf::reacts_to<atom::put, index_entry>,
+    caf::replies_to<atom::get, std::string>::with<index_entry>,
+    caf::replies_to<atom::list, list_query>::with<list_page>>;
+
+/// A thread this process has touched.
+struct thread_file {
+  std::string path;
+  protocol::thread meta;  // no turns
+  bool on_disk = false;   // written once its first turn starts (as Codex does)
+  bool archived = false;
+};
+
+struct local_store_state {
+  static inline const char* name = "local_store";
+  std::shared_ptr<const runtime_config> config;
+  std::vector<rollout_io_actor> io;
+  index_actor index;
+  std::unordered_map<std::string, thread_file> files;
+};
+
+store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store_state> self,
+                                       std::shared_ptr<const runtime_config> config);
+
+/// The index entry for a stored thread at `path`.
+index_entry entry_for(const stored_thread& t, const std::string& path);
+
+/// Brings the index in line with the rollouts under `home`: new or changed
+/// files are (re)indexed, vanished ones dropped. Returns how many rollouts
+/// were (re)read.
+size_t sync_index(thread_index& index, const std::string& home);
+
+/// `parley store reindex`: deletes the index and rebuilds it from the rollouts.
+caf::expected<size_t> rebuild_index(const std::string& home);
+
+/// The index file under a home.
+std::string index_path(const std::string& home);
+
+}  // namespace parley::store

@@ -1,0 +1,181 @@
+#include "actors/store/rollout_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <system_error>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "protocol/errors.hpp"
+#include "protocol/ids.hpp"
+
+namespace parley::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+caf::expected<std::string> read_all(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in) return make_error(errc::invalid_request, "failed to read rollout `" + path + "`: " + std::strerror(errno));
+  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!ends_with(path, ".zst")) return data;
+  ZSTD_DStream* ds = ZSTD_createDStream();
+  ZSTD_initDStream(ds);
+  std::string out;
+  std::vector<char> buf(ZSTD_DStreamOutSize());
+  ZSTD_inBuffer input{data.data(), data.size(), 0};
+  while (input.pos < input.size) {
+    ZSTD_outBuffer output{buf.data(), buf.size(), 0};
+    auto rc = ZSTD_decompressStream(ds, &output, &input);
+    if (ZSTD_isError(rc)) {
+      ZSTD_freeDStream(ds);
+      return make_error(errc::invalid_request, "failed to read rollout `" + path
+                                                   + "`: corrupt zstd data: " + ZSTD_getErrorName(rc));
+    }
+    out.append(buf.data(), output.pos);
+  }
+  ZSTD_freeDStream(ds);
+  return out;
+}
+
+}  // namespace
+
+std::string rollout_relative_path(int64_t created_unix_s, const std::string& id) {
+  std::time_t t = static_cast<std::time_t>(created_unix_s);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char day[16], stamp[32];
+  std::strftime(day, sizeof day, "%Y/%m/%d", &tm);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H-%M-%S", &tm);
+  return std::string{"sessions/"} + day + "/rollout-" + stamp + "-" + id + ".jsonl";
+}
+
+caf::error validate_rollout_path(const std::string& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  auto prefix = "failed to resolve rollout path `" + path + "`: ";
+  if (ec || !fs::exists(status)) return make_error(errc::invalid_request, prefix + "file does not exist");
+  if (fs::is_directory(status)) return make_error(errc::invalid_request, prefix + "path is a directory");
+  if (!fs::is_regular_file(status)) return make_error(errc::invalid_request, prefix + "not a regular file");
+  return caf::none;
+}
+
+std::optional<std::string> id_from_file_name(const std::string& path) {
+  auto name = fs::path(path).filename().string();
+  if (name.rfind("rollout-", 0) != 0) return std::nullopt;
+  std::string stem;
+  if (ends_with(name, ".jsonl.zst"))
+    stem = name.substr(0, name.size() - 10);
+  else if (ends_with(name, ".jsonl"))
+    stem = name.substr(0, name.size() - 6);
+  else
+    return std::nullopt;
+  if (stem.size() < 36) return std::nullopt;
+  auto id = stem.substr(stem.size() - 36);
+  return protocol::is_uuid(id) ? std::optional<std::string>{id} : std::nullopt;
+}
+
+std::vector<std::string> list_rollouts(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;  // only real files count as rollouts
+    auto p = it->path().string();
+    if (id_from_file_name(p)) out.push_back(p);
+  }
+  return out;
+}
+
+std::optional<std::string> find_rollout(const std::string& home, const std::string& id) {
+  for (auto sub : {"sessions", "archived_sessions"})
+    for (auto& p : list_rollouts(home + "/" + sub))
+      if (id_from_file_name(p) == id) return p;
+  return std::nullopt;
+}
+
+caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& path, bool* torn) {
+  if (auto err = validate_rollout_path(path)) return err;
+  auto data = read_all(path);
+  if (!data) return data.error();
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < data->size()) {
+    auto end = data->find('\n', start);
+    if (end == std::string::npos) {
+      // No newline at the end: complete only if it parses (a crash mid-write
+      // leaves a torn line, which is skipped).
+      auto last = data->substr(start);
+      if (nlohmann::json::accept(last)) {
+        lines.push_back(std::move(last));
+      } else if (torn) {
+        *torn = true;
+      }
+      break;
+    }
+    if (end > start) lines.push_back(data->substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+caf::error write_compressed(const std::string& dst, const std::string& content) {
+  std::string out(ZSTD_compressBound(content.size()), '\0');
+  auto n = ZSTD_compress(out.data(), out.size(), content.data(), content.size(), 3);
+  if (ZSTD_isError(n)) return make_error(errc::internal, std::string{"zstd: "} + ZSTD_getErrorName(n));
+  out.resize(n);
+  auto tmp = dst + ".tmp";
+  {
+    std::ofstream f{tmp, std::ios::binary | std::ios::trunc};
+    f.write(out.data(), static_cast<std::streamsize>(out.size()));
+    f.flush();
+    if (!f) return make_error(errc::internal, "cannot write " + tmp);
+  }
+  int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  std::error_code ec;
+  fs::rename(tmp, dst, ec);
+  if (ec) return make_error(errc::internal, "cannot rename " + tmp + ": " + ec.message());
+  return caf::none;
+}
+
+caf::expected<home_lock> home_lock::acquire(const std::string& home) {
+  std::error_code ec;
+  fs::create_directories(home, ec);
+  auto path = home + "/parley.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(errc::internal, "cannot open " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    [[maybe_unused]] auto n = ::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
+    return make_error(errc::internal, "another parley process (pid " + std::string{pid}
+                                          + ") is using the home " + home
+                                          + "; stop it or pick another --home");
+  }
+  auto me = std::to_string(::getpid());
+  [[maybe_unused]] auto t = ::ftruncate(fd, 0);
+  [[maybe_unused]] auto w = ::pwrite(fd, me.data(), me.size(), 0);
+  return home_lock{fd};
+}
+
+home_lock::~home_lock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+}  // namespace parley::store

@@ -1,0 +1,58 @@
+#pragma once
+// The Codex rollout format (protocol.md §5), as the real Codex 0.169 writes
+// and reads it (verified against the binary):
+//
+//   {"timestamp":"…Z","type":"session_meta","payload":{id, timestamp, cwd, originator, …}}
+//   {"timestamp":"…Z","type":"event_msg","payload":{"type":"task_started","turn_id":…}}
+//   … user_message / agent_message / item_completed / task_complete / turn_aborted …
+//
+// parley writes the legacy history mode, which Codex lists, reads, resumes
+// and forks at once: messages as user_message / agent_message events, the
+// turn's end as task_complete (with `error` when it failed) or turn_aborted.
+// Commands are written as item_completed records carrying Codex's
+// CommandExecution TurnItem: parley reads them back; Codex's legacy reader
+// skips them (it shows no commands for legacy threads, its own included).
+// response_item lines carry the model-visible history.
+//
+// parley reads both shapes: older files whose turns come from user_message /
+// agent_message, and 0.169 paginated files whose turns come from
+// item_completed records. Unknown lines and fields are ignored.
+
+#include <caf/expected.hpp>
+#include <string>
+#include <vector>
+
+#include "actors/messages.hpp"
+
+namespace parley::store {
+
+/// The first line of a rollout.
+std::string encode_session_meta(const protocol::thread& meta);
+
+/// The lines that record `record` for thread `meta`.
+std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record);
+
+/// A whole thread (session_meta, then every turn): forks are written at once.
+std::vector<std::string> encode_thread(const protocol::thread& meta);
+
+/// Rebuilds a thread from a rollout's lines. `path` is only for messages. A
+/// turn without an end record counts as interrupted (as in Codex).
+caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& lines,
+                                            const std::string& path);
+
+/// Validates `path`, reads it (plain or .zst; a torn last line is skipped with
+/// a warning) and decodes it.
+caf::expected<stored_thread> read_rollout(const std::string& path);
+
+/// "2025-11-07T07:20:00.123Z" for unix milliseconds, and back (0 if invalid).
+std::string rfc3339_ms(int64_t unix_ms);
+int64_t parse_rfc3339_ms(const std::string& text);
+
+/// A shell-style join of argv, as Codex shows a command ("/bin/sh -c 'x'").
+std::string shell_join(const std::vector<std::string>& argv);
+
+/// file:// URIs for paths, as Codex's TurnItem cwd wants them, and back.
+std::string path_to_file_uri(const std::string& path);
+std::string file_uri_to_path(const std::string& uri);
+
+}  // namespace parley::store

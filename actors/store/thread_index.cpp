@@ -1,0 +1,236 @@
+#include "actors/store/thread_index.hpp"
+
+#include <sqlite3.h>
+#include <stdexcept>
+
+namespace parley::store {
+
+namespace {
+
+constexpr int schema_version = 1;
+
+[[noreturn]] void fail(sqlite3* db, const std::string& what) {
+  throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
+}
+
+void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
+  sqlite3_bind_text(s, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+}
+
+void bind_opt(sqlite3_stmt* s, int i, const std::optional<std::string>& v) {
+  if (v)
+    bind_text(s, i, *v);
+  else
+    sqlite3_bind_null(s, i);
+}
+
+std::string text(sqlite3_stmt* s, int col) {
+  auto* p = sqlite3_column_text(s, col);
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<size_t>(sqlite3_column_bytes(s, col)))
+           : std::string{};
+}
+
+std::optional<std::string> opt_text(sqlite3_stmt* s, int col) {
+  if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
+  return text(s, col);
+}
+
+constexpr const char* columns =
+    "id, path, cwd, preview, name, created_at, updated_at, archived, forked_from, source, "
+    "model_provider, model, file_mtime_ns, file_size";
+
+index_entry read_row(sqlite3_stmt* s) {
+  index_entry e;
+  e.id = text(s, 0);
+  e.path = text(s, 1);
+  e.cwd = text(s, 2);
+  e.preview = text(s, 3);
+  e.name = opt_text(s, 4);
+  e.created_at = sqlite3_column_int64(s, 5);
+  e.updated_at = sqlite3_column_int64(s, 6);
+  e.archived = sqlite3_column_int(s, 7) != 0;
+  e.forked_from = opt_text(s, 8);
+  e.source = text(s, 9);
+  e.model_provider = text(s, 10);
+  e.model = opt_text(s, 11);
+  e.file_mtime_ns = sqlite3_column_int64(s, 12);
+  e.file_size = sqlite3_column_int64(s, 13);
+  return e;
+}
+
+struct statement {
+  sqlite3_stmt* s;
+  ~statement() { sqlite3_finalize(s); }
+};
+
+}  // namespace
+
+std::string encode_cursor(int64_t sort_value, const std::string& id) {
+  return std::to_string(sort_value) + ":" + id;
+}
+
+bool decode_cursor(const std::string& cursor, int64_t& sort_value, std::string& id) {
+  auto colon = cursor.find(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  try {
+    size_t used = 0;
+    sort_value = std::stoll(cursor.substr(0, colon), &used);
+    if (used != colon) return false;
+  } catch (...) {
+    return false;
+  }
+  id = cursor.substr(colon + 1);
+  return !id.empty();
+}
+
+thread_index::thread_index(const std::string& path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr)
+      != SQLITE_OK)
+    fail(db_, "open " + path);
+  // WAL: readers never wait for the writer; NORMAL sync is enough for a
+  // rebuildable index.
+  exec("PRAGMA journal_mode=WAL");
+  exec("PRAGMA synchronous=NORMAL");
+  exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)");
+  {
+    statement v{prepare("SELECT value FROM meta WHERE key='schema_version'")};
+    int found = sqlite3_step(v.s) == SQLITE_ROW ? std::stoi(text(v.s, 0)) : 0;
+    if (found != 0 && found != schema_version) exec("DROP TABLE IF EXISTS threads");
+  }
+  exec(
+      "CREATE TABLE IF NOT EXISTS threads("
+      " id TEXT PRIMARY KEY, path TEXT NOT NULL, cwd TEXT NOT NULL, preview TEXT NOT NULL,"
+      " name TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+      " archived INTEGER NOT NULL DEFAULT 0, forked_from TEXT, source TEXT NOT NULL,"
+      " model_provider TEXT NOT NULL, model TEXT, file_mtime_ns INTEGER NOT NULL DEFAULT 0,"
+      " file_size INTEGER NOT NULL DEFAULT 0)");
+  exec("CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at, id)");
+  exec("CREATE INDEX IF NOT EXISTS threads_by_updated ON threads(archived, updated_at, id)");
+  exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
+        + std::to_string(schema_version) + "')")
+           .c_str());
+  upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
+  remove_ = prepare("DELETE FROM threads WHERE id=?");
+}
+
+thread_index::~thread_index() {
+  sqlite3_finalize(upsert_);
+  sqlite3_finalize(find_);
+  sqlite3_finalize(remove_);
+  sqlite3_close(db_);
+}
+
+void thread_index::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "?";
+    sqlite3_free(err);
+    throw std::runtime_error(std::string{"thread index: "} + sql + ": " + msg);
+  }
+}
+
+sqlite3_stmt* thread_index::prepare(const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) fail(db_, sql);
+  return s;
+}
+
+void thread_index::upsert(const index_entry& e) {
+  auto* s = upsert_;
+  sqlite3_reset(s);
+  bind_text(s, 1, e.id);
+  bind_text(s, 2, e.path);
+  bind_text(s, 3, e.cwd);
+  bind_text(s, 4, e.preview);
+  bind_opt(s, 5, e.name);
+  sqlite3_bind_int64(s, 6, e.created_at);
+  sqlite3_bind_int64(s, 7, e.updated_at);
+  sqlite3_bind_int(s, 8, e.archived ? 1 : 0);
+  bind_opt(s, 9, e.forked_from);
+  bind_text(s, 10, e.source);
+  bind_text(s, 11, e.model_provider);
+  bind_opt(s, 12, e.model);
+  sqlite3_bind_int64(s, 13, e.file_mtime_ns);
+  sqlite3_bind_int64(s, 14, e.file_size);
+  if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "upsert " + e.id);
+}
+
+void thread_index::remove(const std::string& id) {
+  sqlite3_reset(remove_);
+  bind_text(remove_, 1, id);
+  if (sqlite3_step(remove_) != SQLITE_DONE) fail(db_, "remove " + id);
+}
+
+std::optional<index_entry> thread_index::find(const std::string& id) {
+  sqlite3_reset(find_);
+  bind_text(find_, 1, id);
+  if (sqlite3_step(find_) == SQLITE_ROW) return read_row(find_);
+  return std::nullopt;
+}
+
+list_page thread_index::list(const list_query& q) {
+  const char* key = q.key == list_query::sort_key::created_at ? "created_at" : "updated_at";
+  std::string sql = std::string{"SELECT "} + columns + " FROM threads WHERE archived=?";
+  int64_t cursor_value = 0;
+  std::string cursor_id;
+  bool has_cursor = q.cursor && decode_cursor(*q.cursor, cursor_value, cursor_id);
+  if (has_cursor)
+    sql += std::string{" AND ("} + key + (q.descending ? " < ?" : " > ?") + " OR (" + key
+           + " = ? AND id" + (q.descending ? " < ?" : " > ?") + "))";
+  if (!q.cwds.empty()) {
+    sql += " AND cwd IN (";
+    for (size_t i = 0; i < q.cwds.size(); ++i) sql += i ? ",?" : "?";
+    sql += ")";
+  }
+  if (!q.model_providers.empty()) {
+    sql += " AND model_provider IN (";
+    for (size_t i = 0; i < q.model_providers.size(); ++i) sql += i ? ",?" : "?";
+    sql += ")";
+  }
+  if (q.search) sql += " AND (instr(lower(preview), lower(?)) > 0 OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
+  sql += std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
+         + (q.descending ? " DESC" : " ASC") + " LIMIT ?";
+  statement st{prepare(sql)};
+  int i = 1;
+  sqlite3_bind_int(st.s, i++, q.archived ? 1 : 0);
+  if (has_cursor) {
+    sqlite3_bind_int64(st.s, i++, cursor_value);
+    sqlite3_bind_int64(st.s, i++, cursor_value);
+    bind_text(st.s, i++, cursor_id);
+  }
+  for (auto& c : q.cwds) bind_text(st.s, i++, c);
+  for (auto& p : q.model_providers) bind_text(st.s, i++, p);
+  if (q.search) {
+    bind_text(st.s, i++, *q.search);
+    bind_text(st.s, i++, *q.search);
+  }
+  uint32_t limit = q.limit == 0 ? 25 : q.limit;
+  sqlite3_bind_int64(st.s, i++, static_cast<int64_t>(limit) + 1);  // one more: is there a next page?
+  list_page page;
+  while (sqlite3_step(st.s) == SQLITE_ROW) page.entries.push_back(read_row(st.s));
+  if (page.entries.size() > limit) {
+    page.entries.pop_back();
+    const auto& last = page.entries.back();
+    page.next_cursor = encode_cursor(
+        q.key == list_query::sort_key::created_at ? last.created_at : last.updated_at, last.id);
+  }
+  return page;
+}
+
+std::vector<index_entry> thread_index::all() {
+  statement st{prepare(std::string{"SELECT "} + columns + " FROM threads")};
+  std::vector<index_entry> out;
+  while (sqlite3_step(st.s) == SQLITE_ROW) out.push_back(read_row(st.s));
+  return out;
+}
+
+size_t thread_index::size() {
+  statement st{prepare("SELECT count(*) FROM threads")};
+  return sqlite3_step(st.s) == SQLITE_ROW ? static_cast<size_t>(sqlite3_column_int64(st.s, 0)) : 0;
+}
+
+}  // namespace parley::store

@@ -1,0 +1,98 @@
+#pragma once
+// The SQLite index of thread metadata: what thread/list and thread/read of
+// a thread that is not loaded need, without opening every rollout. The
+// rollouts are the truth; the index can always be rebuilt from them.
+// Not thread-safe: one owner (the index actor) uses it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/types.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace parley::store {
+
+/// One row: a thread's metadata and where its rollout is.
+struct index_entry {
+  std::string id;
+  std::string path;
+  std::string cwd;
+  std::string preview;
+  std::optional<std::string> name;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+  bool archived = false;
+  std::optional<std::string> forked_from;
+  std::string source = "vscode";
+  std::string model_provider;
+  std::optional<std::string> model;
+  int64_t file_mtime_ns = 0;  // the rollout as last indexed (staleness check)
+  int64_t file_size = 0;
+};
+
+/// thread/list parameters, decoded.
+struct list_query {
+  enum class sort_key { created_at, updated_at };
+  sort_key key = sort_key::created_at;
+  bool descending = true;
+  bool archived = false;
+  std::vector<std::string> cwds;             // empty = any
+  std::vector<std::string> model_providers;  // empty = any
+  std::optional<std::string> search;         // substring of preview or name
+  std::optional<std::string> cursor;         // from a previous page
+  uint32_t limit = 25;
+};
+
+struct list_page {
+  std::vector<index_entry> entries;
+  std::optional<std::string> next_cursor;
+};
+
+class thread_index {
+ public:
+  /// Opens (creating if needed) the index at `path`. Throws on failure.
+  explicit thread_index(const std::string& path);
+  ~thread_index();
+  thread_index(const thread_index&) = delete;
+  thread_index& operator=(const thread_index&) = delete;
+
+  void upsert(const index_entry& e);
+  void remove(const std::string& id);
+  std::optional<index_entry> find(const std::string& id);
+  list_page list(const list_query& q);
+  /// Every (path, mtime, size) indexed, for the staleness scan.
+  std::vector<index_entry> all();
+  size_t size();
+
+  /// Runs `f` in one transaction (bulk rebuilds).
+  template <class F>
+  void batch(F&& f) {
+    exec("BEGIN");
+    try {
+      f();
+    } catch (...) {
+      exec("ROLLBACK");
+      throw;
+    }
+    exec("COMMIT");
+  }
+
+ private:
+  void exec(const char* sql);
+  sqlite3_stmt* prepare(const std::string& sql);
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* upsert_ = nullptr;
+  sqlite3_stmt* find_ = nullptr;
+  sqlite3_stmt* remove_ = nullptr;
+};
+
+/// The opaque cursor for a list position (sort value + id).
+std::string encode_cursor(int64_t sort_value, const std::string& id);
+bool decode_cursor(const std::string& cursor, int64_t& sort_value, std::string& id);
+
+}  // namespace parley::store
