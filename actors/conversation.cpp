@@ -189,6 +189,15 @@ void interrupt_active(self_ptr self) {
   self->send_exit(st.active->handle, make_error(errc::interrupted, "turn interrupted"));
 }
 
+/// A stored turn without an end record reads back as interrupted; the one
+/// this conversation is running is in progress.
+void mark_active(self_ptr self, std::vector<protocol::turn>& turns) {
+  auto& st = self->state;
+  if (!st.active) return;
+  for (auto& t : turns)
+    if (t.id == st.active->id) t.status = protocol::turn_status::in_progress;
+}
+
 void subscribe(self_ptr self, const client_actor& client) {
   auto& subs = self->state.subscribers;
   if (std::find(subs.begin(), subs.end(), client) == subs.end()) subs.push_back(client);
@@ -333,6 +342,7 @@ conversation_actor::behavior_type conversation(
                 [self, rp](stored_thread& stored) mutable {
                   auto session = describe_session(self);
                   session.thread_.turns = std::move(stored.meta.turns);
+                  mark_active(self, session.thread_.turns);
                   rp.deliver(std::move(session));
                 },
                 [self, rp](caf::error&) mutable {
@@ -387,6 +397,7 @@ conversation_actor::behavior_type conversation(
                 [self, rp](stored_thread& stored) mutable {
                   auto t = self->state.meta;
                   t.turns = std::move(stored.meta.turns);
+                  mark_active(self, t.turns);
                   rp.deliver(protocol::thread_read_response{std::move(t)});
                 },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });

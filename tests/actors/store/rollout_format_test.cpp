@@ -1,0 +1,125 @@
+#include "actors/store/rollout_format.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace parley::store {
+namespace {
+
+using nlohmann::json;
+
+protocol::thread sample() {
+  protocol::thread t;
+  t.id = "019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80";
+  t.created_at = 1762500000;
+  t.cwd = "/work/my project";
+  t.cli_version = "0.1.0";
+  t.model_provider = "parley";
+  t.name = "demo";
+  protocol::turn u;
+  u.id = "019a5c3e-7b44-7d02-8e11-90ab12cd34ef";
+  u.started_at = 1762500001;
+  u.completed_at = 1762500002;
+  u.duration_ms = 900;
+  u.status = protocol::turn_status::failed;
+  u.error = protocol::turn_error{"model failed: boom", std::string{"other"}, std::nullopt};
+  u.items.push_back(protocol::user_message_item{"u", {protocol::user_input::make_text("run: ls")}, std::nullopt});
+  protocol::command_execution_item c;
+  c.id = "call_1";
+  c.command = "/bin/sh -c 'ls -l'";
+  c.cwd = "/work/my project";
+  c.status = protocol::item_status::completed;
+  c.command_actions = {protocol::command_action{protocol::command_action::kind::list_files, "ls -l", {}, {}, {}}};
+  c.aggregated_output = "total 0\n";
+  c.exit_code = 0;
+  c.duration_ms = 1234;
+  c.process_id = "42";
+  u.items.push_back(c);
+  u.items.push_back(protocol::agent_message_item{"m", "done", std::string{"final_answer"}});
+  t.turns.push_back(u);
+  protocol::turn v;
+  v.id = "019a5c3e-7b44-7d02-8e11-90ab12cd34f0";
+  v.status = protocol::turn_status::interrupted;
+  v.started_at = 1762500003;
+  v.items.push_back(protocol::user_message_item{"u2", {protocol::user_input::make_text("again")}, std::nullopt});
+  t.turns.push_back(v);
+  return t;
+}
+
+TEST(rollout_format, a_thread_round_trips) {
+  auto t = sample();
+  auto lines = encode_thread(t);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(json::parse(lines[0])["type"], "session_meta");
+  auto back = decode_rollout(lines, "/x.jsonl");
+  ASSERT_TRUE(back) << to_string(back.error());
+  auto& b = back->meta;
+  EXPECT_EQ(b.id, t.id);
+  EXPECT_EQ(b.created_at, t.created_at);
+  EXPECT_EQ(b.cwd, t.cwd);
+  EXPECT_EQ(b.name, "demo");
+  EXPECT_EQ(b.preview, "run: ls");
+  ASSERT_EQ(b.turns.size(), 2u);
+  auto& u = b.turns[0];
+  EXPECT_EQ(u.id, t.turns[0].id);
+  EXPECT_EQ(u.status, protocol::turn_status::failed);
+  ASSERT_TRUE(u.error);
+  EXPECT_EQ(u.error->message, "model failed: boom");
+  EXPECT_EQ(u.duration_ms, 900);
+  ASSERT_EQ(u.items.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<protocol::user_message_item>(u.items[0]));
+  auto& c = std::get<protocol::command_execution_item>(u.items[1]);
+  EXPECT_EQ(json(c), json(t.turns[0].items[1])) << "a command item survives exactly";
+  EXPECT_EQ(std::get<protocol::agent_message_item>(u.items[2]).text, "done");
+  EXPECT_EQ(b.turns[1].status, protocol::turn_status::interrupted);
+}
+
+TEST(rollout_format, commands_use_codex_turn_item_shapes) {
+  auto lines = encode_thread(sample());
+  bool found = false;
+  for (auto& l : lines) {
+    auto j = json::parse(l);
+    if (j["payload"].value("type", "") != "item_completed") continue;
+    auto& item = j["payload"]["item"];
+    EXPECT_EQ(item["type"], "CommandExecution");
+    EXPECT_EQ(item["command"], json::array({"/bin/sh", "-c", "ls -l"}));
+    EXPECT_EQ(item["cwd"], "file:///work/my%20project");
+    EXPECT_EQ(item["duration"], (json{{"secs", 1}, {"nanos", 234000000}}));
+    EXPECT_EQ(item["parsed_cmd"][0]["type"], "list_files");
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(rollout_format, not_a_rollout) {
+  EXPECT_FALSE(decode_rollout({}, "p"));
+  EXPECT_FALSE(decode_rollout({"nope"}, "p"));
+  EXPECT_FALSE(decode_rollout({R"({"type":"event_msg","payload":{}})"}, "p"));
+  EXPECT_FALSE(decode_rollout({R"({"type":"session_meta","payload":{"id":"x"}})"}, "p"));
+}
+
+TEST(rollout_format, unknown_lines_and_a_second_session_meta_are_ignored) {
+  auto lines = encode_thread(sample());
+  lines.insert(lines.begin() + 1, R"({"timestamp":"2025-11-07T07:20:00.000Z","type":"session_meta","payload":{"id":"019a5c3e-7b10-7c21-9a3d-000000000000"}})");
+  lines.insert(lines.begin() + 2, R"({"timestamp":"2025-11-07T07:20:00.000Z","type":"world_state","payload":{"x":1}})");
+  lines.push_back(R"({"timestamp":"2025-11-07T07:20:00.000Z","type":"event_msg","payload":{"type":"thread_settings_applied"}})");
+  auto back = decode_rollout(lines, "p");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->meta.id, "019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80");
+  EXPECT_EQ(back->meta.turns.size(), 2u);
+}
+
+TEST(rollout_format, helpers) {
+  EXPECT_EQ(rfc3339_ms(1762500000123), "2025-11-07T07:20:00.123Z");
+  EXPECT_EQ(parse_rfc3339_ms("2025-11-07T07:20:00.123Z"), 1762500000123);
+  EXPECT_EQ(parse_rfc3339_ms("2025-11-07T07:20:00Z"), 1762500000000);
+  EXPECT_EQ(parse_rfc3339_ms("garbage"), 0);
+  EXPECT_EQ(shell_join({"/bin/bash", "-lc", "make test"}), "/bin/bash -lc 'make test'");
+  EXPECT_EQ(shell_join({"echo", "it's"}), R"(echo 'it'\''s')");
+  EXPECT_EQ(path_to_file_uri("/a b/c%d"), "file:///a%20b/c%25d");
+  EXPECT_EQ(file_uri_to_path("file:///a%20b/c%25d"), "/a b/c%d");
+  EXPECT_EQ(file_uri_to_path("/plain"), "/plain");
+}
+
+}  // namespace
+}  // namespace parley::store

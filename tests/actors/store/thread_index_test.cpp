@@ -1,0 +1,92 @@
+#include "actors/store/thread_index.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace parley::store {
+namespace {
+
+std::string temp_db(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("parley-index-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / name).string();
+  for (auto suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
+}
+
+index_entry entry(int i) {
+  index_entry e;
+  e.id = "id-" + std::string(i < 10 ? "0" : "") + std::to_string(i);
+  e.path = "/p/" + e.id;
+  e.cwd = i % 2 ? "/odd" : "/even";
+  e.preview = i == 7 ? "find the Needle" : "hay";
+  e.created_at = 1000 + i / 3;  // ties on purpose
+  e.updated_at = 5000 - i;
+  e.model_provider = "parley";
+  return e;
+}
+
+TEST(thread_index, pages_in_order_with_ties_broken_by_id) {
+  thread_index idx{temp_db("order.sqlite")};
+  for (int i = 0; i < 20; ++i) idx.upsert(entry(i));
+  EXPECT_EQ(idx.size(), 20u);
+  for (bool desc : {true, false}) {
+    list_query q;
+    q.descending = desc;
+    q.limit = 6;
+    std::vector<index_entry> seen;
+    for (int pages = 0; pages < 10; ++pages) {
+      auto page = idx.list(q);
+      seen.insert(seen.end(), page.entries.begin(), page.entries.end());
+      if (!page.next_cursor) break;
+      q.cursor = page.next_cursor;
+    }
+    ASSERT_EQ(seen.size(), 20u);
+    for (size_t i = 1; i < seen.size(); ++i) {
+      auto a = std::make_pair(seen[i - 1].created_at, seen[i - 1].id);
+      auto b = std::make_pair(seen[i].created_at, seen[i].id);
+      EXPECT_TRUE(desc ? a > b : a < b);
+    }
+  }
+}
+
+TEST(thread_index, filters) {
+  thread_index idx{temp_db("filters.sqlite")};
+  for (int i = 0; i < 20; ++i) idx.upsert(entry(i));
+  auto archived = entry(3);
+  archived.archived = true;
+  idx.upsert(archived);
+  list_query q;
+  q.limit = 100;
+  EXPECT_EQ(idx.list(q).entries.size(), 19u);
+  q.archived = true;
+  EXPECT_EQ(idx.list(q).entries.size(), 1u);
+  q.archived = false;
+  q.search = "needle";
+  ASSERT_EQ(idx.list(q).entries.size(), 1u);
+  EXPECT_EQ(idx.list(q).entries[0].id, "id-07");
+  q.search.reset();
+  q.cwds = {"/odd"};
+  EXPECT_EQ(idx.list(q).entries.size(), 9u);  // 10 odd minus the archived one
+  q.cwds.clear();
+  q.key = list_query::sort_key::updated_at;
+  q.descending = true;
+  EXPECT_EQ(idx.list(q).entries.front().id, "id-00");
+  idx.remove("id-00");
+  EXPECT_FALSE(idx.find("id-00"));
+  EXPECT_EQ(idx.find("id-01")->path, "/p/id-01");
+}
+
+TEST(thread_index, cursors) {
+  int64_t v = 0;
+  std::string id;
+  EXPECT_TRUE(decode_cursor(encode_cursor(42, "abc:def"), v, id));
+  EXPECT_EQ(v, 42);
+  EXPECT_EQ(id, "abc:def");
+  EXPECT_FALSE(decode_cursor("garbage", v, id));
+  EXPECT_FALSE(decode_cursor("12x:abc", v, id));
+}
+
+}  // namespace
+}  // namespace parley::store
