@@ -2,6 +2,14 @@
 // every event is serialised once per subscriber.
 
 #include <benchmark/benchmark.h>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/approval.hpp"
+#include "actors/runtime.hpp"
+#include "actors/in_process_client.hpp"
 
 #include "protocol/approvals.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -44,6 +52,94 @@ void serialize_item_completed(benchmark::State& state) {
     benchmark::DoNotOptimize(encode_notification(method_of(n), params_of(n), 1762500000000));
 }
 BENCHMARK(serialize_item_completed);
+
+void parse_and_decode_turn_start(benchmark::State& state) {
+  // What the connection does with a turn/start line before dispatching it.
+  const std::string line =
+      R"({"id":7,"method":"turn/start","params":{"threadId":"019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80","input":[{"type":"text","text":"run: true","text_elements":[]}]}})";
+  for (auto _ : state) {
+    auto m = parse_message(line);
+    auto& msg = std::get<incoming_message>(m);
+    benchmark::DoNotOptimize(decode<turn_start_params>(msg.params));
+  }
+}
+BENCHMARK(parse_and_decode_turn_start);
+
+// -- actors ----------------------------------------------------------------------
+
+caf::actor_system& bench_system() {
+  static caf::actor_system_config cfg = [] {
+    caf::actor_system_config c;
+    parley::configure_scheduler(c, 0);
+    return c;
+  }();
+  static caf::actor_system sys{cfg};
+  return sys;
+}
+
+/// A stand-in for the conversation: answers every ask at once with accept.
+caf::behavior instant_decider(caf::event_based_actor*, int) {
+  return {[](parley::atom::ask, const parley::approval_ask&) {
+    return parley::protocol::approval_decision::accept();
+  }};
+}
+
+caf::behavior echo(caf::event_based_actor*, int) {
+  return {[](parley::atom::decide) { return parley::atom::ok::value; }};
+}
+
+/// The baseline: one CAF request/response between two local actors.
+void raw_caf_request_response(benchmark::State& state) {
+  auto& sys = bench_system();
+  auto target = sys.spawn(echo, 0);
+  caf::scoped_actor self{sys};
+  for (auto _ : state)
+    self->request(target, std::chrono::seconds(5), parley::atom::decide::value)
+        .receive([](parley::atom::ok) {}, [&](caf::error&) { state.SkipWithError("failed"); });
+  self->send_exit(target, caf::exit_reason::kill);
+}
+BENCHMARK(raw_caf_request_response);
+
+/// One approval from the turn's point of view: spawn the approval actor, ask
+/// it to decide, it asks its conversation (here a stand-in that accepts at
+/// once), the outcome comes back, the actor quits.
+void approval_round_trip(benchmark::State& state) {
+  auto& sys = bench_system();
+  auto decider = caf::actor_cast<parley::conversation_actor>(sys.spawn(instant_decider, 0));
+  caf::scoped_actor self{sys};
+  parley::approval_ask ask;
+  ask.thread_id = "t";
+  ask.command.thread_id = "t";
+  ask.command.turn_id = "u";
+  ask.command.item_id = "call_1";
+  for (auto _ : state) {
+    ask.key = parley::next_ask_key();
+    auto a = sys.spawn(parley::approval, decider, ask, std::chrono::milliseconds(5000));
+    self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
+        .receive([](parley::approval_outcome&) {}, [&](caf::error&) { state.SkipWithError("failed"); });
+  }
+  self->send_exit(decider, caf::exit_reason::kill);
+}
+BENCHMARK(approval_round_trip);
+
+/// thread/start through the in-process connection: spawn a conversation,
+/// subscribe, describe it, announce it.
+class quiet_host : public parley::in_process_client::handler {
+ public:
+  void on_notification(const notification&) override {}
+  void on_approval(const parley::approval_ask&, parley::approval_reply r) override {
+    r(approval_decision::accept());
+  }
+};
+
+void spawn_conversation(benchmark::State& state) {
+  parley::runtime_config cfg;
+  cfg.store = parley::runtime_config::store_kind::memory;
+  parley::runtime rt{cfg};
+  parley::in_process_client client{rt, std::make_shared<quiet_host>()};
+  for (auto _ : state) benchmark::DoNotOptimize(client.start_thread({}));
+}
+BENCHMARK(spawn_conversation)->Iterations(5000);
 
 }  // namespace
 
