@@ -56,7 +56,10 @@ void post_stored(self_ptr self, store_record record, std::function<void()> deliv
       if (e.seq == seq) e.ready = true;
     flush(self);
   };
-  self->request(st.svc.store, store_timeout, atom::append::value, st.meta.id, std::move(record))
+  // No timeout: every store answers an append itself or through a linked I/O
+  // actor that replies at once, so a failure bounces back as an error; a
+  // timed request costs two wakeups of CAF's clock thread, on every record.
+  self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
       .then([mark_ready](atom::ok) { mark_ready(); },
             [self, mark_ready](caf::error& err) {
               PARLEY_ERROR("conversation {} event=store_append_failed error={}",

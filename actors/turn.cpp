@@ -14,9 +14,6 @@ namespace {
 using self_ptr = turn_actor::stateful_pointer<turn_state>;
 using protocol::item_status;
 
-// The approval resolves by its own deadline; this only guards against an
-// approval actor that never answers.
-constexpr auto approval_margin = std::chrono::seconds(30);
 constexpr auto model_timeout = std::chrono::minutes(5);
 
 template <class T>
@@ -127,7 +124,9 @@ void ask_approval(self_ptr self) {
   auto timeout = st.svc.config->approval_timeout;
   auto pending = self->spawn<caf::linked>(approval, st.conversation, ask, timeout);
   st.approval_addr = pending.address();
-  self->request(pending, timeout + approval_margin, atom::decide::value)
+  // No timeout of its own: the approval owns the deadline, and if it dies
+  // before answering, its link tells this turn at once (see the exit handler).
+  self->request(pending, caf::infinite, atom::decide::value)
       .then([self, key = ask.key](approval_outcome& out) { on_outcome(self, key, std::move(out)); },
             [self, key = ask.key](caf::error& err) { on_outcome(self, key, outcome_of_error(err)); });
 }
