@@ -29,6 +29,9 @@ struct runtime_config {
   /// after each completed turn, or never (the OS decides).
   enum class durability_kind { item, turn, none };
   durability_kind durability = durability_kind::turn;
+  /// Encode event params where events are made (spread over many actors):
+  /// on when JSON clients are served (stdio), off for in-process hosts.
+  bool encode_events = false;
   /// A loaded thread with no subscriber and no active turn is unloaded after this.
   std::chrono::milliseconds idle_unload = std::chrono::minutes(30);
 };

@@ -90,7 +90,7 @@ void update_status(self_ptr self) {
                           : protocol::thread_status::idle();
   if (status == st.meta.status) return;
   st.meta.status = status;
-  emit(self, make_notification(protocol::thread_status_changed{st.meta.id, status}));
+  emit(self, make_event(self->state.svc, protocol::thread_status_changed{st.meta.id, status}));
 }
 
 // -- asks --------------------------------------------------------------------
@@ -163,7 +163,7 @@ void finalize_turn(self_ptr self, turn_result result) {
   st.meta.updated_at = now_ms / 1000;
   update_status(self);
   emit_stored(self, turn_completed_record{done},
-              make_notification(protocol::turn_completed{st.meta.id, done}));
+              make_event(self->state.svc, protocol::turn_completed{st.meta.id, done}));
   if (!st.shutdown_waiters.empty()) {
     close(self);
     return;
@@ -177,8 +177,9 @@ void close(self_ptr self) {
   auto& st = self->state;
   if (st.closing) return;
   st.meta.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
-  emit(self, make_notification(protocol::thread_status_changed{st.meta.id, st.meta.status}));
-  emit(self, make_notification(protocol::thread_closed{st.meta.id}));
+  emit(self,
+       make_event(self->state.svc, protocol::thread_status_changed{st.meta.id, st.meta.status}));
+  emit(self, make_event(self->state.svc, protocol::thread_closed{st.meta.id}));
   for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
   st.shutdown_waiters.clear();
   st.closing = true;
@@ -263,15 +264,16 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
 
   update_status(self);
   emit_stored(self, turn_started_record{turn_id, st.active->started_at},
-              make_notification(
-                  protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+              make_event(self->state.svc,
+                         protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
   protocol::user_message_item msg;
   msg.id = protocol::new_uuid_v7();
   msg.content = std::move(params.input);
   msg.client_id = params.client_user_message_id;
-  emit(self, make_notification(protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
-  emit_stored(self, item_record{turn_id, msg},
-              make_notification(protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
+  emit(self, make_event(self->state.svc, protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
+  emit_stored(
+      self, item_record{turn_id, msg},
+      make_event(self->state.svc, protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
   return rp;
 }
 
@@ -322,7 +324,7 @@ conversation_actor::behavior_type conversation(
         created.turns = std::move(st.meta.turns);  // stored with the thread, not kept here
         st.meta.turns.clear();
         emit_stored(self, thread_created_record{std::move(created)},
-                    make_notification(protocol::thread_started{st.meta}));
+                    make_event(self->state.svc, protocol::thread_started{st.meta}));
         return rp;
       },
       [self](atom::resume, client_actor client, const protocol::thread_resume_params& params)
@@ -365,8 +367,9 @@ conversation_actor::behavior_type conversation(
       [self](atom::rename, const protocol::thread_name_set_params& params) {
         auto& st = self->state;
         st.meta.name = params.name;
-        emit_stored(self, thread_renamed_record{params.name},
-                    make_notification(protocol::thread_name_updated{st.meta.id, params.name}));
+        emit_stored(
+            self, thread_renamed_record{params.name},
+            make_event(self->state.svc, protocol::thread_name_updated{st.meta.id, params.name}));
         return atom::ok::value;
       },
       [self](atom::idle, uint64_t generation) {
@@ -383,8 +386,8 @@ conversation_actor::behavior_type conversation(
         auto& st = self->state;
         if (!st.active) return make_error(errc::invalid_request, "no active turn to interrupt");
         if (st.active->id != turn_id)
-          return make_error(errc::invalid_request, "expected active turn id " + turn_id
-                                                       + " but found " + st.active->id);
+          return make_error(errc::invalid_request,
+                            "expected active turn id " + turn_id + " but found " + st.active->id);
         interrupt_active(self);
         return atom::ok::value;
       },
@@ -423,7 +426,7 @@ conversation_actor::behavior_type conversation(
       },
       // -- from the turn and its approvals ------------------------------------
       [self](atom::event, notification_ptr& n) {
-        if (auto* done = std::get_if<protocol::item_completed>(n.get()))
+        if (auto* done = std::get_if<protocol::item_completed>(&n->body))
           emit_stored(self, item_record{done->turn_id, done->item}, std::move(n));
         else
           emit(self, std::move(n));
@@ -469,7 +472,9 @@ conversation_actor::behavior_type conversation(
         return rp;
       },
       [self](atom::withdraw, uint64_t key) { withdraw_ask(self, key, "approval withdrawn"); },
-      [self](atom::grant, const std::string& command) { self->state.grants.commands.insert(command); },
+      [self](atom::grant, const std::string& command) {
+        self->state.grants.commands.insert(command);
+      },
       [self](atom::grant, const std::vector<std::string>& prefix) {
         self->state.grants.prefixes.push_back(prefix);
       },

@@ -16,12 +16,22 @@
 
 namespace parley {
 
-/// A notification on its way to clients; shared so fan-out never copies it.
-using notification_ptr = std::shared_ptr<const protocol::notification>;
+/// A notification on its way to clients, shared so fan-out never copies it.
+/// When the runtime serves JSON clients, the actor that creates the event
+/// also encodes its params, so that work is spread over the threads'
+/// actors instead of piling up in the connection.
+struct outgoing_event {
+  protocol::notification body;
+  std::string wire_params;  // `params` as JSON text; empty when not encoded ahead
+};
+using notification_ptr = std::shared_ptr<const outgoing_event>;
 
 template <class T>
-notification_ptr make_notification(T&& x) {
-  return std::make_shared<const protocol::notification>(std::forward<T>(x));
+notification_ptr make_notification(T&& x, bool encode) {
+  auto e = std::make_shared<outgoing_event>();
+  e->body = std::forward<T>(x);
+  if (encode) e->wire_params = protocol::dump_line(protocol::params_of(e->body));
+  return e;
 }
 
 /// What a turn asks a client to decide. `key` is unique in the process and

@@ -17,6 +17,13 @@ struct runtime_services {
   std::shared_ptr<process_reactor> reactor;
 };
 
+/// A notification made by one of this runtime's actors (encoded ahead when
+/// the runtime serves JSON clients).
+template <class T>
+notification_ptr make_event(const runtime_services& svc, T&& x) {
+  return make_notification(std::forward<T>(x), svc.config->encode_events);
+}
+
 /// A process-unique key for an approval ask.
 uint64_t next_ask_key();
 

@@ -1,11 +1,10 @@
 #include "actors/thread_manager.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include "actors/conversation.hpp"
-#include <algorithm>
-
 #include "actors/handlers.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "protocol/ids.hpp"
@@ -77,11 +76,13 @@ caf::expected<std::vector<protocol::turn>> fork_history(std::vector<protocol::tu
                           [&](const protocol::turn& t) { return t.id == *last; });
     if (i == turns.end()) return make_error(errc::invalid_request, "turn not found: " + *last);
     if (i->status == protocol::turn_status::in_progress)
-      return make_error(errc::invalid_request, "cannot fork at turn " + *last + ": it is still in progress");
+      return make_error(errc::invalid_request,
+                        "cannot fork at turn " + *last + ": it is still in progress");
     turns.erase(i + 1, turns.end());
   }
   for (auto& t : turns)
-    if (t.status == protocol::turn_status::in_progress) t.status = protocol::turn_status::interrupted;
+    if (t.status == protocol::turn_status::in_progress)
+      t.status = protocol::turn_status::interrupted;
   return turns;
 }
 
@@ -155,13 +156,14 @@ thread_manager_actor::behavior_type thread_manager(
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::turn_start::value, std::move(params), std::move(client));
       },
-      [self](atom::interrupt, const protocol::turn_interrupt_params& params) -> caf::result<atom::ok> {
+      [self](atom::interrupt,
+             const protocol::turn_interrupt_params& params) -> caf::result<atom::ok> {
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::interrupt::value, params.turn_id);
       },
-      [self](atom::read,
-             const protocol::thread_read_params& params) -> caf::result<protocol::thread_read_response> {
+      [self](atom::read, const protocol::thread_read_params& params)
+          -> caf::result<protocol::thread_read_response> {
         if (!protocol::is_uuid(params.thread_id))
           return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
         if (auto i = self->state.threads.find(params.thread_id); i != self->state.threads.end())
@@ -215,7 +217,8 @@ thread_manager_actor::behavior_type thread_manager(
       },
       [self](atom::fork, const protocol::thread_fork_params& params,
              client_actor client) -> caf::result<protocol::thread_session_response> {
-        if (self->state.shutting_down) return make_error(errc::overloaded, "server is shutting down");
+        if (self->state.shutting_down)
+          return make_error(errc::overloaded, "server is shutting down");
         auto rp = self->make_response_promise<protocol::thread_session_response>();
         load_stored(self, params.thread_id, params.path, rp,
                     [self, rp, params, client](stored_thread source) mutable {
@@ -236,7 +239,8 @@ thread_manager_actor::behavior_type thread_manager(
                       meta.model = settings.model;
                       meta.status = protocol::thread_status::idle();
                       meta.path = planned_path(*s.svc.config, meta);
-                      meta.turns = params.exclude_turns ? std::vector<protocol::turn>{} : std::move(*turns);
+                      meta.turns = params.exclude_turns ? std::vector<protocol::turn>{}
+                                                        : std::move(*turns);
                       auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
                       rp.delegate(conv, atom::open::value, std::move(client));
                     });
@@ -250,7 +254,8 @@ thread_manager_actor::behavior_type thread_manager(
                 [self, rp](protocol::thread_list_response& page) mutable {
                   // Loaded threads report their live status.
                   for (auto& t : page.data)
-                    if (self->state.threads.count(t.id) > 0) t.status = protocol::thread_status::idle();
+                    if (self->state.threads.count(t.id) > 0)
+                      t.status = protocol::thread_status::idle();
                   rp.deliver(std::move(page));
                 },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
@@ -271,10 +276,10 @@ thread_manager_actor::behavior_type thread_manager(
                     rp.deliver(t.meta);
                     if (archive)
                       self->send(client, atom::event::value,
-                                 make_notification(protocol::thread_archived{id}));
+                                 make_event(self->state.svc, protocol::thread_archived{id}));
                     else
                       self->send(client, atom::event::value,
-                                 make_notification(protocol::thread_unarchived{id}));
+                                 make_event(self->state.svc, protocol::thread_unarchived{id}));
                   },
                   [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         };
@@ -305,9 +310,10 @@ thread_manager_actor::behavior_type thread_manager(
                       .then(
                           [self, rp, params, client](atom::ok) mutable {
                             rp.deliver(atom::ok::value);
-                            self->send(client, atom::event::value,
-                                       make_notification(protocol::thread_name_updated{
-                                           params.thread_id, params.name}));
+                            self->send(
+                                client, atom::event::value,
+                                make_event(self->state.svc, protocol::thread_name_updated{
+                                                                params.thread_id, params.name}));
                           },
                           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
                 },
@@ -317,13 +323,15 @@ thread_manager_actor::behavior_type thread_manager(
       [self](atom::unsub, const protocol::thread_id_params& params,
              client_actor client) -> caf::result<protocol::thread_unsubscribe_response> {
         auto i = self->state.threads.find(params.thread_id);
-        if (i == self->state.threads.end()) return protocol::thread_unsubscribe_response{"notLoaded"};
+        if (i == self->state.threads.end())
+          return protocol::thread_unsubscribe_response{"notLoaded"};
         auto rp = self->make_response_promise<protocol::thread_unsubscribe_response>();
         self->request(i->second, store_timeout, atom::unsub::value, std::move(client))
-            .then([rp](std::string& status) mutable {
-                    rp.deliver(protocol::thread_unsubscribe_response{std::move(status)});
-                  },
-                  [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+            .then(
+                [rp](std::string& status) mutable {
+                  rp.deliver(protocol::thread_unsubscribe_response{std::move(status)});
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
       [](atom::stats) { return snapshot_counts(); },

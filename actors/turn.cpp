@@ -18,7 +18,8 @@ constexpr auto model_timeout = std::chrono::minutes(5);
 
 template <class T>
 void emit(self_ptr self, T&& n) {
-  self->send(self->state.conversation, atom::event::value, make_notification(std::forward<T>(n)));
+  self->send(self->state.conversation, atom::event::value,
+             make_event(self->state.svc, std::forward<T>(n)));
 }
 
 void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms) {
@@ -28,7 +29,8 @@ void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms) {
 
 void item_completed(self_ptr self, protocol::thread_item item) {
   auto& s = self->state.settings;
-  emit(self, protocol::item_completed{s.thread_id, s.turn_id, std::move(item), protocol::unix_ms()});
+  emit(self,
+       protocol::item_completed{s.thread_id, s.turn_id, std::move(item), protocol::unix_ms()});
 }
 
 void finish(self_ptr self, turn_result result) {
@@ -127,8 +129,9 @@ void ask_approval(self_ptr self) {
   // No timeout of its own: the approval owns the deadline, and if it dies
   // before answering, its link tells this turn at once (see the exit handler).
   self->request(pending, caf::infinite, atom::decide::value)
-      .then([self, key = ask.key](approval_outcome& out) { on_outcome(self, key, std::move(out)); },
-            [self, key = ask.key](caf::error& err) { on_outcome(self, key, outcome_of_error(err)); });
+      .then(
+          [self, key = ask.key](approval_outcome& out) { on_outcome(self, key, std::move(out)); },
+          [self, key = ask.key](caf::error& err) { on_outcome(self, key, outcome_of_error(err)); });
 }
 
 void run_command(self_ptr self, const std::string& raw) {

@@ -92,6 +92,21 @@ std::string encode_notification(const char* method, const json& params, int64_t 
   return dump_line(json{{"method", method}, {"params", params}, {"emittedAtMs", emitted_at_ms}});
 }
 
+std::string encode_notification_raw(const char* method, const std::string& params_json,
+                                    int64_t emitted_at_ms) {
+  // Key order as nlohmann writes it: emittedAtMs, method, params.
+  std::string out;
+  out.reserve(params_json.size() + 64);
+  out += "{\"emittedAtMs\":";
+  out += std::to_string(emitted_at_ms);
+  out += ",\"method\":\"";
+  out += method;  // method names are plain ASCII constants
+  out += "\",\"params\":";
+  out += params_json;
+  out += '}';
+  return out;
+}
+
 std::string encode_request(const request_id& id, const char* method, const json& params) {
   return dump_line(json{{"id", id}, {"method", method}, {"params", params}});
 }

@@ -67,6 +67,9 @@ std::variant<incoming_message, envelope_error> parse_message(std::string_view li
 std::string encode_response(const request_id& id, const json& result);
 std::string encode_error(const request_id& id, int code, const std::string& message);
 std::string encode_notification(const char* method, const json& params, int64_t emitted_at_ms);
+/// The same with params already encoded as JSON text.
+std::string encode_notification_raw(const char* method, const std::string& params_json,
+                                    int64_t emitted_at_ms);
 std::string encode_request(const request_id& id, const char* method, const json& params);
 
 }  // namespace parley::protocol

@@ -29,6 +29,7 @@ int run_app_server(runtime_config config) {
   int signal_fd = ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 
   auto home = config.home;
+  config.encode_events = true;  // JSON clients: encode where events are made
   std::unique_ptr<runtime> owned;
   try {
     owned = std::make_unique<runtime>(std::move(config));

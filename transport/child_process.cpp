@@ -64,7 +64,9 @@ bool child_process::write_line(const std::string& line) {
   return true;
 }
 
-bool child_process::has_buffered_line() const { return buffer_.find('\n') != std::string::npos; }
+bool child_process::has_buffered_line() const {
+  return buffer_.find('\n', head_) != std::string::npos;
+}
 
 void child_process::pump() {
   char chunk[65536];
@@ -85,9 +87,14 @@ std::optional<std::string> child_process::read_line(std::chrono::milliseconds ti
   auto deadline = std::chrono::steady_clock::now() + timeout;
   char chunk[65536];
   for (;;) {
-    if (auto pos = buffer_.find('\n'); pos != std::string::npos) {
-      auto line = buffer_.substr(0, pos);
-      buffer_.erase(0, pos + 1);
+    if (auto pos = buffer_.find('\n', head_); pos != std::string::npos) {
+      auto line = buffer_.substr(head_, pos - head_);
+      head_ = pos + 1;
+      // Erasing the front after every line would move the rest each time.
+      if (head_ >= buffer_.size() / 2) {
+        buffer_.erase(0, head_);
+        head_ = 0;
+      }
       return line;
     }
     if (eof_) return std::nullopt;

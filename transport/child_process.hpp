@@ -50,6 +50,7 @@ class child_process {
   int in_fd_ = -1;
   int out_fd_ = -1;
   std::string buffer_;
+  size_t head_ = 0;  // buffer_[0, head_) is consumed; compacted lazily
   bool eof_ = false;
   std::optional<int> status_;
 };

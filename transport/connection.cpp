@@ -36,6 +36,13 @@ void notify(self_ptr self, const protocol::notification& n) {
   write(self, protocol::encode_notification(method, protocol::params_of(n), protocol::unix_ms()));
 }
 
+void notify(self_ptr self, const outgoing_event& e) {
+  if (e.wire_params.empty()) return notify(self, e.body);
+  auto method = protocol::method_of(e.body);
+  if (self->state.opted_out.count(method) > 0) return;
+  write(self, protocol::encode_notification_raw(method, e.wire_params, protocol::unix_ms()));
+}
+
 client_actor as_client(self_ptr self) { return caf::actor_cast<client_actor>(self); }
 
 /// Sends a typed request to the thread manager and replies with its result.
@@ -339,7 +346,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   return {
       [self](atom::line, const std::string& line) { on_line(self, line); },
       [self](atom::eof) { on_eof(self); },
-      [self](atom::event, const notification_ptr& n) { notify(self, *n); },
+      [self](atom::event, const notification_ptr& n) { notify(self, *n); },  // encoded ahead or here
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto& st = self->state;
         auto rp = self->make_response_promise<protocol::approval_decision>();
