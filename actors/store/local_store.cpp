@@ -194,6 +194,20 @@ void remember(self_ptr self, const stored_thread& t, const std::string& path) {
   f.archived = t.archived;
 }
 
+/// Reads the rollout at `path` through its I/O actor, remembers the thread,
+/// and answers `rp` with it.
+void load_into(self_ptr self, const std::string& path,
+               caf::typed_response_promise<stored_thread> rp) {
+  self->request(io_for(self, path), io_timeout, atom::load::value, path)
+      .then(
+          [self, rp, path](stored_thread& t) mutable {
+            t.archived = path.find("/archived_sessions/") != std::string::npos;
+            remember(self, t, path);
+            rp.deliver(std::move(t));
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
 bool must_sync(const runtime_config& cfg, const store_record& r) {
   switch (cfg.durability) {
     case runtime_config::durability_kind::item:
@@ -360,32 +374,14 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
           return rp;
         }
         locate(
-            self, id,
-            [self, rp](const std::string& path) mutable {
-              self->request(io_for(self, path), io_timeout, atom::load::value, path)
-                  .then(
-                      [self, rp, path](stored_thread& t) mutable {
-                        t.archived = path.find("/archived_sessions/") != std::string::npos;
-                        remember(self, t, path);
-                        rp.deliver(std::move(t));
-                      },
-                      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-            },
+            self, id, [self, rp](const std::string& path) { load_into(self, path, rp); },
             [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
       [self](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
         if (auto err = validate_rollout_path(p.path)) return err;
         auto rp = self->make_response_promise<stored_thread>();
-        auto path = fs::absolute(p.path).lexically_normal().string();
-        self->request(io_for(self, path), io_timeout, atom::load::value, path)
-            .then(
-                [self, rp, path](stored_thread& t) mutable {
-                  t.archived = path.find("/archived_sessions/") != std::string::npos;
-                  remember(self, t, path);
-                  rp.deliver(std::move(t));
-                },
-                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        load_into(self, fs::absolute(p.path).lexically_normal().string(), rp);
         return rp;
       },
       [self](atom::list, const protocol::thread_list_params& params)
