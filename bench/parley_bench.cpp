@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -135,7 +136,8 @@ struct proc_figures {
   double cpu_s = 0;
 };
 
-proc_figures read_proc(pid_t pid) {
+/// A process's own figures (not its children's).
+proc_figures read_one(pid_t pid) {
   proc_figures f;
   std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
   std::string line;
@@ -155,6 +157,42 @@ proc_figures read_proc(pid_t pid) {
                 / static_cast<double>(::sysconf(_SC_CLK_TCK));
   }
   return f;
+}
+
+/// The parent pid of `pid`, or 0.
+pid_t parent_of(pid_t pid) {
+  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
+  std::string all{std::istreambuf_iterator<char>(stat), std::istreambuf_iterator<char>()};
+  auto close = all.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest{all.substr(close + 2)};
+  std::string state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  return static_cast<pid_t>(ppid);
+}
+
+/// The server's figures: the process and every live descendant (a wrapper
+/// script, a network namespace, a mock model), summed.
+proc_figures read_proc(pid_t root) {
+  std::vector<pid_t> tree{root};
+  std::map<pid_t, pid_t> parents;
+  for (auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto pid = static_cast<pid_t>(std::stol(name));
+    parents[pid] = parent_of(pid);
+  }
+  for (size_t i = 0; i < tree.size(); ++i)
+    for (auto& [pid, ppid] : parents)
+      if (ppid == tree[i]) tree.push_back(pid);
+  proc_figures total;
+  for (auto pid : tree) {
+    auto f = read_one(pid);
+    total.peak_rss_kb += f.peak_rss_kb;
+    total.cpu_s += f.cpu_s;
+  }
+  return total;
 }
 
 struct approval_record {
