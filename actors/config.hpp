@@ -29,6 +29,8 @@ struct runtime_config {
   /// after each completed turn, or never (the OS decides).
   enum class durability_kind { item, turn, none };
   durability_kind durability = durability_kind::turn;
+  /// The approval audit log (JSONL, hash-chained); empty = no audit.
+  std::string audit_path;
   /// Encode event params where events are made (spread over many actors):
   /// on when JSON clients are served (stdio), off for in-process hosts.
   bool encode_events = false;

@@ -1,5 +1,7 @@
 #include "actors/server.hpp"
 
+#include <caf/spawn_options.hpp>
+
 #include "actors/handlers.hpp"
 #include "actors/memory_store.hpp"
 #include "actors/store/local_store.hpp"
@@ -20,6 +22,8 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   else
     st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
   st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
+  if (!st.svc.config->audit_path.empty())
+    st.svc.audit = self->spawn<caf::detached + caf::monitored>(audit_writer, st.svc.config->audit_path);
   st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& s = self->state;
@@ -30,6 +34,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
       s.stopping = true;
       self->send_exit(s.svc.store, caf::exit_reason::user_shutdown);
       self->send_exit(s.svc.model, caf::exit_reason::user_shutdown);
+      if (s.svc.audit) self->send_exit(s.svc.audit, caf::exit_reason::user_shutdown);
       self->quit();
       return;
     }
@@ -47,6 +52,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
           auto& svc = self->state.svc;
           self->send_exit(svc.store, caf::exit_reason::user_shutdown);
           self->send_exit(svc.model, caf::exit_reason::user_shutdown);
+          if (svc.audit) self->send_exit(svc.audit, caf::exit_reason::user_shutdown);
           self->send_exit(self->state.threads, caf::exit_reason::user_shutdown);
           rp.deliver(atom::ok::value);
           self->quit();

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 
+#include "actors/audit/audit_writer.hpp"
 #include "actors/config.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/process_reactor.hpp"
@@ -15,6 +16,7 @@ struct runtime_services {
   store_actor store;
   model_actor model;
   std::shared_ptr<process_reactor> reactor;
+  audit_actor audit;  // invalid when auditing is off
 };
 
 /// A notification made by one of this runtime's actors (encoded ahead when

@@ -124,7 +124,7 @@ void ask_approval(self_ptr self) {
     ask.command.proposed_execpolicy_amendment = *words;
   st.pending_ask = ask.key;
   auto timeout = st.svc.config->approval_timeout;
-  auto pending = self->spawn<caf::linked>(approval, st.conversation, ask, timeout);
+  auto pending = self->spawn<caf::linked>(approval, st.conversation, ask, timeout, st.svc.audit);
   st.approval_addr = pending.address();
   // No timeout of its own: the approval owns the deadline, and if it dies
   // before answering, its link tells this turn at once (see the exit handler).

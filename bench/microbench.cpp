@@ -114,7 +114,8 @@ void approval_round_trip(benchmark::State& state) {
   ask.command.item_id = "call_1";
   for (auto _ : state) {
     ask.key = parley::next_ask_key();
-    auto a = sys.spawn(parley::approval, decider, ask, std::chrono::milliseconds(5000));
+    auto a = sys.spawn(parley::approval, decider, ask, std::chrono::milliseconds(5000),
+                       parley::audit_actor{});
     self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
         .receive([](parley::approval_outcome&) {}, [&](caf::error&) { state.SkipWithError("failed"); });
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/config.hpp"
+#include "actors/audit/audit_log.hpp"
 #include "actors/log.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
@@ -26,6 +27,7 @@ constexpr const char* usage = R"(usage:
                     [--output-cap=BYTES] [--threads=N] [--log-level=LEVEL]
   parley chat [--yes] [--approval-policy=POLICY] [app-server options]
   parley store reindex [--home=DIR]
+  parley audit verify [--home=DIR | FILE]
   parley --version
 
 app-server  serves the Codex app-server protocol (v2) on stdin/stdout.
@@ -38,12 +40,16 @@ app-server  serves the Codex app-server protocol (v2) on stdin/stdout.
   --durability        fsync after each completed turn (default), each item, or never
   --idle-unload       unload a thread idle this long with no subscriber (default 30m)
   --model-provider    the provider recorded for new threads (default "parley")
+  --audit             the approval audit log (default HOME/audit.jsonl with the
+                      local store; off with --store=memory); "off" disables it
   --cwd               cwd for threads that do not name one (default: current)
   --output-cap        bytes of command output kept per command (default 1048576)
   --threads           scheduler worker threads (default: one per core)
   --log-level         trace, debug, info, warn, error, off (default info; stderr)
 
 store reindex  rebuilds the SQLite index from the rollouts under --home.
+audit verify   checks the audit log's hash chain (exit 1 and the first bad line
+               if anything was edited, removed, reordered or inserted).
 
 chat        a terminal client: each input line is a turn ("\n" inside a line
             separates directives); approvals are asked at the terminal.
@@ -71,7 +77,7 @@ int fail(const std::string& message) {
 
 /// Options both subcommands accept; returns false if `arg` is not one.
 bool server_option(const std::string& arg, parley::runtime_config& cfg, std::string& log_level,
-                   std::string& error) {
+                   std::string& audit, std::string& error) {
   std::string v;
   if (take(arg, "--approval-timeout", v)) {
     if (!parley::parse_duration(v, cfg.approval_timeout)) error = "bad --approval-timeout: " + v;
@@ -85,6 +91,8 @@ bool server_option(const std::string& arg, parley::runtime_config& cfg, std::str
     cfg.scheduler_threads = std::strtoull(v.c_str(), nullptr, 10);
   } else if (take(arg, "--log-level", v)) {
     log_level = v;
+  } else if (take(arg, "--audit", v)) {
+    audit = v;
   } else if (take(arg, "--model-provider", v)) {
     cfg.model_provider = v;
   } else if (take(arg, "--store", v)) {
@@ -125,6 +133,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   parley::runtime_config cfg;
+  std::string audit;  // --audit: a file, "off", or empty for the default
   cfg.home = default_home();
   cfg.store = parley::runtime_config::store_kind::local;
   std::string log_level = "info";
@@ -132,10 +141,40 @@ int main(int argc, char** argv) {
 
   if (args[0] == "app-server") {
     for (size_t i = 1; i < args.size(); ++i)
-      if (!server_option(args[i], cfg, log_level, error)) return fail("unknown option " + args[i]);
+      if (!server_option(args[i], cfg, log_level, audit, error))
+        return fail("unknown option " + args[i]);
     if (!error.empty()) return fail(error);
+    // The approval audit log lives in the home of a local store by default.
+    if (audit.empty() && cfg.store == parley::runtime_config::store_kind::local)
+      cfg.audit_path = cfg.home + "/audit.jsonl";
+    else if (audit != "off")
+      cfg.audit_path = audit;
     parley::log::set_level(log_level);
     return parley::run_app_server(std::move(cfg));
+  }
+
+  if (args[0] == "audit") {
+    if (args.size() < 2 || args[1] != "verify")
+      return fail("usage: parley audit verify [--home=DIR | FILE]");
+    std::string path = cfg.home + "/audit.jsonl";
+    for (size_t i = 2; i < args.size(); ++i) {
+      std::string v;
+      if (take(args[i], "--home", v))
+        path = v + "/audit.jsonl";
+      else if (args[i].rfind("--", 0) != 0)
+        path = args[i];
+      else
+        return fail("unknown option " + args[i]);
+    }
+    auto report = parley::audit::verify(path);
+    if (report.ok) {
+      std::cout << "ok: " << report.lines << " line(s), chain intact, head " << report.head << "\n";
+      return 0;
+    }
+    std::cout << "TAMPERED or damaged: " << path;
+    if (report.first_bad_line) std::cout << " line " << *report.first_bad_line;
+    std::cout << ": " << report.reason << "\n";
+    return 1;
   }
 
   if (args[0] == "store") {
@@ -170,7 +209,7 @@ int main(int argc, char** argv) {
         options.auto_accept = true;
       } else if (take(args[i], "--approval-policy", v)) {
         options.approval_policy = v;
-      } else if (server_option(args[i], cfg, log_level, error)) {
+      } else if (server_option(args[i], cfg, log_level, audit, error)) {
         server_args.push_back(args[i]);  // passed on to the child app-server
       } else {
         return fail("unknown option " + args[i]);
