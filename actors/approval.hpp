@@ -1,31 +1,57 @@
 #pragma once
-// One pending approval. It asks through the conversation (so the request is
-// ordered with the thread's events), owns the deadline, and delivers exactly
-// one outcome to its turn. Later stages (rules, hooks) run here too.
+// One pending approval, and its pipeline (issue 4):
+//
+//   rules -> session grants -> hooks (in-process, then external programs) -> client
+//
+// A deny from any stage ends the approval at once (any deny wins). An allow
+// from the rules, a grant or a hook approves the action without asking the
+// client, unless a rule says "ask" or a later hook denies; a hook may also
+// abstain. Each waiting stage has a deadline, and a stage that fails, crashes
+// or times out denies (fail closed). Whatever happens, the turn gets exactly
+// one outcome, and the audit log and the stats record it with the stage that
+// decided.
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "actors/audit/audit_writer.hpp"
 #include "actors/counters.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/policy.hpp"
+#include "actors/services.hpp"
 
 namespace parley {
 
 struct approval_state {
   static inline const char* name = "approval";
   counted live{counters().approvals};
+  conversation_actor conversation;
+  approval_ask ask;
+  runtime_services svc;
+  session_grants grants;
+  hooks::review_request review;
+  caf::typed_response_promise<approval_outcome> promise;
+  bool started = false;
   bool resolved = false;
   std::chrono::steady_clock::time_point asked_at;
+  // -- pipeline progress --
+  std::optional<std::string> allowed_by;  // the first stage that allowed
+  std::string allow_reason;
+  bool must_ask = false;   // a rule said "ask": only the client may allow
+  size_t next_hook = 0;    // in-process hooks first, then external programs
+  uint64_t waiting_token = 0;  // the stage waited for (0: none)
+  std::string waiting_stage;
 };
 
-/// `audit` may be invalid (auditing off). Every approval's lifecycle goes to
-/// it: requested, then exactly one of decided / timed_out / cancelled /
-/// client_error / malformed / transport_closed, with the latency.
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
                                        conversation_actor conversation, approval_ask ask,
-                                       std::chrono::milliseconds timeout, audit_actor audit);
+                                       runtime_services svc, session_grants grants);
 
 /// Maps an error from the ask onto an outcome (pure; tested directly).
 approval_outcome outcome_of_error(const caf::error& err);
+
+/// The review request the hooks see for an ask.
+hooks::review_request review_of(const approval_ask& ask);
 
 }  // namespace parley

@@ -41,6 +41,8 @@ using rename     = caf::atom_constant<caf::atom("rename")>;     // thread/name/s
 using unsub      = caf::atom_constant<caf::atom("unsub")>;      // thread/unsubscribe
 using idle       = caf::atom_constant<caf::atom("idle")>;       // idle-unload timer
 using put        = caf::atom_constant<caf::atom("put")>;        // write an index entry
+using hook_reply = caf::atom_constant<caf::atom("hookreply")>;  // an async hook answers
+using deadline   = caf::atom_constant<caf::atom("deadline")>;   // a stage's time is up
 // clang-format on
 
 }  // namespace parley::atom

@@ -3,7 +3,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "actors/hooks/approval_hook.hpp"
 
 namespace parley {
 
@@ -36,6 +40,9 @@ struct runtime_config {
   bool encode_events = false;
   /// A loaded thread with no subscriber and no active turn is unloaded after this.
   std::chrono::milliseconds idle_unload = std::chrono::minutes(30);
+  /// In-process approval hooks, asked in order after the rules and session
+  /// grants and before the client (see hooks/approval_hook.hpp).
+  std::vector<std::shared_ptr<hooks::approval_hook>> hooks;
 };
 
 /// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers

@@ -220,6 +220,17 @@ protocol::thread_session_response describe_session(self_ptr self) {
   return r;
 }
 
+/// Where a turn's patches may write: anywhere with full access, otherwise
+/// the cwd and the sandbox's extra writable roots.
+std::vector<std::string> writable_roots_of(const conversation_settings& s) {
+  using kind = protocol::sandbox_policy::kind;
+  if (s.sandbox.type == kind::danger_full_access || s.sandbox.type == kind::external_sandbox)
+    return {"/"};
+  std::vector<std::string> roots{s.cwd};
+  roots.insert(roots.end(), s.sandbox.writable_roots.begin(), s.sandbox.writable_roots.end());
+  return roots;
+}
+
 caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                                                       protocol::turn_start_params& params,
                                                       client_actor client) {
@@ -253,6 +264,7 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
   ts.cwd = st.settings.cwd;
   ts.policy = st.settings.policy;
   ts.grants = st.grants;
+  ts.writable_roots = writable_roots_of(st.settings);
   ts.user_text = text;
   t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
                                          std::move(ts));
@@ -440,7 +452,7 @@ conversation_actor::behavior_type conversation(
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto& st = self->state;
         auto rp = self->make_response_promise<protocol::approval_decision>();
-        if (!st.active || st.active->id != ask.command.turn_id
+        if (!st.active || st.active->id != ask.turn_id()
             || st.active->withdrawn.count(ask.key) > 0) {
           rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
           return rp;
@@ -452,10 +464,10 @@ conversation_actor::behavior_type conversation(
         }
         auto entry = std::make_unique<pending_ask>();
         entry->promise = rp;
-        entry->turn_id = ask.command.turn_id;
-        entry->item_id = ask.command.item_id;
+        entry->turn_id = ask.turn_id();
+        entry->item_id = ask.item_id();
         entry->client = *client;
-        st.active->waiting.insert(ask.command.item_id);
+        st.active->waiting.insert(ask.item_id());
         st.asks.emplace(ask.key, std::move(entry));
         update_status(self);
         post(self, [self, ask] {
@@ -477,6 +489,9 @@ conversation_actor::behavior_type conversation(
       },
       [self](atom::grant, const std::vector<std::string>& prefix) {
         self->state.grants.prefixes.push_back(prefix);
+      },
+      [self](atom::grant, const path_grant& g) {
+        self->state.grants.paths.insert(g.paths.begin(), g.paths.end());
       },
       [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },
   };

@@ -44,8 +44,14 @@ using store_actor = caf::typed_actor<
 /// Where a turn's next step comes from.
 using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
 
-/// One pending approval: runs to exactly one outcome.
-using approval_actor = caf::typed_actor<caf::replies_to<atom::decide>::with<approval_outcome>>;
+/// One pending approval: runs its pipeline (rules, session grants, hooks,
+/// client) to exactly one outcome.
+using approval_actor = caf::typed_actor<
+    caf::replies_to<atom::decide>::with<approval_outcome>,
+    // An async in-process hook's answer (the stage's token).
+    caf::reacts_to<atom::hook_reply, uint64_t, hooks::verdict>,
+    // A stage's deadline passed (the stage's token).
+    caf::reacts_to<atom::deadline, uint64_t>>;
 
 /// Receives what a running subprocess produces (from the process reactor).
 using exec_actor =
@@ -93,6 +99,8 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, std::string>,
     // Remember an execpolicy amendment (a command prefix) for this thread.
     caf::reacts_to<atom::grant, std::vector<std::string>>,
+    // Remember files accepted for the session.
+    caf::reacts_to<atom::grant, path_grant>,
     // The turn ended.
     caf::reacts_to<atom::turn_done, turn_result>>;
 

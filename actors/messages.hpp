@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "actors/hooks/review.hpp"
 #include "protocol/approvals.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
@@ -34,12 +35,28 @@ notification_ptr make_notification(T&& x, bool encode) {
   return e;
 }
 
-/// What a turn asks a client to decide. `key` is unique in the process and
-/// names the ask until it is answered or withdrawn.
+/// What a turn asks to have decided. `key` is unique in the process and
+/// names the ask until it is answered or withdrawn. `digest` binds the
+/// decision to exactly the action that was shown.
 struct approval_ask {
   uint64_t key = 0;
   std::string thread_id;
-  protocol::command_approval_params command;
+  hooks::action_kind what = hooks::action_kind::command;
+  protocol::command_approval_params command;  // what == command: the v2 request params
+  protocol::file_change_approval_params file;  // what == file_change: the v2 request params
+  std::vector<protocol::file_update_change> changes;  // file_change: what the item shows
+  std::string raw_command;  // command: the line /bin/sh -c runs
+  std::string cwd;
+  std::string digest;  // "sha256:<hex>" of the command + cwd, or of the changes
+
+  bool is_file_change() const { return what == hooks::action_kind::file_change; }
+  const std::string& turn_id() const { return is_file_change() ? file.turn_id : command.turn_id; }
+  const std::string& item_id() const { return is_file_change() ? file.item_id : command.item_id; }
+};
+
+/// Files accepted for the rest of the session ("acceptForSession" on a patch).
+struct path_grant {
+  std::vector<std::string> paths;
 };
 
 /// How an approval ended, as the turn sees it. Only `decided` with a decision
@@ -49,6 +66,11 @@ struct approval_outcome {
   kind how = kind::cancelled;
   protocol::approval_decision decision;
   std::string detail;
+  /// Which pipeline stage decided: "rules", "grants", "hook:<name>",
+  /// "client", "deadline", "interrupt".
+  std::string stage = "client";
+  /// The digest of the action this outcome is for (the ask's).
+  std::string digest;
 };
 const char* to_string(approval_outcome::kind x);
 
@@ -74,10 +96,11 @@ struct model_context {
 
 /// One step of a turn, as decided by the model.
 struct model_step {
-  enum class kind { say, run, done };
+  enum class kind { say, run, patch, done };
   kind what = kind::done;
   std::vector<std::string> deltas;  // say: the message in streamed pieces
   std::string command;              // run: a shell command for /bin/sh -c
+  std::string patch;                // patch: apply_patch text (*** Begin Patch ... *** End Patch)
 };
 
 /// Durable records of a thread's history (the store's unit of append).
@@ -128,6 +151,8 @@ struct runtime_counts {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::notification_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::path_grant)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::hooks::verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::exit_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_context)

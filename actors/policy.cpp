@@ -17,8 +17,20 @@ bool session_grants::covers(const std::string& command) const {
   });
 }
 
-policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
-                        const session_grants& grants) {
+bool session_grants::covers_paths(const std::vector<std::string>& files) const {
+  if (files.empty() || paths.empty()) return false;
+  return std::all_of(files.begin(), files.end(), [&](const auto& f) { return paths.count(f) > 0; });
+}
+
+policy_verdict evaluate_file_change(const protocol::approval_policy& policy) {
+  using kind = protocol::approval_policy::kind;
+  if (policy.value == kind::never) return policy_verdict::run;
+  if (policy.value == kind::granular && !policy.granular.sandbox_approval)
+    return policy_verdict::decline;
+  return policy_verdict::ask;
+}
+
+policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command) {
   using kind = protocol::approval_policy::kind;
   switch (policy.value) {
     case kind::never:
@@ -32,7 +44,7 @@ policy_verdict evaluate(const protocol::approval_policy& policy, const std::stri
     case kind::on_request:
       break;
   }
-  return grants.covers(command) ? policy_verdict::run : policy_verdict::ask;
+  return policy_verdict::ask;
 }
 
 std::optional<std::vector<std::string>> split_simple_command(const std::string& command) {

@@ -15,8 +15,11 @@ namespace parley {
 struct session_grants {
   std::set<std::string> commands;                 // exact command strings
   std::vector<std::vector<std::string>> prefixes;  // argv prefixes
+  std::set<std::string> paths;                    // files accepted for the session
 
   bool covers(const std::string& command) const;
+  /// Every one of `files` (absolute) was accepted for the session.
+  bool covers_paths(const std::vector<std::string>& files) const;
 };
 
 enum class policy_verdict {
@@ -31,9 +34,13 @@ enum class policy_verdict {
 ///   on-request -> ask for every command
 ///   untrusted  -> ask, except for known read-only commands (is_known_read_only)
 ///   granular   -> ask when sandbox_approval is set, otherwise decline
-/// A session grant turns "ask" into "run".
-policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
-                        const session_grants& grants);
+/// "ask" starts the approval pipeline (rules, session grants, hooks, client),
+/// which may still decide without asking anyone.
+policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command);
+
+/// The same for a file change: never -> run, granular without
+/// sandbox_approval -> decline, otherwise ask.
+policy_verdict evaluate_file_change(const protocol::approval_policy& policy);
 
 /// A single simple command (no pipes, redirections, substitutions, chaining)
 /// whose program only reads: cat, echo, false, grep, head, id, ls, nl, pwd,

@@ -23,7 +23,9 @@ const std::string& scripted_model_help() {
   static const std::string text =
       "I am parley's scripted model. Write one directive per line: "
       "`run: <command>` runs a shell command (after approval), "
-      "`say: <text>` makes me say the text.";
+      "`say: <text>` makes me say the text, "
+      "`patch:` followed by an apply_patch patch (through `*** End Patch`) changes files "
+      "(after approval).";
   return text;
 }
 
@@ -46,13 +48,18 @@ std::vector<std::string> split_into_deltas(const std::string& text) {
 }
 
 std::vector<model_step> plan_steps(const std::string& user_text) {
-  std::vector<model_step> steps;
-  size_t pos = 0;
-  while (pos <= user_text.size()) {
+  std::vector<std::string> lines;
+  for (size_t pos = 0; pos <= user_text.size();) {
     auto end = user_text.find('\n', pos);
     if (end == std::string::npos) end = user_text.size();
-    auto line = trim(user_text.substr(pos, end - pos));
+    auto line = user_text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
     pos = end + 1;
+  }
+  std::vector<model_step> steps;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto line = trim(lines[i]);
     if (starts_with(line, "run:")) {
       auto command = trim(line.substr(4));
       if (command.empty()) continue;
@@ -64,6 +71,20 @@ std::vector<model_step> plan_steps(const std::string& user_text) {
       model_step s;
       s.what = model_step::kind::say;
       s.deltas = split_into_deltas(trim(line.substr(4)));
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "patch:")) {
+      // The patch's lines are taken verbatim (a hunk's context lines start
+      // with a space) through "*** End Patch", or to the end of the text.
+      model_step s;
+      s.what = model_step::kind::patch;
+      auto first = trim(line.substr(6));
+      if (!first.empty()) s.patch = first + "\n";
+      bool ended = trim(first) == "*** End Patch";
+      while (!ended && i + 1 < lines.size()) {
+        const auto& body = lines[++i];
+        s.patch += body + "\n";
+        ended = trim(body) == "*** End Patch";
+      }
       steps.push_back(std::move(s));
     }
   }

@@ -4,6 +4,8 @@
 //
 //   run: <command>   run a shell command (asks for approval per policy)
 //   say: <text>      stream an agent message
+//   patch:           change files: the following lines, through
+//                    "*** End Patch", are a Codex apply_patch patch
 //
 // Directives run in order. Text with no directive is answered with a message
 // that explains this language. A real model provider implements model_actor

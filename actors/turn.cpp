@@ -2,6 +2,7 @@
 
 #include <caf/sec.hpp>
 
+#include "actors/action_digest.hpp"
 #include "actors/approval.hpp"
 #include "actors/exec.hpp"
 #include "actors/handlers.hpp"
@@ -33,30 +34,188 @@ void item_completed(self_ptr self, protocol::thread_item item) {
        protocol::item_completed{s.thread_id, s.turn_id, std::move(item), protocol::unix_ms()});
 }
 
+/// A short message from the runtime itself (e.g. why a patch did not apply).
+void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase) {
+  auto& s = self->state.settings;
+  protocol::agent_message_item item;
+  item.id = "msg_" + protocol::new_call_id().substr(5);
+  item_started(self, item, protocol::unix_ms());
+  for (const auto& d : deltas) {
+    emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, item.id, d});
+    item.text += d;
+  }
+  item.phase = phase;
+  item_completed(self, std::move(item));
+}
+
 void finish(self_ptr self, turn_result result) {
   if (self->state.finished) return;
   self->state.finished = true;
   self->send(self->state.conversation, atom::turn_done::value, std::move(result));
 }
 
+void end_turn(self_ptr self, protocol::turn_status status) {
+  finish(self, turn_result{status, std::nullopt});
+  self->quit();
+}
+
 void next_step(self_ptr self);
 
-/// Ends the current command item with `status` and moves on.
-void complete_command(self_ptr self, item_status status, std::string result) {
-  auto item = std::move(*self->state.command);
-  self->state.command.reset();
-  item.status = status;
-  item_completed(self, std::move(item));
-  self->state.context.step_results.push_back(std::move(result));
+/// Ends the item in progress (command or file change) with `status`; the
+/// model sees `result`.
+void complete_current(self_ptr self, item_status status, std::string result) {
+  auto& st = self->state;
+  if (st.command) {
+    auto item = std::move(st.command->item);
+    st.command.reset();
+    item.status = status;
+    item_completed(self, std::move(item));
+  } else if (st.patch) {
+    auto item = std::move(st.patch->item);
+    st.patch.reset();
+    item.status = status;
+    item_completed(self, std::move(item));
+  }
+  st.context.step_results.push_back(std::move(result));
 }
+
+// -- commands ----------------------------------------------------------------
 
 void start_exec(self_ptr self) {
   auto& st = self->state;
-  st.output.emplace(st.svc.config->output_cap_bytes);
-  auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<turn_actor>(self), st.raw_command,
+  auto& cmd = *st.command;
+  cmd.output.emplace(st.svc.config->output_cap_bytes);
+  auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<turn_actor>(self), cmd.raw,
                                          st.settings.cwd, st.svc.reactor);
-  st.exec_addr = runner.address();
+  cmd.exec_addr = runner.address();
 }
+
+/// What an approval outcome means for a command (protocol.md §4 outcomes).
+void on_command_outcome(self_ptr self, const approval_outcome& out) {
+  auto& st = self->state;
+  using kind = approval_outcome::kind;
+  using decision = protocol::approval_decision::kind;
+  switch (out.how) {
+    case kind::decided:
+      if (out.decision.allows_run()) {
+        const auto& raw = st.command->raw;
+        if (out.decision.value == decision::accept_for_session) {
+          st.settings.grants.commands.insert(raw);
+          self->send(st.conversation, atom::grant::value, raw);
+        } else if (out.decision.value == decision::accept_with_execpolicy_amendment
+                   && !out.decision.execpolicy_amendment.empty()) {
+          st.settings.grants.prefixes.push_back(out.decision.execpolicy_amendment);
+          self->send(st.conversation, atom::grant::value, out.decision.execpolicy_amendment);
+        }
+        start_exec(self);
+        return;
+      }
+      complete_current(self, item_status::declined,
+                       out.stage == "client" ? "rejected by user" : "declined: " + out.detail);
+      if (out.decision.value == decision::cancel) return end_turn(self, protocol::turn_status::interrupted);
+      break;
+    case kind::client_error:
+    case kind::malformed:
+      complete_current(self, item_status::failed, "approval request failed: " + out.detail);
+      break;
+    case kind::timed_out:
+      complete_current(self, item_status::declined, "approval timed out");
+      break;
+    case kind::transport_closed:
+    case kind::cancelled:
+      complete_current(self, item_status::declined, "approval cancelled");
+      return end_turn(self, protocol::turn_status::interrupted);
+  }
+  next_step(self);
+}
+
+// -- file changes ------------------------------------------------------------
+
+/// Applies the approved changes, all files or none, then reports the turn's diff.
+void apply_changes(self_ptr self) {
+  auto& st = self->state;
+  auto planned = std::move(st.patch->planned);
+  if (auto applied = patch::apply(planned); !applied) {
+    auto why = applied.error().message;
+    PARLEY_INFO("turn {} event=patch_failed item={} reason=\"{}\"", st.settings.turn_id,
+                st.patch->item.id, why);
+    complete_current(self, item_status::failed, "patch failed: " + why);
+    say(self, {"apply_patch failed: " + why}, "commentary");
+    return next_step(self);
+  }
+  st.diff.record(planned);
+  complete_current(self, item_status::completed, "patch applied");
+  auto& s = st.settings;
+  emit(self, protocol::turn_diff_updated{s.thread_id, s.turn_id, st.diff.render()});
+  next_step(self);
+}
+
+/// What an approval outcome means for a file change: only an explicit
+/// accept applies it; an error reply declines it (protocol.md §4).
+void on_patch_outcome(self_ptr self, const approval_outcome& out) {
+  auto& st = self->state;
+  using kind = approval_outcome::kind;
+  using decision = protocol::approval_decision::kind;
+  switch (out.how) {
+    case kind::decided:
+      if (out.decision.allows_run()) {
+        if (out.decision.value == decision::accept_for_session) {
+          path_grant g;
+          for (const auto& c : st.patch->planned) {
+            g.paths.push_back(c.resolved_path);
+            if (!c.resolved_move_to.empty()) g.paths.push_back(c.resolved_move_to);
+          }
+          st.settings.grants.paths.insert(g.paths.begin(), g.paths.end());
+          self->send(st.conversation, atom::grant::value, std::move(g));
+        }
+        return apply_changes(self);
+      }
+      complete_current(self, item_status::declined,
+                       out.stage == "client" ? "rejected by user" : "declined: " + out.detail);
+      if (out.decision.value == decision::cancel) return end_turn(self, protocol::turn_status::interrupted);
+      break;
+    case kind::client_error:
+    case kind::malformed:
+      complete_current(self, item_status::declined, "approval request failed: " + out.detail);
+      break;
+    case kind::timed_out:
+      complete_current(self, item_status::declined, "approval timed out");
+      break;
+    case kind::transport_closed:
+    case kind::cancelled:
+      complete_current(self, item_status::declined, "approval cancelled");
+      return end_turn(self, protocol::turn_status::interrupted);
+  }
+  next_step(self);
+}
+
+std::vector<protocol::file_update_change> describe_changes(
+    const std::vector<patch::file_change>& planned) {
+  std::vector<protocol::file_update_change> out;
+  for (const auto& c : planned) {
+    protocol::file_update_change u;
+    u.path = c.resolved_path;
+    switch (c.kind) {
+      case patch::change_kind::add:
+        u.type = protocol::file_update_change::kind::add;
+        u.diff = c.new_content;
+        break;
+      case patch::change_kind::remove:
+        u.type = protocol::file_update_change::kind::remove;
+        u.diff = c.old_content;
+        break;
+      case patch::change_kind::update:
+        u.type = protocol::file_update_change::kind::update;
+        if (!c.resolved_move_to.empty()) u.move_path = c.resolved_move_to;
+        u.diff = c.unified_diff;
+        break;
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+// -- approvals ---------------------------------------------------------------
 
 void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
   auto& st = self->state;
@@ -66,116 +225,133 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
   }
   st.pending_ask.reset();
   st.approval_addr = caf::actor_addr{};
-  if (!st.command) return;  // already resolved by an interrupt
-  using kind = approval_outcome::kind;
-  using decision = protocol::approval_decision::kind;
-  switch (out.how) {
-    case kind::decided:
-      if (out.decision.allows_run()) {
-        if (out.decision.value == decision::accept_for_session) {
-          st.settings.grants.commands.insert(st.raw_command);
-          self->send(st.conversation, atom::grant::value, st.raw_command);
-        } else if (out.decision.value == decision::accept_with_execpolicy_amendment
-                   && !out.decision.execpolicy_amendment.empty()) {
-          st.settings.grants.prefixes.push_back(out.decision.execpolicy_amendment);
-          self->send(st.conversation, atom::grant::value, out.decision.execpolicy_amendment);
-        }
-        start_exec(self);
-        return;
-      }
-      complete_command(self, item_status::declined, "rejected by user");
-      if (out.decision.value == decision::cancel) {
-        finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt});
-        self->quit();
-        return;
-      }
-      break;
-    case kind::client_error:
-    case kind::malformed:
-      complete_command(self, item_status::failed, "approval request failed: " + out.detail);
-      break;
-    case kind::timed_out:
-      complete_command(self, item_status::declined, "approval timed out");
-      break;
-    case kind::transport_closed:
-    case kind::cancelled:
-      complete_command(self, item_status::declined, "approval cancelled");
-      finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt});
-      self->quit();
-      return;
+  if (!st.command && !st.patch) return;  // already resolved by an interrupt
+  if (out.how == approval_outcome::kind::decided && out.digest != st.pending_digest) {
+    // A decision binds to the action that was shown, nothing else.
+    PARLEY_WARN("turn {} event=decision_refused key={} reason=digest_mismatch", st.settings.turn_id,
+                key);
+    out.decision = protocol::approval_decision::decline();
+    out.stage = "binding";
+    out.detail = "the decision was for another action";
   }
-  next_step(self);
+  if (st.command)
+    on_command_outcome(self, out);
+  else
+    on_patch_outcome(self, out);
 }
 
-void ask_approval(self_ptr self) {
+void ask_approval(self_ptr self, approval_ask ask) {
   auto& st = self->state;
-  const auto& item = *st.command;
-  approval_ask ask;
   ask.key = next_ask_key();
   ask.thread_id = st.settings.thread_id;
-  ask.command.thread_id = st.settings.thread_id;
-  ask.command.turn_id = st.settings.turn_id;
-  ask.command.item_id = item.id;
-  ask.command.started_at_ms = st.command_started_ms;
-  ask.command.command = item.command;
-  ask.command.cwd = item.cwd;
-  ask.command.command_actions = item.command_actions;
-  if (auto words = split_simple_command(st.raw_command))
-    ask.command.proposed_execpolicy_amendment = *words;
+  ask.cwd = st.settings.cwd;
   st.pending_ask = ask.key;
-  auto timeout = st.svc.config->approval_timeout;
-  auto pending = self->spawn<caf::linked>(approval, st.conversation, ask, timeout, st.svc.audit);
+  st.pending_digest = ask.digest;
+  auto key = ask.key;
+  auto pending = self->spawn<caf::linked>(approval, st.conversation, std::move(ask), st.svc,
+                                          st.settings.grants);
   st.approval_addr = pending.address();
   // No timeout of its own: the approval owns the deadline, and if it dies
   // before answering, its link tells this turn at once (see the exit handler).
   self->request(pending, caf::infinite, atom::decide::value)
-      .then(
-          [self, key = ask.key](approval_outcome& out) { on_outcome(self, key, std::move(out)); },
-          [self, key = ask.key](caf::error& err) { on_outcome(self, key, outcome_of_error(err)); });
+      .then([self, key](approval_outcome& out) { on_outcome(self, key, std::move(out)); },
+            [self, key](caf::error& err) { on_outcome(self, key, outcome_of_error(err)); });
 }
+
+// -- steps -------------------------------------------------------------------
 
 void run_command(self_ptr self, const std::string& raw) {
   auto& st = self->state;
-  protocol::command_execution_item item;
-  item.id = protocol::new_call_id();
-  item.command = display_command(raw);
-  item.cwd = st.settings.cwd;
-  item.command_actions = describe_command(raw);
-  st.raw_command = raw;
-  st.command_started_ms = protocol::unix_ms();
-  auto verdict = evaluate(st.settings.policy, raw, st.settings.grants);
+  command_step cmd;
+  cmd.item.id = protocol::new_call_id();
+  cmd.item.command = display_command(raw);
+  cmd.item.cwd = st.settings.cwd;
+  cmd.item.command_actions = describe_command(raw);
+  cmd.raw = raw;
+  cmd.started_ms = protocol::unix_ms();
+  auto verdict = evaluate(st.settings.policy, raw);
   if (verdict == policy_verdict::ask) {
     // The status change precedes the item, as Codex orders it.
-    self->send(st.conversation, atom::awaiting::value, item.id);
+    self->send(st.conversation, atom::awaiting::value, cmd.item.id);
   }
-  item_started(self, item, st.command_started_ms);
-  st.command = std::move(item);
+  item_started(self, cmd.item, cmd.started_ms);
+  st.command = std::move(cmd);
   switch (verdict) {
     case policy_verdict::run:
-      start_exec(self);
-      return;
+      return start_exec(self);
     case policy_verdict::decline:
-      complete_command(self, item_status::declined, "declined by policy");
-      next_step(self);
-      return;
+      complete_current(self, item_status::declined, "declined by policy");
+      return next_step(self);
     case policy_verdict::ask:
-      ask_approval(self);
-      return;
+      break;
   }
+  const auto& c = *st.command;
+  approval_ask ask;
+  ask.what = hooks::action_kind::command;
+  ask.command.thread_id = st.settings.thread_id;
+  ask.command.turn_id = st.settings.turn_id;
+  ask.command.item_id = c.item.id;
+  ask.command.started_at_ms = c.started_ms;
+  ask.command.command = c.item.command;
+  ask.command.cwd = c.item.cwd;
+  ask.command.command_actions = c.item.command_actions;
+  if (auto words = split_simple_command(raw)) ask.command.proposed_execpolicy_amendment = *words;
+  ask.raw_command = raw;
+  ask.digest = command_digest(raw, st.settings.cwd);
+  ask_approval(self, std::move(ask));
 }
 
-void say(self_ptr self, const std::vector<std::string>& deltas) {
-  auto& s = self->state.settings;
-  protocol::agent_message_item item;
-  item.id = "msg_" + protocol::new_call_id().substr(5);
-  item_started(self, item, protocol::unix_ms());
-  for (const auto& d : deltas) {
-    emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, item.id, d});
-    item.text += d;
+void change_files(self_ptr self, const std::string& text) {
+  auto& st = self->state;
+  patch_step p;
+  p.item.id = protocol::new_call_id();
+  p.started_ms = protocol::unix_ms();
+  // A patch that does not parse or plan never asks: its item fails (or is
+  // declined when it reaches outside the writable roots) with the reason.
+  std::optional<std::string> refusal;
+  bool by_policy = false;
+  auto parsed = patch::parse(text);
+  if (!parsed) {
+    refusal = parsed.error().message;
+  } else {
+    auto planned = patch::plan(*parsed, st.settings.cwd, st.settings.writable_roots);
+    if (!planned) {
+      refusal = planned.error().message;
+      by_policy = refusal->rfind("refused by policy", 0) == 0;
+    } else {
+      p.planned = std::move(*planned);
+      p.item.changes = describe_changes(p.planned);
+    }
   }
-  item.phase = "final_answer";
-  item_completed(self, std::move(item));
-  self->state.context.step_results.push_back("said");
+  item_started(self, p.item, p.started_ms);
+  st.patch = std::move(p);
+  if (refusal) {
+    PARLEY_INFO("turn {} event=patch_refused reason=\"{}\"", st.settings.turn_id, *refusal);
+    complete_current(self, by_policy ? item_status::declined : item_status::failed,
+                     "patch failed: " + *refusal);
+    say(self, {"apply_patch failed: " + *refusal}, "commentary");
+    return next_step(self);
+  }
+  switch (evaluate_file_change(st.settings.policy)) {
+    case policy_verdict::run:
+      return apply_changes(self);
+    case policy_verdict::decline:
+      complete_current(self, item_status::declined, "declined by policy");
+      return next_step(self);
+    case policy_verdict::ask:
+      break;
+  }
+  // For file changes the item precedes the status change (protocol.md §4).
+  self->send(st.conversation, atom::awaiting::value, st.patch->item.id);
+  approval_ask ask;
+  ask.what = hooks::action_kind::file_change;
+  ask.file.thread_id = st.settings.thread_id;
+  ask.file.turn_id = st.settings.turn_id;
+  ask.file.item_id = st.patch->item.id;
+  ask.file.started_at_ms = st.patch->started_ms;
+  ask.changes = st.patch->item.changes;
+  ask.digest = changes_digest(st.patch->planned);
+  ask_approval(self, std::move(ask));
 }
 
 void next_step(self_ptr self) {
@@ -185,16 +361,15 @@ void next_step(self_ptr self) {
           [self](model_step& step) {
             switch (step.what) {
               case model_step::kind::done:
-                finish(self, turn_result{protocol::turn_status::completed, std::nullopt});
-                self->quit();
-                return;
+                return end_turn(self, protocol::turn_status::completed);
               case model_step::kind::say:
-                say(self, step.deltas);
-                next_step(self);
-                return;
+                say(self, step.deltas, "final_answer");
+                self->state.context.step_results.push_back("said");
+                return next_step(self);
               case model_step::kind::run:
-                run_command(self, step.command);
-                return;
+                return run_command(self, step.command);
+              case model_step::kind::patch:
+                return change_files(self, step.patch);
             }
           },
           [self](caf::error& err) {
@@ -215,13 +390,14 @@ void interrupt(self_ptr self, const caf::error& reason) {
     // The client's prompt is closed before the item ends declined.
     self->send(st.conversation, atom::withdraw::value, *st.pending_ask);
     st.pending_ask.reset();
-    complete_command(self, item_status::declined, "interrupted");
+    complete_current(self, item_status::declined, "interrupted");
   } else if (st.command) {
     // A running command: its exec dies with this turn (link) and kills the
     // process group; the item ends failed with what it printed so far.
-    st.command->aggregated_output = st.output ? st.output->aggregated() : std::string{};
-    st.command->duration_ms = protocol::unix_ms() - st.command_started_ms;
-    complete_command(self, item_status::failed, "interrupted");
+    auto& cmd = *st.command;
+    cmd.item.aggregated_output = cmd.output ? cmd.output->aggregated() : std::string{};
+    cmd.item.duration_ms = protocol::unix_ms() - cmd.started_ms;
+    complete_current(self, item_status::failed, "interrupted");
   }
   finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt});
   self->quit(reason);
@@ -240,20 +416,18 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->set_exit_handler([self](caf::exit_msg& em) {
     if (!em.reason) return;  // a linked approval or exec finished normally
     auto& st = self->state;
-    if (em.source == st.exec_addr && st.command && !st.pending_ask) {
+    if (st.command && em.source == st.command->exec_addr && !st.pending_ask) {
       // The command runner died without reporting an exit.
-      st.exec_addr = caf::actor_addr{};
-      complete_command(self, item_status::failed, "command runner failed");
-      next_step(self);
-      return;
+      st.command->exec_addr = caf::actor_addr{};
+      complete_current(self, item_status::failed, "command runner failed");
+      return next_step(self);
     }
     if (em.source == st.approval_addr && st.pending_ask) {
       // The approval crashed before deciding: fail closed, at once.
       approval_outcome out;
       out.how = approval_outcome::kind::client_error;
       out.detail = "approval failed: " + caf::to_string(em.reason);
-      on_outcome(self, *st.pending_ask, std::move(out));
-      return;
+      return on_outcome(self, *st.pending_ask, std::move(out));
     }
     interrupt(self, em.reason);
   });
@@ -261,28 +435,29 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   return {
       [self](atom::output, const std::string& chunk) {
         auto& st = self->state;
-        if (!st.command || !st.output) return;
-        auto delta = st.output->add(chunk);
+        if (!st.command || !st.command->output) return;
+        auto delta = st.command->output->add(chunk);
         if (delta.empty()) return;
         auto& s = st.settings;
-        emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, st.command->id,
+        emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, st.command->item.id,
                                                   std::move(delta)});
       },
       [self](atom::exited, const exit_info& info) {
         auto& st = self->state;
-        if (!st.command || !st.output) return;
-        st.exec_addr = caf::actor_addr{};
-        if (auto tail = st.output->finish(); !tail.empty()) {
+        if (!st.command || !st.command->output) return;
+        auto& cmd = *st.command;
+        cmd.exec_addr = caf::actor_addr{};
+        if (auto tail = cmd.output->finish(); !tail.empty()) {
           auto& s = st.settings;
-          emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, st.command->id,
+          emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, cmd.item.id,
                                                     std::move(tail)});
         }
-        st.command->aggregated_output = st.output->aggregated();
-        st.command->exit_code = info.exit_code;
-        st.command->duration_ms = info.duration_ms;
-        if (info.pid > 0) st.command->process_id = std::to_string(info.pid);
-        st.output.reset();
-        complete_command(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
+        cmd.item.aggregated_output = cmd.output->aggregated();
+        cmd.item.exit_code = info.exit_code;
+        cmd.item.duration_ms = info.duration_ms;
+        if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);
+        cmd.output.reset();
+        complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
                          "exit code " + std::to_string(info.exit_code));
         next_step(self);
       },

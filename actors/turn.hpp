@@ -1,16 +1,20 @@
 #pragma once
-// One turn: the agent loop. It asks the model for a step, then says, runs or
-// asks, and reports every item event to its conversation, which orders,
-// stores and fans them out. An exit signal (turn/interrupt) resolves what is
-// pending: the ask is withdrawn, the command's process group is killed, and
-// the turn ends `interrupted`.
+// One turn: the agent loop. It asks the model for a step, then says, runs a
+// command or changes files, asking for approval per policy, and reports
+// every item event to its conversation, which orders, stores and fans them
+// out. An exit signal (turn/interrupt) resolves what is pending: the ask is
+// withdrawn, the command's process group is killed, and the turn ends
+// `interrupted`.
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/counters.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/output_buffer.hpp"
+#include "actors/patch/apply_patch.hpp"
+#include "actors/patch/turn_diff.hpp"
 #include "actors/policy.hpp"
 #include "actors/services.hpp"
 
@@ -22,8 +26,26 @@ struct turn_settings {
   std::string turn_id;
   std::string cwd;
   protocol::approval_policy policy;
+  /// Where patches may write (absolute); empty = cwd only.
+  std::vector<std::string> writable_roots;
   session_grants grants;
   std::string user_text;
+};
+
+/// The command item in progress.
+struct command_step {
+  protocol::command_execution_item item;
+  std::string raw;  // what /bin/sh -c runs
+  int64_t started_ms = 0;
+  std::optional<output_buffer> output;  // set while it runs
+  caf::actor_addr exec_addr;
+};
+
+/// The file change item in progress: the planned changes wait for approval.
+struct patch_step {
+  protocol::file_change_item item;
+  std::vector<patch::file_change> planned;
+  int64_t started_ms = 0;
 };
 
 struct turn_state {
@@ -33,14 +55,12 @@ struct turn_state {
   conversation_actor conversation;
   turn_settings settings;
   model_context context;
-  /// The command item in progress, if any.
-  std::optional<protocol::command_execution_item> command;
-  std::string raw_command;  // what /bin/sh -c runs
-  int64_t command_started_ms = 0;
+  std::optional<command_step> command;
+  std::optional<patch_step> patch;
   std::optional<uint64_t> pending_ask;
+  std::string pending_digest;  // what the pending ask was asked about
   caf::actor_addr approval_addr;
-  std::optional<output_buffer> output;
-  caf::actor_addr exec_addr;
+  patch::turn_diff diff;  // every change this turn applied
   bool finished = false;
 };
 

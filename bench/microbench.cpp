@@ -112,10 +112,13 @@ void approval_round_trip(benchmark::State& state) {
   ask.command.thread_id = "t";
   ask.command.turn_id = "u";
   ask.command.item_id = "call_1";
+  parley::runtime_services svc;
+  auto cfg = std::make_shared<parley::runtime_config>();
+  cfg->approval_timeout = std::chrono::milliseconds(5000);
+  svc.config = cfg;
   for (auto _ : state) {
     ask.key = parley::next_ask_key();
-    auto a = sys.spawn(parley::approval, decider, ask, std::chrono::milliseconds(5000),
-                       parley::audit_actor{});
+    auto a = sys.spawn(parley::approval, decider, ask, svc, parley::session_grants{});
     self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
         .receive([](parley::approval_outcome&) {}, [&](caf::error&) { state.SkipWithError("failed"); });
   }

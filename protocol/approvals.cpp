@@ -33,6 +33,85 @@ void from_json(const json& j, command_approval_params& x) {
           .value_or(std::vector<std::string>{});
 }
 
+void to_json(json& j, const file_change_approval_params& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"itemId", x.item_id},
+           {"startedAtMs", x.started_at_ms},
+           {"reason", or_null(x.reason)},
+           {"grantRoot", or_null(x.grant_root)}};
+}
+
+void from_json(const json& j, file_change_approval_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.turn_id = required<std::string>(j, "turnId");
+  x.item_id = required<std::string>(j, "itemId");
+  x.started_at_ms = required<int64_t>(j, "startedAtMs");
+  x.reason = optional<std::string>(j, "reason");
+  x.grant_root = optional<std::string>(j, "grantRoot");
+}
+
+namespace {
+
+/// v1's ParsedCommand: the v2 CommandAction with `cmd` and snake_case types.
+json v1_parsed_command(const command_action& a) {
+  switch (a.type) {
+    case command_action::kind::read:
+      return json{{"type", "read"},
+                  {"cmd", a.command},
+                  {"name", a.name.value_or("")},
+                  {"path", a.path.value_or("")}};
+    case command_action::kind::list_files:
+      return json{{"type", "list_files"}, {"cmd", a.command}, {"path", or_null(a.path)}};
+    case command_action::kind::search:
+      return json{{"type", "search"},
+                  {"cmd", a.command},
+                  {"query", or_null(a.query)},
+                  {"path", or_null(a.path)}};
+    case command_action::kind::unknown:
+      break;
+  }
+  return json{{"type", "unknown"}, {"cmd", a.command}};
+}
+
+}  // namespace
+
+void to_json(json& j, const exec_command_approval_params& x) {
+  auto parsed = json::array();
+  for (const auto& a : x.parsed_cmd) parsed.push_back(v1_parsed_command(a));
+  j = json{{"conversationId", x.conversation_id},
+           {"callId", x.call_id},
+           {"approvalId", or_null(x.approval_id)},
+           {"command", x.command},
+           {"cwd", x.cwd},
+           {"reason", or_null(x.reason)},
+           {"parsedCmd", std::move(parsed)}};
+}
+
+void to_json(json& j, const apply_patch_approval_params& x) {
+  auto changes = json::object();
+  for (const auto& c : x.file_changes) {
+    switch (c.type) {
+      case file_update_change::kind::add:
+        changes[c.path] = json{{"type", "add"}, {"content", c.diff}};
+        break;
+      case file_update_change::kind::remove:
+        changes[c.path] = json{{"type", "delete"}, {"content", c.diff}};
+        break;
+      case file_update_change::kind::update:
+        changes[c.path] =
+            json{{"type", "update"}, {"unified_diff", c.diff}, {"move_path", or_null(c.move_path)}};
+        break;
+    }
+  }
+  j = json{{"conversationId", x.conversation_id},
+           {"callId", x.call_id},
+           {"fileChanges", std::move(changes)},
+           {"reason", or_null(x.reason)},
+           {"grantRoot", or_null(x.grant_root)}};
+}
+
 bool approval_decision::allows_run() const {
   switch (value) {
     case kind::accept:
@@ -120,6 +199,60 @@ void from_json(const json& j, approval_decision& x) {
 approval_decision decode_approval_result(const json& result) {
   require_object(result);
   return required<approval_decision>(result, "decision");
+}
+
+}  // namespace parley::protocol
+
+namespace parley::protocol {
+
+approval_decision decode_file_change_result(const json& result) {
+  auto d = decode_approval_result(result);
+  using kind = approval_decision::kind;
+  if (d.value != kind::accept && d.value != kind::accept_for_session && d.value != kind::decline
+      && d.value != kind::cancel)
+    throw_unknown_variant(to_string(d.value), {"accept", "acceptForSession", "decline", "cancel"});
+  return d;
+}
+
+approval_decision decode_review_decision_result(const json& result) {
+  require_object(result);
+  auto j = required<json>(result, "decision");
+  using kind = approval_decision::kind;
+  static const std::initializer_list<const char*> expected = {
+      "approved", "approved_execpolicy_amendment", "approved_for_session",
+      "network_policy_amendment", "denied", "timed_out", "abort"};
+  approval_decision d;
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (s == "approved") d.value = kind::accept;
+    else if (s == "approved_for_session") d.value = kind::accept_for_session;
+    else if (s == "denied" || s == "timed_out") d.value = kind::decline;
+    else if (s == "abort") d.value = kind::cancel;
+    else throw_unknown_variant(s, expected);
+    return d;
+  }
+  if (!j.is_object() || j.size() != 1) throw_invalid_type(j, "enum ReviewDecision");
+  const auto& key = j.begin().key();
+  const auto& body = j.begin().value();
+  require_object(body);
+  if (key == "approved_execpolicy_amendment") {
+    d.value = kind::accept_with_execpolicy_amendment;
+    d.execpolicy_amendment = required<std::vector<std::string>>(body, "proposed_execpolicy_amendment");
+  } else if (key == "network_policy_amendment") {
+    auto amendment = required<json>(body, "network_policy_amendment");
+    require_object(amendment);
+    d.value = kind::apply_network_policy_amendment;
+    d.network.host = required<std::string>(amendment, "host");
+    d.network.action = required<std::string>(amendment, "action");
+    if (d.network.action != "allow" && d.network.action != "deny")
+      throw_unknown_variant(d.network.action, {"allow", "deny"});
+  } else if (key == "denied") {
+    d.value = kind::decline;
+    (void)required<std::string>(body, "rejection");
+  } else {
+    throw_unknown_variant(key, expected);
+  }
+  return d;
 }
 
 }  // namespace parley::protocol

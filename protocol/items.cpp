@@ -156,7 +156,48 @@ json encode(const command_execution_item& x) {
               {"durationMs", or_null(x.duration_ms)}};
 }
 
+json encode(const file_change_item& x) {
+  return json{{"type", "fileChange"}, {"id", x.id}, {"changes", x.changes}, {"status", x.status}};
+}
+
 }  // namespace
+
+const char* to_string(file_update_change::kind x) {
+  switch (x) {
+    case file_update_change::kind::add:
+      return "add";
+    case file_update_change::kind::remove:
+      return "delete";
+    case file_update_change::kind::update:
+      return "update";
+  }
+  return "update";
+}
+
+void to_json(json& j, const file_update_change& x) {
+  json kind{{"type", to_string(x.type)}};
+  if (x.type == file_update_change::kind::update) kind["move_path"] = or_null(x.move_path);
+  j = json{{"path", x.path}, {"kind", std::move(kind)}, {"diff", x.diff}};
+}
+
+void from_json(const json& j, file_update_change& x) {
+  require_object(j);
+  x.path = required<std::string>(j, "path");
+  x.diff = required<std::string>(j, "diff");
+  auto kind = required<json>(j, "kind");
+  require_object(kind);
+  auto type = required<std::string>(kind, "type");
+  if (type == "add") {
+    x.type = file_update_change::kind::add;
+  } else if (type == "delete") {
+    x.type = file_update_change::kind::remove;
+  } else if (type == "update") {
+    x.type = file_update_change::kind::update;
+    x.move_path = optional<std::string>(kind, "move_path");
+  } else {
+    throw_unknown_variant(type, {"add", "delete", "update"});
+  }
+}
 
 void to_json(json& j, const thread_item& x) {
   j = std::visit([](const auto& i) { return encode(i); }, x);
@@ -190,8 +231,14 @@ void from_json(const json& j, thread_item& x) {
     i.duration_ms = optional<int64_t>(j, "durationMs");
     i.process_id = optional<std::string>(j, "processId");
     x = std::move(i);
+  } else if (type == "fileChange") {
+    file_change_item i;
+    i.id = required<std::string>(j, "id");
+    i.changes = required<std::vector<file_update_change>>(j, "changes");
+    i.status = required<item_status>(j, "status");
+    x = std::move(i);
   } else {
-    throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution"});
+    throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange"});
   }
 }
 

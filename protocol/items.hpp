@@ -67,7 +67,28 @@ struct command_execution_item {
   std::optional<std::string> process_id;
 };
 
-using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item>;
+/// One file of a fileChange item (FileUpdateChange). For add and delete,
+/// `diff` is the file's content (as Codex sends it); for update, the
+/// unified diff.
+struct file_update_change {
+  enum class kind { add, remove, update };
+  std::string path;
+  kind type = kind::add;
+  std::optional<std::string> move_path;  // update with a rename
+  std::string diff;
+};
+void to_json(json& j, const file_update_change& x);
+void from_json(const json& j, file_update_change& x);
+const char* to_string(file_update_change::kind x);  // "add" | "delete" | "update"
+
+struct file_change_item {
+  std::string id;
+  std::vector<file_update_change> changes;
+  item_status status = item_status::in_progress;
+};
+
+using thread_item =
+    std::variant<user_message_item, agent_message_item, command_execution_item, file_change_item>;
 
 const std::string& item_id(const thread_item& x);
 

@@ -81,6 +81,10 @@ json params_of(const notification& n) {
   return std::visit([](const auto& x) { return json(x); }, n);
 }
 
+void to_json(json& j, const turn_diff_updated& x) {
+  j = json{{"threadId", x.thread_id}, {"turnId", x.turn_id}, {"diff", x.diff}};
+}
+
 notification decode_notification(const std::string& method, const json& p) {
   require_object(p);
   if (method == thread_started::method) return thread_started{required<thread>(p, "thread")};
@@ -121,6 +125,9 @@ notification decode_notification(const std::string& method, const json& p) {
   if (method == thread_name_updated::method)
     return thread_name_updated{required<std::string>(p, "threadId"),
                                optional<std::string>(p, "threadName")};
+  if (method == turn_diff_updated::method)
+    return turn_diff_updated{required<std::string>(p, "threadId"),
+                             required<std::string>(p, "turnId"), required<std::string>(p, "diff")};
   throw decode_error("unknown notification `" + method + "`");
 }
 

@@ -100,11 +100,19 @@ struct thread_name_updated {
   std::optional<std::string> thread_name;
 };
 
+/// The turn's aggregated unified diff, after a file change was applied.
+struct turn_diff_updated {
+  static constexpr const char* method = "turn/diff/updated";
+  std::string thread_id;
+  std::string turn_id;
+  std::string diff;
+};
+
 using notification =
     std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
                  item_completed, agent_message_delta, command_output_delta,
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
-                 thread_closed, thread_name_updated>;
+                 thread_closed, thread_name_updated, turn_diff_updated>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -124,6 +132,7 @@ void to_json(json& j, const thread_archived& x);
 void to_json(json& j, const thread_unarchived& x);
 void to_json(json& j, const thread_closed& x);
 void to_json(json& j, const thread_name_updated& x);
+void to_json(json& j, const turn_diff_updated& x);
 
 /// The params object of a notification.
 json params_of(const notification& n);

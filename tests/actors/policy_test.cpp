@@ -8,43 +8,61 @@ namespace {
 using protocol::approval_policy;
 
 TEST(policy, never_runs_on_request_asks) {
-  session_grants none;
-  EXPECT_EQ(evaluate(approval_policy::never(), "rm -rf /tmp/x", none), policy_verdict::run);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "ls", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(approval_policy::never(), "rm -rf /tmp/x"), policy_verdict::run);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "ls"), policy_verdict::ask);
 }
 
 TEST(policy, untrusted_skips_only_simple_read_only_commands) {
-  session_grants none;
   auto p = approval_policy::untrusted();
-  EXPECT_EQ(evaluate(p, "ls -la", none), policy_verdict::run);
-  EXPECT_EQ(evaluate(p, "cat README.md", none), policy_verdict::run);
-  EXPECT_EQ(evaluate(p, "touch x", none), policy_verdict::ask);
-  EXPECT_EQ(evaluate(p, "ls; rm x", none), policy_verdict::ask);
-  EXPECT_EQ(evaluate(p, "cat x > y", none), policy_verdict::ask);
-  EXPECT_EQ(evaluate(p, "echo $(rm x)", none), policy_verdict::ask);
-  EXPECT_EQ(evaluate(p, "ls | sh", none), policy_verdict::ask);
-  EXPECT_EQ(evaluate(p, "find . -delete", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "ls -la"), policy_verdict::run);
+  EXPECT_EQ(evaluate(p, "cat README.md"), policy_verdict::run);
+  EXPECT_EQ(evaluate(p, "touch x"), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "ls; rm x"), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "cat x > y"), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "echo $(rm x)"), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "ls | sh"), policy_verdict::ask);
+  EXPECT_EQ(evaluate(p, "find . -delete"), policy_verdict::ask);
 }
 
 TEST(policy, granular_asks_or_declines) {
-  session_grants none;
   approval_policy g;
   g.value = approval_policy::kind::granular;
-  EXPECT_EQ(evaluate(g, "touch x", none), policy_verdict::decline);
+  EXPECT_EQ(evaluate(g, "touch x"), policy_verdict::decline);
   g.granular.sandbox_approval = true;
-  EXPECT_EQ(evaluate(g, "touch x", none), policy_verdict::ask);
+  EXPECT_EQ(evaluate(g, "touch x"), policy_verdict::ask);
 }
 
 TEST(policy, session_grants_cover_exact_commands_and_prefixes) {
   session_grants g;
   g.commands.insert("make test");
   g.prefixes.push_back({"git", "pull"});
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "make test", g), policy_verdict::run);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "make install", g), policy_verdict::ask);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "git pull --rebase", g), policy_verdict::run);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "git push", g), policy_verdict::ask);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "git pull; rm -rf x", g), policy_verdict::ask)
-      << "a prefix grant never covers shell syntax";
+  EXPECT_TRUE(g.covers("make test"));
+  EXPECT_FALSE(g.covers("make install"));
+  EXPECT_TRUE(g.covers("git pull --rebase"));
+  EXPECT_FALSE(g.covers("git push"));
+  EXPECT_FALSE(g.covers("git pull; rm -rf x")) << "a prefix grant never covers shell syntax";
+}
+
+TEST(policy, session_grants_cover_files_only_when_every_file_was_accepted) {
+  session_grants g;
+  EXPECT_FALSE(g.covers_paths({"/w/a.txt"}));
+  g.paths.insert("/w/a.txt");
+  g.paths.insert("/w/b.txt");
+  EXPECT_TRUE(g.covers_paths({"/w/a.txt"}));
+  EXPECT_TRUE(g.covers_paths({"/w/a.txt", "/w/b.txt"}));
+  EXPECT_FALSE(g.covers_paths({"/w/a.txt", "/w/c.txt"}));
+  EXPECT_FALSE(g.covers_paths({}));
+}
+
+TEST(policy, file_changes_run_under_never_and_ask_otherwise) {
+  EXPECT_EQ(evaluate_file_change(approval_policy::never()), policy_verdict::run);
+  EXPECT_EQ(evaluate_file_change(approval_policy::on_request()), policy_verdict::ask);
+  EXPECT_EQ(evaluate_file_change(approval_policy::untrusted()), policy_verdict::ask);
+  approval_policy g;
+  g.value = approval_policy::kind::granular;
+  EXPECT_EQ(evaluate_file_change(g), policy_verdict::decline);
+  g.granular.sandbox_approval = true;
+  EXPECT_EQ(evaluate_file_change(g), policy_verdict::ask);
 }
 
 TEST(policy, splits_simple_commands) {
