@@ -1,8 +1,12 @@
 #include "transport/connection.hpp"
 
+#include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
 
+#include "actors/approval_stats.hpp"
 #include "actors/handlers.hpp"
 #include "protocol/ids.hpp"
 
@@ -202,13 +206,18 @@ const std::map<std::string, method_fn>& methods() {
                  },
                  [self, id = c.id](caf::error& err) { reply_error(self, id, err); });
        }},
+      {"parley/stats",
+       [](self_ptr self, const call& c) {
+         reply(self, c.id, json{{"approvals", approval_telemetry().snapshot()}});
+       }},
   };
   return table;
 }
 
 /// Methods whose params type is not a struct: `params` may be absent.
 bool takes_no_params(const std::string& method) {
-  return method == "configRequirements/read" || method == "parley/debug/counts";
+  return method == "configRequirements/read" || method == "parley/debug/counts"
+         || method == "parley/stats";
 }
 
 std::string unknown_method_message(const std::string& method) {
@@ -254,15 +263,71 @@ void on_request(self_ptr self, const protocol::incoming_message& m) {
 
 // -- server->client requests -------------------------------------------------
 
+/// Server->client request ids, unique in the process: a reply meant for
+/// another connection's request never matches one of this connection's.
+/// (Codex numbers 0, 1, 2, ... per connection; with one connection per
+/// process, as over stdio, the numbers are the same.)
+int64_t next_request_id() {
+  static std::atomic<int64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// A client may echo what its decision is about (`threadId`, `turnId`,
+/// `itemId`, `actionDigest`) in the result; a mismatch means the decision
+/// was made for something else. Returns the first mismatch, if any.
+std::optional<std::string> binding_mismatch(const outgoing_request& req, const json& result) {
+  if (!result.is_object()) return std::nullopt;
+  auto check = [&](const char* field, const std::string& expected) -> std::optional<std::string> {
+    auto i = result.find(field);
+    if (i == result.end() || i->is_null()) return std::nullopt;
+    if (i->is_string() && i->get_ref<const std::string&>() == expected) return std::nullopt;
+    return std::string{field} + " " + i->dump() + " is not " + expected;
+  };
+  for (auto [field, expected] : {std::pair<const char*, const std::string*>{"threadId", &req.thread_id},
+                                 {"turnId", &req.turn_id},
+                                 {"itemId", &req.item_id},
+                                 {"actionDigest", &req.digest}})
+    if (auto m = check(field, *expected)) return m;
+  return std::nullopt;
+}
+
+/// Decodes the client's decision for the kind of request it answers.
+protocol::approval_decision decode_decision(const outgoing_request& req, const json& result) {
+  switch (req.what) {
+    case outgoing_request::kind::command:
+      return protocol::decode_approval_result(result);
+    case outgoing_request::kind::file_change:
+      return protocol::decode_file_change_result(result);
+    case outgoing_request::kind::v1_exec:
+    case outgoing_request::kind::v1_patch:
+      return protocol::decode_review_decision_result(result);
+  }
+  return protocol::decode_approval_result(result);
+}
+
+bool is_v1(const outgoing_request& req) {
+  return req.what == outgoing_request::kind::v1_exec || req.what == outgoing_request::kind::v1_patch;
+}
+
 /// The client answered request `rid` (a result or an error).
 void on_response(self_ptr self, const protocol::incoming_message& m) {
   auto& st = self->state;
   auto* rid = std::get_if<int64_t>(&m.id.value);
   auto i = rid ? st.outgoing.find(*rid) : st.outgoing.end();
   if (i == st.outgoing.end()) {
+    approval_telemetry().on_refused_reply();
     PARLEY_WARN("connection event=unknown_response id={} ignored (late, duplicate or foreign)",
                 m.id.to_string());
     return;
+  }
+  if (m.type == protocol::incoming_message::kind::response) {
+    if (auto mismatch = binding_mismatch(*i->second, m.result)) {
+      // Not applied: the request stays pending for the right answer (or its deadline).
+      approval_telemetry().on_refused_reply();
+      PARLEY_WARN("connection event=foreign_decision id={} thread={} refused: {}", *rid,
+                  i->second->thread_id, *mismatch);
+      return;
+    }
   }
   auto req = std::move(i->second);
   st.outgoing.erase(i);
@@ -272,15 +337,60 @@ void on_response(self_ptr self, const protocol::incoming_message& m) {
   if (m.type == protocol::incoming_message::kind::error_response) {
     PARLEY_INFO("connection event=approval_error_reply id={} code={} message={}", *rid,
                 m.error.code, m.error.message);
+    if (is_v1(*req)) {
+      // v1 clients get v1's rule: any failure is a denial.
+      req->promise.deliver(protocol::approval_decision::decline());
+      return;
+    }
     req->promise.deliver(make_error(errc::client_error, m.error.message));
     return;
   }
   try {
-    req->promise.deliver(protocol::decode_approval_result(m.result));
+    req->promise.deliver(decode_decision(*req, m.result));
   } catch (const protocol::decode_error& e) {
     PARLEY_WARN("connection event=malformed_decision id={} error={}", *rid, e.what());
-    req->promise.deliver(make_error(errc::malformed_reply, e.what()));
+    if (is_v1(*req))
+      req->promise.deliver(protocol::approval_decision::decline());
+    else
+      req->promise.deliver(make_error(errc::malformed_reply, e.what()));
   }
+}
+
+/// The request a client sees for an ask: v2, or v1 for legacy clients.
+std::pair<const char*, json> request_for(self_ptr self, const approval_ask& ask,
+                                         outgoing_request::kind& what) {
+  bool legacy = self->state.capabilities.legacy_approvals;
+  if (ask.is_file_change()) {
+    if (legacy) {
+      what = outgoing_request::kind::v1_patch;
+      protocol::apply_patch_approval_params p;
+      p.conversation_id = ask.thread_id;
+      p.call_id = ask.item_id();
+      p.file_changes = ask.changes;
+      p.reason = ask.file.reason;
+      p.grant_root = ask.file.grant_root;
+      return {protocol::apply_patch_approval_method, json(p)};
+    }
+    what = outgoing_request::kind::file_change;
+    json params(ask.file);
+    params["actionDigest"] = ask.digest;
+    return {protocol::file_change_approval_method, std::move(params)};
+  }
+  if (legacy) {
+    what = outgoing_request::kind::v1_exec;
+    protocol::exec_command_approval_params p;
+    p.conversation_id = ask.thread_id;
+    p.call_id = ask.item_id();
+    p.command = {"/bin/sh", "-c", ask.raw_command};
+    p.cwd = ask.cwd;
+    p.reason = ask.command.reason;
+    p.parsed_cmd = ask.command.command_actions;
+    return {protocol::exec_command_approval_method, json(p)};
+  }
+  what = outgoing_request::kind::command;
+  json params(ask.command);
+  params["actionDigest"] = ask.digest;
+  return {protocol::command_approval_method, std::move(params)};
 }
 
 void on_line(self_ptr self, const std::string& line) {
@@ -354,15 +464,18 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
           rp.deliver(make_error(errc::transport_closed, "client input closed"));
           return rp;
         }
-        auto rid = st.next_request_id++;
+        auto rid = next_request_id();
         auto req = std::make_unique<outgoing_request>();
+        auto [method, params] = request_for(self, ask, req->what);
         req->promise = rp;
         req->key = ask.key;
         req->thread_id = ask.thread_id;
+        req->turn_id = ask.turn_id();
+        req->item_id = ask.item_id();
+        req->digest = ask.digest;
         st.outgoing.emplace(rid, std::move(req));
         st.request_of_key.emplace(ask.key, rid);
-        write(self, protocol::encode_request(request_id{rid}, protocol::command_approval_method,
-                                             json(ask.command)));
+        write(self, protocol::encode_request(request_id{rid}, method, params));
         return rp;
       },
       [self](atom::withdraw, uint64_t key) {

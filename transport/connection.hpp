@@ -30,11 +30,18 @@ struct connection_options {
   bool shutdown_on_close = true;
 };
 
-/// A server->client request waiting for the client's answer.
+/// A server->client request waiting for the client's answer. It remembers
+/// exactly what was shown, so a reply that names another thread, turn, item
+/// or action is refused.
 struct outgoing_request {
+  enum class kind { command, file_change, v1_exec, v1_patch };
   caf::typed_response_promise<protocol::approval_decision> promise;
+  kind what = kind::command;
   uint64_t key = 0;
   std::string thread_id;
+  std::string turn_id;
+  std::string item_id;
+  std::string digest;
   counted live{counters().pending_requests};
 };
 
@@ -46,7 +53,6 @@ struct connection_state {
   bool initialized = false;
   protocol::initialize_capabilities capabilities;
   std::set<std::string> opted_out;  // notification methods this client does not want
-  int64_t next_request_id = 0;      // Codex numbers its requests 0, 1, 2, ...
   std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing;
   std::unordered_map<uint64_t, int64_t> request_of_key;
   bool closed = false;

@@ -91,6 +91,31 @@ json turn_item_of(const protocol::command_execution_item& c) {
   return item;
 }
 
+/// A fileChange item as a FileChange TurnItem: changes keyed by path, in
+/// Codex's FileChange shape (add/delete carry the content).
+json turn_item_of(const protocol::file_change_item& f) {
+  json changes = json::object();
+  for (const auto& c : f.changes) {
+    switch (c.type) {
+      case protocol::file_update_change::kind::add:
+        changes[c.path] = json{{"type", "add"}, {"content", c.diff}};
+        break;
+      case protocol::file_update_change::kind::remove:
+        changes[c.path] = json{{"type", "delete"}, {"content", c.diff}};
+        break;
+      case protocol::file_update_change::kind::update:
+        changes[c.path] = json{{"type", "update"},
+                               {"unified_diff", c.diff},
+                               {"move_path", protocol::or_null(c.move_path)}};
+        break;
+    }
+  }
+  return json{{"type", "FileChange"},
+              {"id", f.id},
+              {"changes", std::move(changes)},
+              {"status", protocol::to_string(f.status)}};
+}
+
 std::vector<std::string> encode_item(const protocol::thread& meta, const std::string& turn_id,
                                      const protocol::thread_item& item) {
   std::vector<std::string> out;
@@ -116,6 +141,9 @@ std::vector<std::string> encode_item(const protocol::thread& meta, const std::st
                              : "Process exited with code " + std::to_string(c->exit_code.value_or(-1))
                                    + "\nOutput:\n" + c->aggregated_output.value_or("");
     out.push_back(response_item(json{{"type", "function_call_output"}, {"call_id", c->id}, {"output", output}}));
+  } else if (auto* f = std::get_if<protocol::file_change_item>(&item)) {
+    out.push_back(event(json{{"type", "item_completed"}, {"thread_id", meta.id}, {"turn_id", turn_id},
+                             {"item", turn_item_of(*f)}}));
   }
   return out;
 }
@@ -207,7 +235,34 @@ std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
       c.process_id = pid->get<std::string>();
     return c;
   }
-  return std::nullopt;  // FileChange, Reasoning, ...: not shown by parley yet
+  if (type == "FileChange") {
+    protocol::file_change_item f;
+    f.id = item.value("id", "");
+    auto status = item.value("status", "completed");
+    f.status = status == "failed" ? protocol::item_status::failed
+               : status == "declined" ? protocol::item_status::declined
+                                      : protocol::item_status::completed;
+    auto changes = item.value("changes", json::object());
+    if (!changes.is_object()) changes = json::object();
+    for (auto& [path, c] : changes.items()) {
+      if (!c.is_object()) continue;
+      protocol::file_update_change u;
+      u.path = path;
+      auto kind = c.value("type", "");
+      if (kind == "add" || kind == "delete") {
+        u.type = kind == "add" ? protocol::file_update_change::kind::add
+                               : protocol::file_update_change::kind::remove;
+        u.diff = c.value("content", "");
+      } else {
+        u.type = protocol::file_update_change::kind::update;
+        u.diff = c.value("unified_diff", "");
+        if (auto m = c.find("move_path"); m != c.end() && m->is_string()) u.move_path = m->get<std::string>();
+      }
+      f.changes.push_back(std::move(u));
+    }
+    return f;
+  }
+  return std::nullopt;  // Reasoning, web search, ...: not shown by parley yet
 }
 
 /// A turn being rebuilt. Items from item_completed records win over the
