@@ -64,12 +64,6 @@ bool take(const std::string& arg, const char* name, std::string& value) {
   return true;
 }
 
-std::string default_home() {
-  if (const char* h = std::getenv("PARLEY_HOME"); h && *h) return h;
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string{h} + "/.parley";
-  return "/tmp/.parley";
-}
-
 int fail(const std::string& message) {
   std::cerr << "parley: " << message << "\n" << usage;
   return 2;
@@ -134,7 +128,7 @@ int main(int argc, char** argv) {
   }
   parley::runtime_config cfg;
   std::string audit;  // --audit: a file, "off", or empty for the default
-  cfg.home = default_home();
+  cfg.home = parley::default_home();
   cfg.store = parley::runtime_config::store_kind::local;
   std::string log_level = "info";
   std::string error;
