@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 
 namespace parley {
 
@@ -28,6 +29,12 @@ bool parse_duration(const std::string& text, std::chrono::milliseconds& out) {
     return false;
   out = std::chrono::milliseconds(static_cast<int64_t>(value * ms_per_unit));
   return true;
+}
+
+std::string default_home() {
+  if (const char* h = std::getenv("PARLEY_HOME"); h && *h) return h;
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string{h} + "/.parley";
+  return "/tmp/.parley";
 }
 
 }  // namespace parley

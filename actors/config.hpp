@@ -49,4 +49,8 @@ struct runtime_config {
 /// are seconds). Returns false on anything else.
 bool parse_duration(const std::string& text, std::chrono::milliseconds& out);
 
+/// The home when --home is not given: $PARLEY_HOME, else ~/.parley. Every
+/// subcommand that reads or writes the home resolves it here.
+std::string default_home();
+
 }  // namespace parley

@@ -17,6 +17,7 @@
 #include "actors/store/rollout_file.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat.hpp"
+#include "transport/rules_command.hpp"
 
 namespace {
 
@@ -28,6 +29,8 @@ constexpr const char* usage = R"(usage:
   parley chat [--yes] [--approval-policy=POLICY] [app-server options]
   parley store reindex [--home=DIR]
   parley audit verify [--home=DIR | FILE]
+  parley rules check [--home=DIR] [--json] -- COMMAND WORDS...
+  parley rules check [--home=DIR] [--json] --path=P [--path=P...] [--cwd=DIR]
   parley --version
 
 app-server  serves the Codex app-server protocol (v2) on stdin/stdout.
@@ -50,6 +53,9 @@ app-server  serves the Codex app-server protocol (v2) on stdin/stdout.
 store reindex  rebuilds the SQLite index from the rollouts under --home.
 audit verify   checks the audit log's hash chain (exit 1 and the first bad line
                if anything was edited, removed, reordered or inserted).
+rules check    what the rules in HOME/rules/*.rules decide about a command or
+               about changing files (relative paths and globs against --cwd,
+               default: current); exit 1 if the rules don't load.
 
 chat        a terminal client: each input line is a turn ("\n" inside a line
             separates directives); approvals are asked at the terminal.
@@ -62,12 +68,6 @@ bool take(const std::string& arg, const char* name, std::string& value) {
   if (arg.rfind(prefix, 0) != 0) return false;
   value = arg.substr(prefix.size());
   return true;
-}
-
-std::string default_home() {
-  if (const char* h = std::getenv("PARLEY_HOME"); h && *h) return h;
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string{h} + "/.parley";
-  return "/tmp/.parley";
 }
 
 int fail(const std::string& message) {
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   }
   parley::runtime_config cfg;
   std::string audit;  // --audit: a file, "off", or empty for the default
-  cfg.home = default_home();
+  cfg.home = parley::default_home();
   cfg.store = parley::runtime_config::store_kind::local;
   std::string log_level = "info";
   std::string error;
@@ -176,6 +176,8 @@ int main(int argc, char** argv) {
     std::cout << ": " << report.reason << "\n";
     return 1;
   }
+
+  if (args[0] == "rules") return parley::run_rules_command({args.begin() + 1, args.end()});
 
   if (args[0] == "store") {
     if (args.size() < 2 || args[1] != "reindex") return fail("usage: parley store reindex [--home=DIR]");
