@@ -34,6 +34,21 @@ approval_outcome outcome_of_error(const caf::error& err) {
   return out;
 }
 
+std::optional<rules::match> check_rules(const rules::rule_set& rules, const approval_ask& ask) {
+  if (rules.size() == 0) return std::nullopt;
+  if (ask.is_file_change()) {
+    std::vector<std::string> paths;
+    for (const auto& c : ask.changes) {
+      paths.push_back(c.path);
+      if (c.move_path) paths.push_back(*c.move_path);
+    }
+    return rules.check_paths(paths, ask.cwd);
+  }
+  auto words = split_simple_command(ask.raw_command);
+  if (!words) return std::nullopt;
+  return rules.check_command(*words);
+}
+
 hooks::review_request review_of(const approval_ask& ask) {
   hooks::review_request r;
   r.what = ask.what;
@@ -231,6 +246,21 @@ void start(self_ptr self) {
   approval_telemetry().on_requested();
   if (st.svc.audit)
     self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});
+  // Rules: what the deployment wrote down. "ask" keeps the client in the loop.
+  if (st.svc.rules) {
+    if (auto m = check_rules(*st.svc.rules->current(), st.ask)) {
+      switch (m->verdict) {
+        case rules::decision::deny:
+          return decide(self, protocol::approval_decision::decline(), "rules", m->explanation);
+        case rules::decision::allow:
+          take_verdict(self, "rules", verdict::allow(m->explanation));
+          break;
+        case rules::decision::ask:
+          st.must_ask = true;
+          break;
+      }
+    }
+  }
   // Session grants: what the user already accepted for this thread.
   bool granted = st.ask.is_file_change() ? [&] {
     std::vector<std::string> paths;

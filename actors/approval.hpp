@@ -51,6 +51,11 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
 /// Maps an error from the ask onto an outcome (pure; tested directly).
 approval_outcome outcome_of_error(const caf::error& err);
 
+/// What the rules say about an ask: a command by its words (a command with
+/// shell syntax beyond simple words matches no rule), a file change by every
+/// path it touches. nullopt: no rule applies.
+std::optional<rules::match> check_rules(const rules::rule_set& rules, const approval_ask& ask);
+
 /// The review request the hooks see for an ask.
 hooks::review_request review_of(const approval_ask& ask);
 

@@ -43,6 +43,7 @@ using idle       = caf::atom_constant<caf::atom("idle")>;       // idle-unload t
 using put        = caf::atom_constant<caf::atom("put")>;        // write an index entry
 using hook_reply = caf::atom_constant<caf::atom("hookreply")>;  // an async hook answers
 using deadline   = caf::atom_constant<caf::atom("deadline")>;   // a stage's time is up
+using amend      = caf::atom_constant<caf::atom("amend")>;      // add an execpolicy rule
 // clang-format on
 
 }  // namespace parley::atom

@@ -40,6 +40,9 @@ struct runtime_config {
   bool encode_events = false;
   /// A loaded thread with no subscriber and no active turn is unloaded after this.
   std::chrono::milliseconds idle_unload = std::chrono::minutes(30);
+  /// The rules directory (*.rules, Codex execpolicy syntax plus path_rule);
+  /// empty = no rules stage. `parley app-server` uses HOME/rules.
+  std::string rules_dir;
   /// In-process approval hooks, asked in order after the rules and session
   /// grants and before the client (see hooks/approval_hook.hpp).
   std::vector<std::shared_ptr<hooks::approval_hook>> hooks;

@@ -26,11 +26,15 @@ runtime::runtime(runtime_config config) {
     if (!lock) throw std::runtime_error(message_of(lock.error()));
     lock_.emplace(std::move(*lock));
   }
+  // Rules that do not load stop the start: serving without them would
+  // decide differently from what the deployment wrote.
+  std::shared_ptr<rules::rules_book> rules;
+  if (!config.rules_dir.empty()) rules = std::make_shared<rules::rules_book>(config.rules_dir);
   configure_scheduler(caf_config_, config.scheduler_threads);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));
   reactor_ = std::make_shared<process_reactor>();
-  server_ = system_->spawn(server, config_, reactor_);
+  server_ = system_->spawn(server, config_, reactor_, std::move(rules));
   caf::scoped_actor self{*system_};
   self->request(server_, std::chrono::seconds(10), atom::get::value)
       .receive([this](thread_manager_actor& threads) { threads_ = std::move(threads); },

@@ -12,11 +12,16 @@ namespace parley {
 
 server_actor::behavior_type server(server_actor::stateful_pointer<server_state> self,
                                    std::shared_ptr<const runtime_config> config,
-                                   std::shared_ptr<process_reactor> reactor) {
+                                   std::shared_ptr<process_reactor> reactor,
+                                   std::shared_ptr<rules::rules_book> rules) {
   install_default_handlers(self, "server");
   auto& st = self->state;
   st.svc.config = std::move(config);
   st.svc.reactor = std::move(reactor);
+  if (rules) {
+    st.svc.rules = std::move(rules);
+    st.svc.rules_keeper = self->spawn<caf::detached + caf::monitored>(rules_keeper, st.svc.rules);
+  }
   if (st.svc.config->store == runtime_config::store_kind::local)
     st.svc.store = self->spawn<caf::monitored>(store::local_store, st.svc.config);
   else
@@ -35,6 +40,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
       self->send_exit(s.svc.store, caf::exit_reason::user_shutdown);
       self->send_exit(s.svc.model, caf::exit_reason::user_shutdown);
       if (s.svc.audit) self->send_exit(s.svc.audit, caf::exit_reason::user_shutdown);
+      if (s.svc.rules_keeper) self->send_exit(s.svc.rules_keeper, caf::exit_reason::user_shutdown);
       self->quit();
       return;
     }
@@ -53,6 +59,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
           self->send_exit(svc.store, caf::exit_reason::user_shutdown);
           self->send_exit(svc.model, caf::exit_reason::user_shutdown);
           if (svc.audit) self->send_exit(svc.audit, caf::exit_reason::user_shutdown);
+          if (svc.rules_keeper) self->send_exit(svc.rules_keeper, caf::exit_reason::user_shutdown);
           self->send_exit(self->state.threads, caf::exit_reason::user_shutdown);
           rp.deliver(atom::ok::value);
           self->quit();

@@ -8,6 +8,7 @@
 #include "actors/config.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/process_reactor.hpp"
+#include "actors/rules/rules_book.hpp"
 
 namespace parley {
 
@@ -17,6 +18,8 @@ struct runtime_services {
   model_actor model;
   std::shared_ptr<process_reactor> reactor;
   audit_actor audit;  // invalid when auditing is off
+  std::shared_ptr<rules::rules_book> rules;  // null when there is no rules directory
+  rules_actor rules_keeper;                  // writes amendments; invalid without rules
 };
 
 /// A notification made by one of this runtime's actors (encoded ahead when

@@ -106,6 +106,9 @@ void on_command_outcome(self_ptr self, const approval_outcome& out) {
                    && !out.decision.execpolicy_amendment.empty()) {
           st.settings.grants.prefixes.push_back(out.decision.execpolicy_amendment);
           self->send(st.conversation, atom::grant::value, out.decision.execpolicy_amendment);
+          // ... and for every later session: the rule goes to the rules file.
+          if (st.svc.rules_keeper)
+            self->send(st.svc.rules_keeper, atom::amend::value, out.decision.execpolicy_amendment);
         }
         start_exec(self);
         return;
@@ -270,6 +273,17 @@ void run_command(self_ptr self, const std::string& raw) {
   cmd.raw = raw;
   cmd.started_ms = protocol::unix_ms();
   auto verdict = evaluate(st.settings.policy, raw);
+  std::string refusal = "declined by policy";
+  if (verdict == policy_verdict::run && st.svc.rules) {
+    // No approval needed, but a forbidding rule still stops the command.
+    if (auto words = split_simple_command(raw)) {
+      if (auto m = st.svc.rules->current()->check_command(*words);
+          m && m->verdict == rules::decision::deny) {
+        verdict = policy_verdict::decline;
+        refusal = "declined: " + m->explanation;
+      }
+    }
+  }
   if (verdict == policy_verdict::ask) {
     // The status change precedes the item, as Codex orders it.
     self->send(st.conversation, atom::awaiting::value, cmd.item.id);
@@ -280,7 +294,7 @@ void run_command(self_ptr self, const std::string& raw) {
     case policy_verdict::run:
       return start_exec(self);
     case policy_verdict::decline:
-      complete_current(self, item_status::declined, "declined by policy");
+      complete_current(self, item_status::declined, refusal);
       return next_step(self);
     case policy_verdict::ask:
       break;

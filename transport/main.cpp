@@ -13,6 +13,7 @@
 #include "actors/config.hpp"
 #include "actors/audit/audit_log.hpp"
 #include "actors/log.hpp"
+#include "actors/rules/rules.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "transport/app_server.hpp"
@@ -149,6 +150,8 @@ int main(int argc, char** argv) {
       cfg.audit_path = cfg.home + "/audit.jsonl";
     else if (audit != "off")
       cfg.audit_path = audit;
+    // Rules and hook programs are configured in the home (HOME/rules/*.rules).
+    cfg.rules_dir = parley::rules::rules_dir_of(cfg.home);
     parley::log::set_level(log_level);
     return parley::run_app_server(std::move(cfg));
   }
