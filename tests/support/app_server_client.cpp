@@ -1,5 +1,8 @@
 #include "tests/support/app_server_client.hpp"
 
+#include <fstream>
+#include <iterator>
+
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +17,17 @@ std::string make_temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_file(const std::string& path, const std::string& data) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
 }
 
 bool file_exists(const std::string& path) { return std::filesystem::exists(path); }

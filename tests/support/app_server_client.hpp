@@ -22,6 +22,10 @@ std::string parley_binary();
 std::string make_temp_dir(const std::string& name);
 
 bool file_exists(const std::string& path);
+/// A whole file's bytes ("" when it cannot be read).
+std::string read_file(const std::string& path);
+/// Writes `data` to `path`, creating parent directories.
+void write_file(const std::string& path, const std::string& data);
 
 class app_server_client {
  public:
