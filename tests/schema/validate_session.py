@@ -101,6 +101,17 @@ def main():
             proc.stdin.write(json.dumps(dict(a, id=req["id"])) + "\n")
             proc.stdin.flush()
     until(lambda m: m.get("method") == "turn/completed")
+    # file changes: an accepted patch (turn/diff/updated follows), a declined one
+    with open(os.path.join(work, "edit.txt"), "w") as f:
+        f.write("one\n")
+    call("turn/start", {"threadId": t, "input": text(
+        "patch:\n*** Begin Patch\n*** Add File: new.txt\n+hello\n*** Update File: edit.txt\n@@\n-one\n+two\n"
+        "*** End Patch\npatch:\n*** Begin Patch\n*** Delete File: edit.txt\n*** End Patch")})
+    for decision in ["accept", "decline"]:
+        req = until(lambda m: m.get("method") == "item/fileChange/requestApproval")
+        proc.stdin.write(json.dumps({"id": req["id"], "result": {"decision": decision}}) + "\n")
+        proc.stdin.flush()
+    until(lambda m: m.get("method") == "turn/completed")
     # interrupt with an approval pending
     turn = call("turn/start", {"threadId": t, "input": text("run: sleep 5")})["result"]["turn"]["id"]
     until(lambda m: m.get("method") == "item/commandExecution/requestApproval")
@@ -142,7 +153,8 @@ def main():
     expected = {"notification item/commandExecution/outputDelta", "notification serverRequest/resolved",
                 "notification item/agentMessage/delta", "request item/commandExecution/requestApproval",
                 "notification turn/completed", "notification thread/status/changed",
-                "response thread/read", "response turn/interrupt"}
+                "response thread/read", "response turn/interrupt",
+                "request item/fileChange/requestApproval", "notification turn/diff/updated"}
     missing = expected - seen
     if missing:
         failures.append("session did not cover: %s" % sorted(missing))
