@@ -1,0 +1,203 @@
+// The approval pipeline through the real binary: rules in the home decide
+// without asking, an execpolicy amendment is written to the rules file and
+// honoured after a restart, legacy clients get v1 requests, replies bound to
+// another thread or action are refused, and parley/stats counts it all.
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+#include "tests/support/app_server_client.hpp"
+
+namespace parley::test {
+namespace {
+
+constexpr const char* v2_command = "item/commandExecution/requestApproval";
+
+json command_completed(app_server_client& c) {
+  return c.wait_for([](const json& m) {
+    return method_of(m) == "item/completed" && m["params"]["item"]["type"] == "commandExecution";
+  });
+}
+
+size_t count_method(const app_server_client& c, const std::string& method) {
+  size_t n = 0;
+  for (auto& m : c.log()) n += method_of(m) == method ? 1 : 0;
+  return n;
+}
+
+TEST(approval_pipeline, rules_in_the_home_decide_without_asking) {
+  auto dir = make_temp_dir("rules_decide");
+  write_file(dir + "/home/rules/default.rules",
+             "prefix_rule(pattern=[\"touch\", \"forbidden\"], decision=\"forbidden\")\n"
+             "prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n");
+  app_server_client client({"--home=" + dir + "/home"});
+  client.initialize();
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  client.start_turn(thread, "run: touch allowed\nrun: touch forbidden");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
+  client.wait_for_method("turn/completed");
+  EXPECT_TRUE(file_exists(dir + "/allowed"));
+  EXPECT_FALSE(file_exists(dir + "/forbidden"));
+  auto stats = client.call_ok("parley/stats")["approvals"];
+  EXPECT_EQ(stats["decidedBy"]["rules"], 2);
+  EXPECT_EQ(stats["pending"], 0);
+  EXPECT_EQ(client.close_and_wait(), 0);
+  EXPECT_EQ(count_method(client, v2_command), 0u);
+  // The audit log names the stage.
+  auto audit = read_file(dir + "/home/audit.jsonl");
+  EXPECT_NE(audit.find("\"stage\":\"rules\""), std::string::npos);
+}
+
+TEST(approval_pipeline, an_amendment_is_written_to_the_rules_and_honoured_after_restart) {
+  auto dir = make_temp_dir("amendment");
+  auto home = dir + "/home";
+  {
+    app_server_client client({"--home=" + home});
+    client.initialize();
+    auto thread = client.start_thread(json{{"cwd", dir}});
+    client.start_turn(thread, "run: touch first");
+    auto req = client.wait_for_method(v2_command);
+    EXPECT_EQ(req["params"]["proposedExecpolicyAmendment"], (json{"touch", "first"}));
+    client.respond(req["id"], json{{"decision",
+                                    {{"acceptWithExecpolicyAmendment",
+                                      {{"execpolicy_amendment", {"touch"}}}}}}});
+    EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
+    client.wait_for_method("turn/completed");
+    EXPECT_EQ(client.close_and_wait(), 0);
+  }
+  auto rules = read_file(home + "/rules/default.rules");
+  EXPECT_NE(rules.find("prefix_rule(pattern=[\"touch\"], decision=\"allow\")"), std::string::npos)
+      << rules;
+  // A new process, a new thread: the rule decides, nobody is asked.
+  app_server_client client({"--home=" + home});
+  client.initialize();
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  client.start_turn(thread, "run: touch second");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
+  client.wait_for_method("turn/completed");
+  EXPECT_TRUE(file_exists(dir + "/second"));
+  EXPECT_EQ(client.close_and_wait(), 0);
+  EXPECT_EQ(count_method(client, v2_command), 0u);
+}
+
+TEST(approval_pipeline, a_rules_file_that_does_not_load_stops_the_start) {
+  auto dir = make_temp_dir("broken_rules");
+  write_file(dir + "/home/rules/default.rules", "prefix_rule(pattern=[\"git\"], decision=\"maybe\")\n");
+  child_process server({parley_binary(), "app-server", "--home=" + dir + "/home"},
+                       dir + "/stderr.txt");
+  server.close_stdin();
+  EXPECT_EQ(server.wait(), 1);
+  auto err = read_file(dir + "/stderr.txt");
+  EXPECT_NE(err.find("default.rules:1:"), std::string::npos) << err;
+}
+
+TEST(approval_pipeline, a_legacy_client_gets_v1_requests_with_v1_decisions) {
+  auto dir = make_temp_dir("legacy");
+  app_server_client client;
+  client.initialize(json{{"legacyApprovals", true}});
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  write_file(dir + "/edit.txt", "one\n");
+  client.start_turn(thread,
+                    "run: touch approved\nrun: touch denied\nrun: touch garbage\n"
+                    "patch:\n*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: edit.txt\n"
+                    "@@\n-one\n+two\n*** End Patch");
+  auto exec = client.wait_for_method("execCommandApproval");
+  auto p = exec["params"];
+  EXPECT_EQ(p["conversationId"], thread);
+  EXPECT_TRUE(p["callId"].is_string());
+  EXPECT_EQ(p["command"], (json{"/bin/sh", "-c", "touch approved"}));
+  EXPECT_EQ(p["cwd"], dir);
+  EXPECT_EQ(p["parsedCmd"][0]["type"], "unknown");
+  EXPECT_EQ(p["parsedCmd"][0]["cmd"], "touch approved");
+  client.respond(exec["id"], json{{"decision", "approved"}});
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
+  client.respond(client.wait_for_method("execCommandApproval")["id"],
+                 json{{"decision", {{"denied", {{"rejection", "not today"}}}}}});
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
+  // Undecodable: v1 falls back to denied.
+  client.respond(client.wait_for_method("execCommandApproval")["id"], json{{"decision", "maybe"}});
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
+  auto patch = client.wait_for_method("applyPatchApproval");
+  auto changes = patch["params"]["fileChanges"];
+  EXPECT_EQ(patch["params"]["conversationId"], thread);
+  EXPECT_EQ(changes[dir + "/new.txt"]["type"], "add");
+  EXPECT_EQ(changes[dir + "/new.txt"]["content"], "x\n");
+  EXPECT_EQ(changes[dir + "/edit.txt"]["type"], "update");
+  EXPECT_NE(changes[dir + "/edit.txt"]["unified_diff"].get<std::string>().find("+two"),
+            std::string::npos);
+  client.respond(patch["id"], json{{"decision", "approved_for_session"}});
+  client.wait_for_method("turn/completed");
+  EXPECT_TRUE(file_exists(dir + "/approved"));
+  EXPECT_FALSE(file_exists(dir + "/denied"));
+  EXPECT_FALSE(file_exists(dir + "/garbage"));
+  EXPECT_EQ(read_file(dir + "/edit.txt"), "two\n");
+  EXPECT_EQ(client.close_and_wait(), 0);
+  EXPECT_EQ(count_method(client, v2_command), 0u);
+  EXPECT_EQ(count_method(client, "item/fileChange/requestApproval"), 0u);
+}
+
+TEST(approval_pipeline, a_v2_client_gets_v2_requests) {
+  auto dir = make_temp_dir("v2_only");
+  app_server_client client;
+  client.initialize();
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  client.start_turn(thread, "run: touch x");
+  client.answer(client.wait_for_method(v2_command), "decline");
+  client.wait_for_method("turn/completed");
+  EXPECT_EQ(client.close_and_wait(), 0);
+  EXPECT_EQ(count_method(client, "execCommandApproval"), 0u);
+}
+
+TEST(approval_pipeline, a_reply_bound_to_another_thread_or_action_is_refused) {
+  auto dir = make_temp_dir("bound");
+  app_server_client client;
+  client.initialize();
+  auto a = client.start_thread(json{{"cwd", dir}});
+  auto b = client.start_thread(json{{"cwd", dir}});
+  client.start_turn(a, "run: touch from_a");
+  auto req_a = client.wait_for_method(v2_command);
+  client.start_turn(b, "run: touch from_b");
+  auto req_b = client.wait_for([&](const json& m) {
+    return method_of(m) == v2_command && m["params"]["threadId"] == b;
+  });
+  ASSERT_EQ(req_a["params"]["threadId"], a);
+  EXPECT_TRUE(req_a["params"]["actionDigest"].is_string());
+  auto before = client.call_ok("parley/stats")["approvals"]["refusedReplies"].get<int64_t>();
+
+  // An accept for thread B's approval, sent with A's request id: refused.
+  client.respond(req_a["id"], json{{"decision", "accept"}, {"threadId", b}});
+  // An accept for another action (digest of B's command) on A's request: refused.
+  client.respond(req_a["id"],
+                 json{{"decision", "accept"}, {"actionDigest", req_b["params"]["actionDigest"]}});
+  // A reply to a request id nobody sent: ignored.
+  client.respond(json(987654), json{{"decision", "accept"}});
+  auto resolved_a = [&](const json& m) {
+    return method_of(m) == "serverRequest/resolved" && m["params"]["requestId"] == req_a["id"];
+  };
+  EXPECT_FALSE(client.arrives(resolved_a, 300ms)) << "a refused reply resolved the request";
+  EXPECT_FALSE(file_exists(dir + "/from_a"));
+  auto stats = client.call_ok("parley/stats")["approvals"];
+  EXPECT_EQ(stats["refusedReplies"].get<int64_t>() - before, 3);
+  EXPECT_EQ(stats["pending"], 2);
+
+  // The right answers, bound correctly, are applied.
+  client.respond(req_a["id"], json{{"decision", "decline"},
+                                   {"threadId", a},
+                                   {"itemId", req_a["params"]["itemId"]},
+                                   {"actionDigest", req_a["params"]["actionDigest"]}});
+  client.wait_for(resolved_a);
+  client.answer(req_b, "accept");
+  client.wait_for([&](const json& m) { return method_of(m) == "turn/completed" && thread_of(m) == a; });
+  client.wait_for([&](const json& m) { return method_of(m) == "turn/completed" && thread_of(m) == b; });
+  EXPECT_FALSE(file_exists(dir + "/from_a"));
+  EXPECT_TRUE(file_exists(dir + "/from_b"));
+  stats = client.call_ok("parley/stats")["approvals"];
+  EXPECT_EQ(stats["pending"], 0);
+  EXPECT_GE(stats["decidedBy"]["client"], 2);
+  EXPECT_GT(stats["timeToDecisionMs"]["p99"].get<double>(), 0.0);
+  EXPECT_EQ(client.close_and_wait(), 0);
+}
+
+}  // namespace
+}  // namespace parley::test
