@@ -9,6 +9,8 @@ usage: validate_session.py PARLEY_BINARY SCHEMA_DIR WORK_DIR
 """
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 
@@ -34,7 +36,11 @@ def main():
     if not os.path.exists(bundle_path):
         print("SKIPPED: no Codex schema at %s (.ci/test generates it with npx)" % schema_dir)
         return 77
-    os.makedirs(work, exist_ok=True)
+    # A fresh directory each run: the session adds files and threads.
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    # Fail rather than hang if the server stops answering.
+    signal.alarm(120)
     with open(bundle_path) as f:
         bundle = json.load(f)
 
