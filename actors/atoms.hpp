@@ -41,6 +41,7 @@ using rename     = caf::atom_constant<caf::atom("rename")>;     // thread/name/s
 using unsub      = caf::atom_constant<caf::atom("unsub")>;      // thread/unsubscribe
 using idle       = caf::atom_constant<caf::atom("idle")>;       // idle-unload timer
 using put        = caf::atom_constant<caf::atom("put")>;        // write an index entry
+using timeout    = caf::atom_constant<caf::atom("timeout")>;    // an actor's own deadline
 // clang-format on
 
 }  // namespace parley::atom
