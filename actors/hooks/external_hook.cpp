@@ -95,11 +95,15 @@ bool external_hook_spec::reviews(action_kind k) const {
 
 std::vector<external_hook_spec> load_external_hooks(const std::string& home) {
   const std::string path = home + "/hooks.json";
+  // Only a file that is truly absent means "no hooks": a dangling symlink or
+  // an unreadable file is a configured reviewer we cannot run.
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};
     malformed(path, "file", std::strerror(errno));
   }
+  if (::stat(path.c_str(), &st) != 0) malformed(path, "file", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) malformed(path, "file", "not a regular file");
   std::ifstream in{path, std::ios::binary};
   if (!in) malformed(path, "file", "cannot be read");
   std::stringstream text;

@@ -25,14 +25,14 @@ void answer(hook_self self) {
 }
 
 // Fixes the verdict (first caller wins) and logs the run.
-void conclude(hook_self self, hooks::verdict v, const std::string& exit) {
+void conclude(hook_self self, hooks::verdict v, const std::string& how_ended) {
   auto& st = self->state;
   if (st.result) return;
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now()
                                                                   - st.started)
                 .count();
   PARLEY_DEBUG("external_hook name={} pid={} exit={} duration_ms={} decision={} reason={}",
-               st.spec.name, st.pid, exit, ms, hooks::to_string(v.what), v.reason);
+               st.spec.name, st.pid, how_ended, ms, hooks::to_string(v.what), v.reason);
   st.result = std::move(v);
   answer(self);
 }
@@ -58,7 +58,7 @@ hook_runner_actor::behavior_type external_hook_runner(
   spawn_spec run;
   run.argv = st.spec.argv;
   run.stdin_data = std::move(request_json) + "\n";
-  // stdout is the hook's answer; its diagnostics go to parley's log stream.
+  // stdout is the hook's answer; its diagnostics go to parley's stderr.
   run.merge_stderr = false;
   auto pid = reactor->spawn(run, caf::actor_cast<exec_actor>(self));
   if (!pid) {

@@ -82,6 +82,20 @@ TEST_F(ExternalHookConfig, a_missing_file_means_no_hooks) {
   EXPECT_TRUE(hooks::load_external_hooks(dir.path().string()).empty());
 }
 
+TEST_F(ExternalHookConfig, a_dangling_symlink_or_a_directory_is_refused) {
+  auto path = dir.path() / "hooks.json";
+  fs::create_symlink(dir.path() / "gone.json", path);
+  EXPECT_THROW(hooks::load_external_hooks(dir.path().string()), std::runtime_error);
+  fs::remove(path);
+  fs::create_directory(path);
+  try {
+    hooks::load_external_hooks(dir.path().string());
+    ADD_FAILURE() << "a directory loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("not a regular file"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ExternalHookConfig, an_empty_list_means_no_hooks) {
   write_file(dir.path() / "hooks.json", R"({"hooks": []})");
   EXPECT_TRUE(hooks::load_external_hooks(dir.path().string()).empty());
