@@ -44,6 +44,7 @@ using put        = caf::atom_constant<caf::atom("put")>;        // write an inde
 using hook_reply = caf::atom_constant<caf::atom("hookreply")>;  // an async hook answers
 using deadline   = caf::atom_constant<caf::atom("deadline")>;   // a stage's time is up
 using amend      = caf::atom_constant<caf::atom("amend")>;      // add an execpolicy rule
+using timeout    = caf::atom_constant<caf::atom("timeout")>;    // an actor's own deadline
 // clang-format on
 
 }  // namespace parley::atom

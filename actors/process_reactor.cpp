@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,6 +31,33 @@ using clock_type = std::chrono::steady_clock;
 constexpr auto eof_grace = std::chrono::seconds(2);
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+// The child's stdin as a memfd holding exactly `data`, rewound: the child
+// reads it at its own pace and parley never waits on a pipe. -1 = none.
+caf::expected<int> stdin_memfd(const std::optional<std::string>& data) {
+  if (!data) return -1;
+  int fd = ::memfd_create("parley-stdin", MFD_CLOEXEC);
+  if (fd < 0) return make_error(errc::internal, std::string{"memfd_create: "} + std::strerror(errno));
+  const char* p = data->data();
+  size_t left = data->size();
+  while (left > 0) {
+    auto n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      auto err = std::string{"memfd write: "} + std::strerror(errno);
+      ::close(fd);
+      return make_error(errc::internal, std::move(err));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    auto err = std::string{"memfd lseek: "} + std::strerror(errno);
+    ::close(fd);
+    return make_error(errc::internal, std::move(err));
+  }
+  return fd;
+}
 
 uint64_t tag(int64_t pid, bool is_pidfd) { return (static_cast<uint64_t>(pid) << 1) | (is_pidfd ? 1u : 0u); }
 
@@ -84,17 +112,32 @@ void process_reactor::wake() {
 
 caf::expected<int64_t> process_reactor::spawn(const std::string& command, const std::string& cwd,
                                               exec_actor sink) {
+  spawn_spec spec;
+  spec.argv = {"/bin/sh", "-c", command};
+  spec.cwd = cwd;
+  return spawn(spec, std::move(sink));
+}
+
+caf::expected<int64_t> process_reactor::spawn(const spawn_spec& spec, exec_actor sink) {
+  if (spec.argv.empty()) return make_error(errc::internal, "spawn: empty argv");
+  auto in = stdin_memfd(spec.stdin_data);
+  if (!in) return std::move(in.error());
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    if (*in >= 0) ::close(*in);
     return make_error(errc::internal, std::string{"pipe: "} + std::strerror(errno));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (*in >= 0)
+    posix_spawn_file_actions_adddup2(&actions, *in, STDIN_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  if (spec.merge_stderr) posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
   // A new process group (so interrupt kills the whole tree), default signal
   // dispositions (parley ignores SIGPIPE; commands must not inherit that).
   sigset_t none, defaults;
@@ -108,15 +151,22 @@ caf::expected<int64_t> process_reactor::spawn(const std::string& command, const 
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK
                                       | POSIX_SPAWN_SETSIGDEF);
-  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  std::vector<char*> argv;
+  argv.reserve(spec.argv.size() + 1);
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv), environ);
+  // glibc's posix_spawnp reports exec failures (missing program, bad cwd)
+  // as its return value, so they never look like a started process.
+  int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(fds[1]);
+  if (*in >= 0) ::close(*in);
   if (rc != 0) {
     ::close(fds[0]);
-    return make_error(errc::internal, std::string{"cannot start /bin/sh: "} + std::strerror(rc));
+    return make_error(errc::internal,
+                      "cannot start " + spec.argv[0] + ": " + std::strerror(rc));
   }
   auto p = std::make_shared<process>();
   p->pid = pid;

@@ -1,21 +1,38 @@
 #pragma once
-// Runs shell commands as real subprocesses without blocking any actor: one
-// epoll thread per runtime reads every command's output pipe and pidfd and
-// turns them into messages (atom::output chunks, then one atom::exited) to
-// the command's exec actor.
+// Runs subprocesses (shell commands, hook programs) without blocking any
+// actor: one epoll thread per runtime reads every process's output pipe and
+// pidfd and turns them into messages (atom::output chunks, then one
+// atom::exited) to the process's sink actor.
 
 #include <caf/expected.hpp>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/interfaces.hpp"
 
 namespace parley {
+
+/// What to start. The process always gets a new process group, default
+/// signal dispositions and its stdout in a pipe to the reactor.
+struct spawn_spec {
+  /// argv[0] is looked up in PATH if it contains no '/' (posix_spawnp).
+  std::vector<std::string> argv;
+  /// Working directory; empty = parley's.
+  std::string cwd;
+  /// The child's whole stdin, handed over in a memfd (so nobody waits on a
+  /// pipe for the child to read); nullopt = /dev/null.
+  std::optional<std::string> stdin_data;
+  /// true: stderr into the same pipe as stdout. false: stderr stays parley's
+  /// stderr (stdout may be a protocol and must not see diagnostics).
+  bool merge_stderr = true;
+};
 
 class process_reactor {
  public:
@@ -24,8 +41,12 @@ class process_reactor {
   process_reactor(const process_reactor&) = delete;
   process_reactor& operator=(const process_reactor&) = delete;
 
-  /// Starts `/bin/sh -c command` in `cwd`, in a new process group, stdin from
-  /// /dev/null, stdout and stderr into one pipe. Returns the pid.
+  /// Starts `spec.argv` in a new process group; `sink` receives its output
+  /// and then exactly one atom::exited. Returns the pid (= the group id).
+  caf::expected<int64_t> spawn(const spawn_spec& spec, exec_actor sink);
+
+  /// Starts `/bin/sh -c command` in `cwd`, stdin from /dev/null, stdout and
+  /// stderr into one pipe.
   caf::expected<int64_t> spawn(const std::string& command, const std::string& cwd,
                                exec_actor sink);
 

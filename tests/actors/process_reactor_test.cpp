@@ -65,6 +65,14 @@ class process_reactor_test : public ::testing::Test {
     last_pid = pid ? *pid : 0;
     return c;
   }
+  std::shared_ptr<collected> run(const spawn_spec& spec) {
+    auto c = std::make_shared<collected>();
+    auto sink = sys.spawn(probe, c);
+    auto pid = reactor.spawn(spec, sink);
+    EXPECT_TRUE(pid) << "spawn failed";
+    last_pid = pid ? *pid : 0;
+    return c;
+  }
   caf::actor_system sys;
   process_reactor reactor;
   int64_t last_pid = 0;
@@ -112,6 +120,73 @@ TEST_F(process_reactor_test, a_bad_cwd_reports_failure) {
     ASSERT_TRUE(c->wait(10s));
     EXPECT_NE(c->exit->exit_code, 0);
   }
+}
+
+TEST_F(process_reactor_test, spawn_passes_argv_words_untouched_and_searches_path) {
+  spawn_spec spec;
+  spec.argv = {"printf", "%s|", "a b", "c  d", "$HOME", "*"};
+  auto c = run(spec);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_EQ(c->output, "a b|c  d|$HOME|*|");
+  EXPECT_EQ(c->exit->exit_code, 0);
+}
+
+TEST_F(process_reactor_test, spawn_delivers_stdin_data_byte_exact) {
+  std::string data;
+  data.reserve(1u << 20);
+  for (size_t i = 0; i < (1u << 20); ++i) data.push_back(static_cast<char>((i * 131u + i / 7u) & 0xFFu));
+  spawn_spec spec;
+  spec.argv = {"cat"};
+  spec.stdin_data = data;
+  auto c = run(spec);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_EQ(c->exit->exit_code, 0);
+  ASSERT_EQ(c->output.size(), data.size());
+  EXPECT_TRUE(c->output == data) << "stdin came back altered";
+}
+
+TEST_F(process_reactor_test, spawn_with_empty_stdin_data_gives_immediate_eof) {
+  spawn_spec spec;
+  spec.argv = {"/bin/sh", "-c", "wc -c"};
+  spec.stdin_data = std::string{};
+  auto c = run(spec);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_EQ(c->output, "0\n");
+}
+
+TEST_F(process_reactor_test, spawn_can_keep_stderr_out_of_the_output) {
+  spawn_spec spec;
+  spec.argv = {"/bin/sh", "-c", "echo out; echo 'expected test noise on stderr' >&2; echo more"};
+  spec.merge_stderr = false;
+  auto c = run(spec);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_EQ(c->output, "out\nmore\n");
+  EXPECT_EQ(c->exit->exit_code, 0);
+}
+
+TEST_F(process_reactor_test, spawn_runs_in_the_given_cwd) {
+  auto dir = std::filesystem::temp_directory_path();
+  spawn_spec spec;
+  spec.argv = {"pwd"};
+  spec.cwd = dir.string();
+  auto c = run(spec);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_EQ(c->output, std::filesystem::canonical(dir).string() + "\n");
+}
+
+TEST_F(process_reactor_test, spawn_of_a_missing_program_fails_without_a_process) {
+  auto c = std::make_shared<collected>();
+  auto sink = sys.spawn(probe, c);
+  spawn_spec spec;
+  spec.argv = {"/definitely/not/here", "x"};
+  auto pid = reactor.spawn(spec, sink);
+  ASSERT_FALSE(pid);
+  EXPECT_NE(message_of(pid.error()).find("/definitely/not/here"), std::string::npos)
+      << message_of(pid.error());
+  spec.argv = {"parley-no-such-program-in-path"};
+  EXPECT_FALSE(reactor.spawn(spec, sink));
+  spec.argv.clear();
+  EXPECT_FALSE(reactor.spawn(spec, sink));
 }
 
 }  // namespace

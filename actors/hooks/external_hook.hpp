@@ -1,0 +1,93 @@
+#pragma once
+// External hook programs: a deployment's own reviewers for approvals (e.g. a
+// script that asks on Slack). parley runs the program, writes the review
+// request as JSON on its stdin and reads one JSON decision from its stdout.
+// Anything but a clean answer in time denies: a reviewer that is configured
+// but broken must never turn into "allowed".
+//
+// Configuration (HOME/hooks.json):
+//   {"hooks": [{"name": "ticket",
+//               "command": ["/usr/local/bin/ticket-hook", "--queue", "ops"],
+//               "timeoutMs": 5000,                  // optional, default 5000
+//               "on": ["command", "fileChange"]}]}  // optional, default all
+// Answer (stdout): {"decision": "allow"|"deny"|"abstain", "reason": "..."}
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/atoms.hpp"
+#include "actors/hooks/review.hpp"
+#include "actors/messages.hpp"
+#include "actors/process_reactor.hpp"
+
+
+namespace parley::hooks {
+
+/// One configured hook program.
+struct external_hook_spec {
+  std::string name;
+  std::vector<std::string> argv;
+  std::chrono::milliseconds timeout{5000};
+  std::vector<action_kind> on;  // which actions it reviews; empty = all
+
+  bool reviews(action_kind k) const;
+};
+
+/// Reads `home`/hooks.json. A missing file means no hooks. Anything malformed
+/// throws std::runtime_error naming the file and the offending field: the
+/// server must refuse to start rather than run without a configured reviewer.
+std::vector<external_hook_spec> load_external_hooks(const std::string& home);
+
+/// Turns a hook program's complete stdout into a verdict. Exactly one JSON
+/// object with a known "decision" (surrounding whitespace allowed); anything
+/// else denies with "hook <name> answered garbage: ...".
+verdict parse_hook_output(const std::string& name, const std::string& stdout_text);
+
+/// Most stdout a hook may write; more is garbage (and ends the program).
+inline constexpr size_t max_hook_output = 64 * 1024;
+
+}  // namespace parley::hooks
+
+namespace parley {
+
+/// Runs one hook program for one review request, to exactly one verdict.
+using hook_runner_actor = caf::typed_actor<
+    // The verdict once the program is done or its deadline passed. May come
+    // before or after the program finishes; the runner quits after answering.
+    caf::replies_to<atom::decide>::with<hooks::verdict>,
+    // From the process reactor.
+    caf::reacts_to<atom::output, std::string>,
+    caf::reacts_to<atom::exited, exit_info>,
+    // Its own deadline (the run's pid).
+    caf::reacts_to<atom::timeout, uint64_t>>;
+
+struct external_hook_state {
+  static inline const char* name = "external_hook";
+  hooks::external_hook_spec spec;
+  int64_t pid = 0;  // 0 = not running (never started, or reaped)
+  std::string output;
+  std::chrono::steady_clock::time_point started;
+  std::optional<hooks::verdict> result;
+  std::vector<caf::typed_response_promise<hooks::verdict>> waiting;
+};
+
+/// Starts the program at once (stdin = request_json + "\n", stderr to
+/// parley's stderr) and arms its deadline. Fails closed: spawn failure,
+/// non-zero exit, garbage, too much output or the deadline ("approval
+/// timeout") all deny. If the runner ends while the program still runs, its
+/// process group is killed.
+hook_runner_actor::behavior_type external_hook_runner(
+    hook_runner_actor::stateful_pointer<external_hook_state> self, hooks::external_hook_spec spec,
+    std::string request_json, std::shared_ptr<process_reactor> reactor);
+
+}  // namespace parley
