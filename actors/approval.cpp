@@ -4,6 +4,7 @@
 #include <caf/sec.hpp>
 
 #include "actors/approval_stats.hpp"
+#include "actors/hooks/external_hook.hpp"
 #include "actors/handlers.hpp"
 
 namespace parley {
@@ -200,12 +201,48 @@ uint64_t reserve_token(self_ptr self, std::string stage) {
   return st.waiting_token;
 }
 
-/// Runs the in-process hooks from `next_hook` on, until one waits or all answered.
+/// Runs one external hook program; its verdict continues the pipeline.
+void run_external_hook(self_ptr self, const hooks::external_hook_spec& spec) {
+  auto& st = self->state;
+  auto stage = "hook:" + spec.name;
+  auto token = reserve_token(self, stage);
+  // Linked: an interrupted turn ends this approval, and with it the program.
+  auto runner = self->spawn<caf::linked>(external_hook_runner, spec, hooks::to_json(st.review).dump(),
+                                         st.svc.reactor);
+  st.runner_addr = runner.address();
+  // The runner enforces the program's deadline itself; this margin only
+  // covers a runner that could not answer at all.
+  self->request(runner, spec.timeout + std::chrono::seconds(2), atom::decide::value)
+      .then(
+          [self, token](hooks::verdict& v) {
+            auto& s = self->state;
+            if (s.resolved || token != s.waiting_token) return;
+            s.waiting_token = 0;
+            if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
+          },
+          [self, token, stage](caf::error& err) {
+            auto& s = self->state;
+            if (s.resolved || token != s.waiting_token) return;
+            s.waiting_token = 0;
+            decide(self, protocol::approval_decision::decline(), stage,
+                   stage + " failed: " + caf::to_string(err));
+          });
+}
+
+/// Runs the hooks from `next_hook` on (in-process ones, then external
+/// programs), until one waits or all answered; then the client stage.
 void continue_hooks(self_ptr self) {
   auto& st = self->state;
   const auto& hooks = st.svc.config->hooks;
-  while (st.next_hook < hooks.size()) {
-    const auto& hook = hooks[st.next_hook++];
+  const auto& programs = st.svc.config->external_hooks;
+  while (st.next_hook < hooks.size() + programs.size()) {
+    auto index = st.next_hook++;
+    if (index >= hooks.size()) {
+      const auto& spec = programs[index - hooks.size()];
+      if (!spec.reviews(st.review.what)) continue;
+      return run_external_hook(self, spec);
+    }
+    const auto& hook = hooks[index];
     auto stage = "hook:" + hook->name();
     hooks::hook_reply reply;
     try {
@@ -292,6 +329,14 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
   self->set_exit_handler([self](caf::exit_msg& em) {
     if (!em.reason) return;  // the turn finished normally, or a linked hook run ended
     auto& s = self->state;
+    if (em.source == s.runner_addr) {
+      // A hook program's runner crashed: that stage failed, so it denies.
+      s.runner_addr = caf::actor_addr{};
+      if (!s.resolved && s.waiting_token != 0)
+        decide(self, protocol::approval_decision::decline(), s.waiting_stage,
+               s.waiting_stage + " failed: " + caf::to_string(em.reason));
+      return;
+    }
     PARLEY_DEBUG("approval key={} event=cancelled reason={}", s.ask.key, caf::to_string(em.reason));
     if (s.started && !s.resolved) {
       approval_outcome out;

@@ -42,6 +42,7 @@ struct approval_state {
   size_t next_hook = 0;    // in-process hooks first, then external programs
   uint64_t waiting_token = 0;  // the stage waited for (0: none)
   std::string waiting_stage;
+  caf::actor_addr runner_addr;  // the external hook program running, if any
 };
 
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/hooks/approval_hook.hpp"
+#include "actors/hooks/external_hook.hpp"
 
 namespace parley {
 
@@ -46,6 +47,9 @@ struct runtime_config {
   /// In-process approval hooks, asked in order after the rules and session
   /// grants and before the client (see hooks/approval_hook.hpp).
   std::vector<std::shared_ptr<hooks::approval_hook>> hooks;
+  /// External hook programs (HOME/hooks.json for `parley app-server`), asked
+  /// after the in-process hooks.
+  std::vector<hooks::external_hook_spec> external_hooks;
 };
 
 /// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers

@@ -152,6 +152,13 @@ int main(int argc, char** argv) {
       cfg.audit_path = audit;
     // Rules and hook programs are configured in the home (HOME/rules/*.rules).
     cfg.rules_dir = parley::rules::rules_dir_of(cfg.home);
+    try {
+      cfg.external_hooks = parley::hooks::load_external_hooks(cfg.home);
+    } catch (const std::exception& e) {
+      // A configured reviewer that cannot be read must not be skipped.
+      std::cerr << "parley: " << e.what() << "\n";
+      return 1;
+    }
     parley::log::set_level(log_level);
     return parley::run_app_server(std::move(cfg));
   }

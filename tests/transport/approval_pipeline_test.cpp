@@ -4,7 +4,9 @@
 // another thread or action are refused, and parley/stats counts it all.
 
 #include <filesystem>
+#include <csignal>
 #include <gtest/gtest.h>
+#include <thread>
 
 #include "tests/support/app_server_client.hpp"
 
@@ -197,6 +199,97 @@ TEST(approval_pipeline, a_reply_bound_to_another_thread_or_action_is_refused) {
   EXPECT_GE(stats["decidedBy"]["client"], 2);
   EXPECT_GT(stats["timeToDecisionMs"]["p99"].get<double>(), 0.0);
   EXPECT_EQ(client.close_and_wait(), 0);
+}
+
+/// A home whose hooks.json runs `script` (a /bin/sh body) as hook "ext".
+std::string home_with_hook(const std::string& dir, const std::string& script, int timeout_ms) {
+  auto home = dir + "/home";
+  write_file(dir + "/hook.sh", "#!/bin/sh\n" + script);
+  std::filesystem::permissions(dir + "/hook.sh", std::filesystem::perms::owner_all);
+  write_file(home + "/hooks.json",
+             json{{"hooks",
+                   {{{"name", "ext"}, {"command", {dir + "/hook.sh"}}, {"timeoutMs", timeout_ms}}}}}
+                 .dump());
+  return home;
+}
+
+TEST(approval_pipeline, an_external_hook_program_allows_after_reading_the_request) {
+  auto dir = make_temp_dir("ext_allow");
+  auto home = home_with_hook(
+      dir, "cat > \"$(dirname \"$0\")/request.json\"\necho '{\"decision\":\"allow\"}'\n", 5000);
+  app_server_client client({"--home=" + home});
+  client.initialize();
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  client.start_turn(thread, "run: touch by_program");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
+  client.wait_for_method("turn/completed");
+  EXPECT_TRUE(file_exists(dir + "/by_program"));
+  auto request = json::parse(read_file(dir + "/request.json"));
+  EXPECT_EQ(request["type"], "command");
+  EXPECT_EQ(request["threadId"], thread);
+  EXPECT_EQ(request["command"], "touch by_program");
+  EXPECT_EQ(request["argv"], (json{"touch", "by_program"}));
+  EXPECT_EQ(request["cwd"], dir);
+  EXPECT_EQ(request["actionDigest"].get<std::string>().rfind("sha256:", 0), 0u);
+  EXPECT_EQ(client.close_and_wait(), 0);
+  EXPECT_EQ(count_method(client, v2_command), 0u);
+}
+
+TEST(approval_pipeline, an_external_hook_that_sleeps_past_its_deadline_denies) {
+  auto dir = make_temp_dir("ext_sleep");
+  auto home = home_with_hook(dir, "echo $$ > \"$(dirname \"$0\")/pid\"\nexec sleep 30\n", 300);
+  app_server_client client({"--home=" + home});
+  client.initialize();
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  auto started = std::chrono::steady_clock::now();
+  client.start_turn(thread, "run: touch too_slow");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
+  client.wait_for_method("turn/completed");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "waited for the sleeping hook";
+  EXPECT_FALSE(file_exists(dir + "/too_slow"));
+  EXPECT_EQ(count_method(client, v2_command), 0u) << "a hook's deny is final: nobody else is asked";
+  // The program was killed, not left sleeping.
+  auto pid = std::stoi(read_file(dir + "/pid"));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(pid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(client.close_and_wait(), 0);
+  auto audit = read_file(home + "/audit.jsonl");
+  EXPECT_NE(audit.find("approval timeout"), std::string::npos);
+  EXPECT_NE(audit.find("\"stage\":\"hook:ext\""), std::string::npos);
+}
+
+TEST(approval_pipeline, an_external_hook_that_fails_denies_and_one_that_abstains_passes_on) {
+  auto dir = make_temp_dir("ext_fail");
+  // Abstains for `touch asked`, exits 3 for anything else.
+  auto home = home_with_hook(dir,
+                             "if grep -q asked; then echo '{\"decision\":\"abstain\"}'; "
+                             "else exit 3; fi\n",
+                             5000);
+  app_server_client client({"--home=" + home});
+  client.initialize();
+  auto thread = client.start_thread(json{{"cwd", dir}});
+  client.start_turn(thread, "run: touch crashed\nrun: touch asked");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
+  client.answer(client.wait_for_method(v2_command), "accept");
+  EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
+  client.wait_for_method("turn/completed");
+  EXPECT_FALSE(file_exists(dir + "/crashed"));
+  EXPECT_TRUE(file_exists(dir + "/asked"));
+  EXPECT_EQ(client.close_and_wait(), 0);
+}
+
+TEST(approval_pipeline, a_hooks_file_that_does_not_load_stops_the_start) {
+  auto dir = make_temp_dir("broken_hooks");
+  write_file(dir + "/home/hooks.json", "{\"hooks\": [{\"name\": \"x\"}]}");
+  child_process server({parley_binary(), "app-server", "--home=" + dir + "/home"},
+                       dir + "/stderr.txt");
+  server.close_stdin();
+  EXPECT_EQ(server.wait(), 1);
+  EXPECT_NE(read_file(dir + "/stderr.txt").find("hooks.json"), std::string::npos);
 }
 
 }  // namespace
