@@ -1,5 +1,6 @@
 #include "actors/approval.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <caf/sec.hpp>
 
@@ -48,6 +49,30 @@ std::optional<rules::match> check_rules(const rules::rule_set& rules, const appr
   auto words = split_simple_command(ask.raw_command);
   if (!words) return std::nullopt;
   return rules.check_command(*words);
+}
+
+bool granted(const approval_ask& ask, const session_grants& grants) {
+  if (!ask.is_file_change()) return grants.covers(ask.raw_command);
+  std::vector<std::string> paths;
+  for (const auto& c : ask.changes) {
+    paths.push_back(c.path);
+    if (c.move_path) paths.push_back(*c.move_path);
+  }
+  return grants.covers_paths(paths);
+}
+
+bool decided_without_waiting(const approval_ask& ask, const session_grants& grants,
+                             const runtime_services& svc) {
+  const auto& cfg = *svc.config;
+  bool hooks_apply = !cfg.hooks.empty()
+                     || std::any_of(cfg.external_hooks.begin(), cfg.external_hooks.end(),
+                                    [&](const auto& spec) { return spec.reviews(ask.what); });
+  std::optional<rules::match> m;
+  if (svc.rules) m = check_rules(*svc.rules->current(), ask);
+  if (m && m->verdict == rules::decision::deny) return true;
+  if (m && m->verdict == rules::decision::ask) return false;
+  bool allowed = (m && m->verdict == rules::decision::allow) || granted(ask, grants);
+  return allowed && !hooks_apply;
 }
 
 hooks::review_request review_of(const approval_ask& ask) {
@@ -299,16 +324,9 @@ void start(self_ptr self) {
     }
   }
   // Session grants: what the user already accepted for this thread.
-  bool granted = st.ask.is_file_change() ? [&] {
-    std::vector<std::string> paths;
-    for (const auto& c : st.ask.changes) {
-      paths.push_back(c.path);
-      if (c.move_path) paths.push_back(*c.move_path);
-    }
-    return st.grants.covers_paths(paths);
-  }()
-                                         : st.grants.covers(st.ask.raw_command);
-  if (granted && !take_verdict(self, "grants", verdict::allow("accepted for the session"))) return;
+  if (granted(st.ask, st.grants)
+      && !take_verdict(self, "grants", verdict::allow("accepted for the session")))
+    return;
   st.review = review_of(st.ask);
   continue_hooks(self);
 }

@@ -57,6 +57,15 @@ approval_outcome outcome_of_error(const caf::error& err);
 /// path it touches. nullopt: no rule applies.
 std::optional<rules::match> check_rules(const rules::rule_set& rules, const approval_ask& ask);
 
+/// Whether the session grants cover the ask's command or every file.
+bool granted(const approval_ask& ask, const session_grants& grants);
+
+/// Whether the pipeline will decide without waiting for anyone (a rule
+/// denies, or a rule or grant allows and no hook reviews it): then the
+/// thread never shows waitingOnApproval for it.
+bool decided_without_waiting(const approval_ask& ask, const session_grants& grants,
+                             const runtime_services& svc);
+
 /// The review request the hooks see for an ask.
 hooks::review_request review_of(const approval_ask& ask);
 

@@ -443,10 +443,13 @@ conversation_actor::behavior_type conversation(
         else
           emit(self, std::move(n));
       },
-      [self](atom::awaiting, const std::string& item_id) {
+      [self](atom::awaiting, const std::string& item_id, bool waiting) {
         auto& st = self->state;
         if (!st.active) return;
-        st.active->waiting.insert(item_id);
+        if (waiting)
+          st.active->waiting.insert(item_id);
+        else
+          st.active->waiting.erase(item_id);
         update_status(self);
       },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {

@@ -89,8 +89,9 @@ using conversation_actor = caf::typed_actor<
     // -- from its turn and approvals --
     // An event of the active turn, to store and fan out in order.
     caf::reacts_to<atom::event, notification_ptr>,
-    // The turn will ask about this item next (status waitingOnApproval).
-    caf::reacts_to<atom::awaiting, std::string>,
+    // The turn waits on a decision about this item (true: status
+    // waitingOnApproval) or no longer does (false).
+    caf::reacts_to<atom::awaiting, std::string, bool>,
     // Forward an ask to the turn's client.
     caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
     // Void an ask (approval timeout or turn interrupt).

@@ -229,6 +229,10 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
   st.pending_ask.reset();
   st.approval_addr = caf::actor_addr{};
   if (!st.command && !st.patch) return;  // already resolved by an interrupt
+  // Decided: the thread no longer waits on it (a client's answer already
+  // cleared this when it settled; a rule's or a hook's did not).
+  self->send(st.conversation, atom::awaiting::value,
+             st.command ? st.command->item.id : st.patch->item.id, false);
   if (out.how == approval_outcome::kind::decided && out.digest != st.pending_digest) {
     // A decision binds to the action that was shown, nothing else.
     PARLEY_WARN("turn {} event=decision_refused key={} reason=digest_mismatch", st.settings.turn_id,
@@ -246,8 +250,6 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
 void ask_approval(self_ptr self, approval_ask ask) {
   auto& st = self->state;
   ask.key = next_ask_key();
-  ask.thread_id = st.settings.thread_id;
-  ask.cwd = st.settings.cwd;
   st.pending_ask = ask.key;
   st.pending_digest = ask.digest;
   auto key = ask.key;
@@ -284,9 +286,25 @@ void run_command(self_ptr self, const std::string& raw) {
       }
     }
   }
+  approval_ask ask;
   if (verdict == policy_verdict::ask) {
-    // The status change precedes the item, as Codex orders it.
-    self->send(st.conversation, atom::awaiting::value, cmd.item.id);
+    ask.what = hooks::action_kind::command;
+    ask.thread_id = st.settings.thread_id;
+    ask.cwd = st.settings.cwd;
+    ask.command.thread_id = st.settings.thread_id;
+    ask.command.turn_id = st.settings.turn_id;
+    ask.command.item_id = cmd.item.id;
+    ask.command.started_at_ms = cmd.started_ms;
+    ask.command.command = cmd.item.command;
+    ask.command.cwd = cmd.item.cwd;
+    ask.command.command_actions = cmd.item.command_actions;
+    if (auto words = split_simple_command(raw)) ask.command.proposed_execpolicy_amendment = *words;
+    ask.raw_command = raw;
+    ask.digest = command_digest(raw, st.settings.cwd);
+    // The status change precedes the item, as Codex orders it; none when
+    // the rules or a grant decide at once.
+    if (!decided_without_waiting(ask, st.settings.grants, st.svc))
+      self->send(st.conversation, atom::awaiting::value, cmd.item.id, true);
   }
   item_started(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
@@ -297,22 +315,8 @@ void run_command(self_ptr self, const std::string& raw) {
       complete_current(self, item_status::declined, refusal);
       return next_step(self);
     case policy_verdict::ask:
-      break;
+      return ask_approval(self, std::move(ask));
   }
-  const auto& c = *st.command;
-  approval_ask ask;
-  ask.what = hooks::action_kind::command;
-  ask.command.thread_id = st.settings.thread_id;
-  ask.command.turn_id = st.settings.turn_id;
-  ask.command.item_id = c.item.id;
-  ask.command.started_at_ms = c.started_ms;
-  ask.command.command = c.item.command;
-  ask.command.cwd = c.item.cwd;
-  ask.command.command_actions = c.item.command_actions;
-  if (auto words = split_simple_command(raw)) ask.command.proposed_execpolicy_amendment = *words;
-  ask.raw_command = raw;
-  ask.digest = command_digest(raw, st.settings.cwd);
-  ask_approval(self, std::move(ask));
 }
 
 void change_files(self_ptr self, const std::string& text) {
@@ -346,7 +350,26 @@ void change_files(self_ptr self, const std::string& text) {
     say(self, {"apply_patch failed: " + *refusal}, "commentary");
     return next_step(self);
   }
-  switch (evaluate_file_change(st.settings.policy)) {
+  approval_ask ask;
+  ask.what = hooks::action_kind::file_change;
+  ask.thread_id = st.settings.thread_id;
+  ask.cwd = st.settings.cwd;
+  ask.file.thread_id = st.settings.thread_id;
+  ask.file.turn_id = st.settings.turn_id;
+  ask.file.item_id = st.patch->item.id;
+  ask.file.started_at_ms = st.patch->started_ms;
+  ask.changes = st.patch->item.changes;
+  ask.digest = changes_digest(st.patch->planned);
+  auto verdict = evaluate_file_change(st.settings.policy);
+  if (verdict == policy_verdict::run && st.svc.rules) {
+    // No approval needed, but a forbidding path rule still stops the change.
+    if (auto m = check_rules(*st.svc.rules->current(), ask);
+        m && m->verdict == rules::decision::deny) {
+      complete_current(self, item_status::declined, "declined: " + m->explanation);
+      return next_step(self);
+    }
+  }
+  switch (verdict) {
     case policy_verdict::run:
       return apply_changes(self);
     case policy_verdict::decline:
@@ -356,15 +379,8 @@ void change_files(self_ptr self, const std::string& text) {
       break;
   }
   // For file changes the item precedes the status change (protocol.md §4).
-  self->send(st.conversation, atom::awaiting::value, st.patch->item.id);
-  approval_ask ask;
-  ask.what = hooks::action_kind::file_change;
-  ask.file.thread_id = st.settings.thread_id;
-  ask.file.turn_id = st.settings.turn_id;
-  ask.file.item_id = st.patch->item.id;
-  ask.file.started_at_ms = st.patch->started_ms;
-  ask.changes = st.patch->item.changes;
-  ask.digest = changes_digest(st.patch->planned);
+  if (!decided_without_waiting(ask, st.settings.grants, st.svc))
+    self->send(st.conversation, atom::awaiting::value, st.patch->item.id, true);
   ask_approval(self, std::move(ask));
 }
 

@@ -21,6 +21,25 @@ json command_completed(app_server_client& c) {
   });
 }
 
+bool waiting_status(const json& m) {
+  return method_of(m) == "thread/status/changed"
+         && m["params"]["status"].value("activeFlags", json::array()).size() > 0;
+}
+
+/// Whether the thread was ever shown waiting on an approval, and whether it
+/// still was when its turn completed.
+std::pair<bool, bool> waiting_shown_and_left(const app_server_client& c, const std::string& thread) {
+  bool shown = false, waiting = false;
+  for (auto& m : c.thread_log(thread)) {
+    if (method_of(m) == "thread/status/changed") {
+      waiting = waiting_status(m);
+      shown = shown || waiting;
+    }
+    if (method_of(m) == "turn/completed") break;
+  }
+  return {shown, waiting};
+}
+
 size_t count_method(const app_server_client& c, const std::string& method) {
   size_t n = 0;
   for (auto& m : c.log()) n += method_of(m) == method ? 1 : 0;
@@ -41,6 +60,8 @@ TEST(approval_pipeline, rules_in_the_home_decide_without_asking) {
   client.wait_for_method("turn/completed");
   EXPECT_TRUE(file_exists(dir + "/allowed"));
   EXPECT_FALSE(file_exists(dir + "/forbidden"));
+  EXPECT_EQ(waiting_shown_and_left(client, thread), std::make_pair(false, false))
+      << "rules decide at once: the thread never waits on an approval";
   auto stats = client.call_ok("parley/stats")["approvals"];
   EXPECT_EQ(stats["decidedBy"]["rules"], 2);
   EXPECT_EQ(stats["pending"], 0);
@@ -224,6 +245,8 @@ TEST(approval_pipeline, an_external_hook_program_allows_after_reading_the_reques
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
   client.wait_for_method("turn/completed");
   EXPECT_TRUE(file_exists(dir + "/by_program"));
+  EXPECT_EQ(waiting_shown_and_left(client, thread), std::make_pair(true, false))
+      << "the thread waits while the program decides, and not after";
   auto request = json::parse(read_file(dir + "/request.json"));
   EXPECT_EQ(request["type"], "command");
   EXPECT_EQ(request["threadId"], thread);
