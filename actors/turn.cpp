@@ -1,6 +1,7 @@
 #include "actors/turn.hpp"
 
 #include <caf/sec.hpp>
+#include <functional>
 
 #include "actors/action_digest.hpp"
 #include "actors/approval.hpp"
@@ -90,36 +91,24 @@ void start_exec(self_ptr self) {
   cmd.exec_addr = runner.address();
 }
 
-/// What an approval outcome means for a command (protocol.md §4 outcomes).
-void on_command_outcome(self_ptr self, const approval_outcome& out) {
-  auto& st = self->state;
+/// The outcome table of protocol.md §4 for anything that waited on an
+/// approval. Only an explicit accept calls `accepted`; everything else ends
+/// the item (an error reply ends a command `failed`, a file change
+/// `declined`) and the turn goes on, or ends interrupted.
+void settle(self_ptr self, const approval_outcome& out, item_status on_error,
+            const std::function<void()>& accepted) {
   using kind = approval_outcome::kind;
-  using decision = protocol::approval_decision::kind;
   switch (out.how) {
     case kind::decided:
-      if (out.decision.allows_run()) {
-        const auto& raw = st.command->raw;
-        if (out.decision.value == decision::accept_for_session) {
-          st.settings.grants.commands.insert(raw);
-          self->send(st.conversation, atom::grant::value, raw);
-        } else if (out.decision.value == decision::accept_with_execpolicy_amendment
-                   && !out.decision.execpolicy_amendment.empty()) {
-          st.settings.grants.prefixes.push_back(out.decision.execpolicy_amendment);
-          self->send(st.conversation, atom::grant::value, out.decision.execpolicy_amendment);
-          // ... and for every later session: the rule goes to the rules file.
-          if (st.svc.rules_keeper)
-            self->send(st.svc.rules_keeper, atom::amend::value, out.decision.execpolicy_amendment);
-        }
-        start_exec(self);
-        return;
-      }
+      if (out.decision.allows_run()) return accepted();
       complete_current(self, item_status::declined,
                        out.stage == "client" ? "rejected by user" : "declined: " + out.detail);
-      if (out.decision.value == decision::cancel) return end_turn(self, protocol::turn_status::interrupted);
+      if (out.decision.value == protocol::approval_decision::kind::cancel)
+        return end_turn(self, protocol::turn_status::interrupted);
       break;
     case kind::client_error:
     case kind::malformed:
-      complete_current(self, item_status::failed, "approval request failed: " + out.detail);
+      complete_current(self, on_error, "approval request failed: " + out.detail);
       break;
     case kind::timed_out:
       complete_current(self, item_status::declined, "approval timed out");
@@ -130,6 +119,25 @@ void on_command_outcome(self_ptr self, const approval_outcome& out) {
       return end_turn(self, protocol::turn_status::interrupted);
   }
   next_step(self);
+}
+
+/// An accepted command: remember what the decision grants, then run it.
+void run_accepted(self_ptr self, const protocol::approval_decision& d) {
+  auto& st = self->state;
+  using decision = protocol::approval_decision::kind;
+  const auto& raw = st.command->raw;
+  if (d.value == decision::accept_for_session) {
+    st.settings.grants.commands.insert(raw);
+    self->send(st.conversation, atom::grant::value, raw);
+  } else if (d.value == decision::accept_with_execpolicy_amendment
+             && !d.execpolicy_amendment.empty()) {
+    st.settings.grants.prefixes.push_back(d.execpolicy_amendment);
+    self->send(st.conversation, atom::grant::value, d.execpolicy_amendment);
+    // ... and for every later session: the rule goes to the rules file.
+    if (st.svc.rules_keeper)
+      self->send(st.svc.rules_keeper, atom::amend::value, d.execpolicy_amendment);
+  }
+  start_exec(self);
 }
 
 // -- file changes ------------------------------------------------------------
@@ -153,43 +161,20 @@ void apply_changes(self_ptr self) {
   next_step(self);
 }
 
-/// What an approval outcome means for a file change: only an explicit
-/// accept applies it; an error reply declines it (protocol.md §4).
-void on_patch_outcome(self_ptr self, const approval_outcome& out) {
+/// An accepted file change: remember the files if accepted for the
+/// session, then apply it.
+void apply_accepted(self_ptr self, const protocol::approval_decision& d) {
   auto& st = self->state;
-  using kind = approval_outcome::kind;
-  using decision = protocol::approval_decision::kind;
-  switch (out.how) {
-    case kind::decided:
-      if (out.decision.allows_run()) {
-        if (out.decision.value == decision::accept_for_session) {
-          path_grant g;
-          for (const auto& c : st.patch->planned) {
-            g.paths.push_back(c.resolved_path);
-            if (!c.resolved_move_to.empty()) g.paths.push_back(c.resolved_move_to);
-          }
-          st.settings.grants.paths.insert(g.paths.begin(), g.paths.end());
-          self->send(st.conversation, atom::grant::value, std::move(g));
-        }
-        return apply_changes(self);
-      }
-      complete_current(self, item_status::declined,
-                       out.stage == "client" ? "rejected by user" : "declined: " + out.detail);
-      if (out.decision.value == decision::cancel) return end_turn(self, protocol::turn_status::interrupted);
-      break;
-    case kind::client_error:
-    case kind::malformed:
-      complete_current(self, item_status::declined, "approval request failed: " + out.detail);
-      break;
-    case kind::timed_out:
-      complete_current(self, item_status::declined, "approval timed out");
-      break;
-    case kind::transport_closed:
-    case kind::cancelled:
-      complete_current(self, item_status::declined, "approval cancelled");
-      return end_turn(self, protocol::turn_status::interrupted);
+  if (d.value == protocol::approval_decision::kind::accept_for_session) {
+    path_grant g;
+    for (const auto& c : st.patch->planned) {
+      g.paths.push_back(c.resolved_path);
+      if (!c.resolved_move_to.empty()) g.paths.push_back(c.resolved_move_to);
+    }
+    st.settings.grants.paths.insert(g.paths.begin(), g.paths.end());
+    self->send(st.conversation, atom::grant::value, std::move(g));
   }
-  next_step(self);
+  apply_changes(self);
 }
 
 std::vector<protocol::file_update_change> describe_changes(
@@ -242,9 +227,9 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     out.detail = "the decision was for another action";
   }
   if (st.command)
-    on_command_outcome(self, out);
+    settle(self, out, item_status::failed, [&] { run_accepted(self, out.decision); });
   else
-    on_patch_outcome(self, out);
+    settle(self, out, item_status::declined, [&] { apply_accepted(self, out.decision); });
 }
 
 void ask_approval(self_ptr self, approval_ask ask) {
