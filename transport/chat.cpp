@@ -75,6 +75,9 @@ class chat_session {
           break;  // idle with nothing left, or asks nobody can answer
         }
       }
+      // Whatever was printed is shown before waiting, also when stdout is a
+      // pipe (a script reading the chat waits on it).
+      std::cout.flush();
       pollfd fds[2] = {{server_.stdout_fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
       int rc = ::poll(fds, wants_input && input_open ? 2 : 1, -1);
       if (rc <= 0) continue;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/app_server_client.hpp"
+#include "transport/child_process.hpp"
 
 namespace parley::test {
 namespace {
@@ -166,6 +167,33 @@ TEST(chat, end_of_input_declines_what_is_still_asked) {
   EXPECT_NE(out.find("[approval] end of input: declined 1 pending approval(s)"), std::string::npos)
       << out;
   EXPECT_FALSE(file_exists(dir + "/never.txt"));
+}
+
+TEST(chat, approval_withdrawn_by_the_server_drops_its_prompt) {
+  auto dir = make_temp_dir("chat_withdrawn");
+  // The chat's input stays open (a pipe we hold) until the server has timed
+  // the approval out; the order comes from reading, not from sleeping.
+  child_process chat_process{{parley_binary(), "chat", "--home=" + dir + "/home", "--cwd=" + dir,
+                              "--approval-timeout=100ms"},
+                             dir + "/stderr"};
+  ASSERT_TRUE(chat_process.write_line("run: touch late.txt"));
+  std::string out;
+  bool dropped = false;
+  while (auto line = chat_process.read_line(std::chrono::seconds(30))) {
+    out += *line + "\n";
+    if (line->find("[approval resolved by the server]") != std::string::npos) {
+      dropped = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(dropped) << out;
+  chat_process.close_stdin();
+  while (auto line = chat_process.read_line(std::chrono::seconds(30))) out += *line + "\n";
+  EXPECT_EQ(chat_process.wait(), 0) << out;
+  // Nothing was left to decline at the end of input: the prompt was dropped.
+  EXPECT_EQ(out.find("end of input: declined"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 timed out"), std::string::npos) << out;
+  EXPECT_FALSE(file_exists(dir + "/late.txt"));
 }
 
 TEST(chat, stats_line_prints_the_approval_counters) {
