@@ -62,6 +62,17 @@ chat        a terminal client: each input line is a turn ("\n" inside a line
             separates directives); approvals are asked at the terminal.
   --yes               accept every approval automatically
   --approval-policy   on-request (default), untrusted or never
+  Approvals of all threads wait in one queue and are asked one at a time
+  ("[approval 1 of 3] thread T: ..."; file changes show each path, kind and
+  diff). Answers: y accept, s accept for the session, n decline, c cancel the
+  turn, a abort all (cancel every pending approval, of every thread). At the
+  end of input whatever is still asked is declined.
+  Lines starting with '/' are commands, also while an approval is asked:
+    /new [TEXT]   start another thread; following lines (and TEXT, at once)
+                  are turns of it, while earlier threads keep running
+    /stats        approval counters (parley/stats); also printed at exit
+  Piped input is read only when every running turn waits on an answer, so
+  scripts are deterministic.
 )";
 
 bool take(const std::string& arg, const char* name, std::string& value) {
