@@ -46,9 +46,21 @@ std::optional<rules::match> check_rules(const rules::rule_set& rules, const appr
     }
     return rules.check_paths(paths, ask.cwd);
   }
-  auto words = split_simple_command(ask.raw_command);
-  if (!words) return std::nullopt;
-  return rules.check_command(*words);
+  if (auto words = split_simple_command(ask.raw_command)) return rules.check_command(*words);
+  // A list of simple commands (`a && b; c | d`): a rule that forbids any one
+  // of them forbids the whole line; the rules allow it only if they allow
+  // every one; otherwise the line is left to the next stages.
+  auto parts = split_command_list(ask.raw_command);
+  if (!parts) return std::nullopt;
+  std::optional<rules::match> strictest;
+  bool all_allowed = true;
+  for (const auto& words : *parts) {
+    auto m = rules.check_command(words);
+    if (!m || m->verdict != rules::decision::allow) all_allowed = false;
+    if (m && (!strictest || m->verdict > strictest->verdict)) strictest = std::move(m);
+  }
+  if (strictest && strictest->verdict == rules::decision::allow && !all_allowed) return std::nullopt;
+  return strictest;
 }
 
 bool granted(const approval_ask& ask, const session_grants& grants) {

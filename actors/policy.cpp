@@ -88,6 +88,42 @@ std::optional<std::vector<std::string>> split_simple_command(const std::string& 
   return words;
 }
 
+std::optional<std::vector<std::vector<std::string>>> split_command_list(const std::string& command) {
+  std::vector<std::vector<std::string>> out;
+  std::string part;
+  auto flush = [&]() -> bool {
+    auto words = split_simple_command(part);
+    part.clear();
+    if (!words) return false;
+    out.push_back(std::move(*words));
+    return true;
+  };
+  char quote = 0;
+  for (size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < command.size()) part += command[i++];
+      part += c;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      part += c;
+    } else if (c == '\\' && i + 1 < command.size()) {
+      part += c;
+      part += command[++i];
+    } else if (c == ';' || c == '\n' || c == '|' || (c == '&' && i + 1 < command.size() && command[i + 1] == '&')) {
+      if ((c == '|' || c == '&') && i + 1 < command.size() && command[i + 1] == c) ++i;
+      if (!flush()) return std::nullopt;
+    } else {
+      part += c;
+    }
+  }
+  if (quote || !flush()) return std::nullopt;
+  return out;
+}
+
 bool is_known_read_only(const std::string& command) {
   static constexpr std::array<const char*, 15> programs = {
       "cat", "echo", "false", "grep", "head", "id",     "ls",    "nl",

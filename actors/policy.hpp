@@ -52,6 +52,12 @@ bool is_known_read_only(const std::string& command);
 /// line uses shell syntax beyond that (pipes, redirections, $, `, ;, &, ...).
 std::optional<std::vector<std::string>> split_simple_command(const std::string& command);
 
+/// Splits a command line joined by `;`, `&&`, `||`, `|` or newlines into its
+/// simple commands (each as split_simple_command gives it). nullopt when any
+/// part uses other shell syntax, or a separator sits inside quotes in a way
+/// this does not follow.
+std::optional<std::vector<std::vector<std::string>>> split_command_list(const std::string& command);
+
 /// How a command is summarised for display: read / listFiles / search / unknown.
 std::vector<protocol::command_action> describe_command(const std::string& command);
 

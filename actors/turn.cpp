@@ -261,19 +261,19 @@ void run_command(self_ptr self, const std::string& raw) {
   cmd.started_ms = protocol::unix_ms();
   auto verdict = evaluate(st.settings.policy, raw);
   std::string refusal = "declined by policy";
+  approval_ask ask;
+  ask.what = hooks::action_kind::command;
+  ask.raw_command = raw;
   if (verdict == policy_verdict::run && st.svc.rules) {
-    // No approval needed, but a forbidding rule still stops the command.
-    if (auto words = split_simple_command(raw)) {
-      if (auto m = st.svc.rules->current()->check_command(*words);
-          m && m->verdict == rules::decision::deny) {
-        verdict = policy_verdict::decline;
-        refusal = "declined: " + m->explanation;
-      }
+    // No approval needed, but a forbidding rule still stops the command
+    // (or any command of a `;` / `&&` / `|` list).
+    if (auto m = check_rules(*st.svc.rules->current(), ask);
+        m && m->verdict == rules::decision::deny) {
+      verdict = policy_verdict::decline;
+      refusal = "declined: " + m->explanation;
     }
   }
-  approval_ask ask;
   if (verdict == policy_verdict::ask) {
-    ask.what = hooks::action_kind::command;
     ask.thread_id = st.settings.thread_id;
     ask.cwd = st.settings.cwd;
     ask.command.thread_id = st.settings.thread_id;
@@ -284,7 +284,6 @@ void run_command(self_ptr self, const std::string& raw) {
     ask.command.cwd = cmd.item.cwd;
     ask.command.command_actions = cmd.item.command_actions;
     if (auto words = split_simple_command(raw)) ask.command.proposed_execpolicy_amendment = *words;
-    ask.raw_command = raw;
     ask.digest = command_digest(raw, st.settings.cwd);
     // The status change precedes the item, as Codex orders it; none when
     // the rules or a grant decide at once.

@@ -118,6 +118,40 @@ TEST_F(approval_pipeline, a_deny_rule_refuses_without_asking_anyone) {
   EXPECT_EQ(hook->calls, 0) << "a deny ends the pipeline before the hooks";
 }
 
+TEST_F(approval_pipeline, a_forbidden_command_inside_a_command_list_is_refused_even_under_never) {
+  write_rules("prefix_rule(pattern=[\"touch\", \"forbidden\"], decision=\"forbidden\")\n");
+  protocol::approval_policy never = protocol::approval_policy::never();
+  rt = std::make_unique<runtime>(cfg);
+  client = std::make_unique<in_process_client>(*rt, host);
+  protocol::thread_start_params sp;
+  sp.cwd = dir;
+  sp.approval_policy_ = never;
+  auto started = client->start_thread(sp);
+  ASSERT_TRUE(started);
+  ASSERT_TRUE(client->start_turn(
+      turn_params(started->thread_.id, "run: true && touch forbidden\nrun: touch fine; true")));
+  ASSERT_TRUE(host->wait_turns(1));
+  std::vector<status> statuses;
+  for (auto& c : host->all<protocol::item_completed>())
+    if (auto* cmd = std::get_if<protocol::command_execution_item>(&c.item))
+      statuses.push_back(cmd->status);
+  EXPECT_EQ(statuses, (std::vector<status>{status::declined, status::completed}));
+  EXPECT_FALSE(ran("forbidden"));
+  EXPECT_TRUE(ran("fine"));
+}
+
+TEST_F(approval_pipeline, rules_allow_a_command_list_only_when_they_allow_every_command) {
+  write_rules("prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n");
+  host->decide = [](const approval_ask&, approval_reply r) {
+    r(protocol::approval_decision::decline());
+  };
+  EXPECT_EQ(run("run: touch a && touch b\nrun: touch c; rm -f a"),
+            (std::vector<status>{status::completed, status::declined}));
+  EXPECT_TRUE(ran("b"));
+  EXPECT_FALSE(ran("c"));
+  EXPECT_EQ(host->asks(), 1u) << "only the list with an unruled command reached the client";
+}
+
 TEST_F(approval_pipeline, an_allow_rule_runs_without_asking_the_client) {
   write_rules("prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n");
   EXPECT_EQ(run("run: touch allowed"), (std::vector<status>{status::completed}));

@@ -75,6 +75,18 @@ TEST(policy, splits_simple_commands) {
   EXPECT_FALSE(split_simple_command("   "));
 }
 
+TEST(policy, splits_command_lists_into_simple_commands) {
+  using list = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(split_command_list("git status && git push origin; ls | wc -l"),
+            (list{{"git", "status"}, {"git", "push", "origin"}, {"ls"}, {"wc", "-l"}}));
+  EXPECT_EQ(split_command_list("echo 'a; b' || true"), (list{{"echo", "a; b"}, {"true"}}));
+  EXPECT_EQ(split_command_list("git push"), (list{{"git", "push"}}));
+  EXPECT_FALSE(split_command_list("echo $(git push)"));
+  EXPECT_FALSE(split_command_list("ls > out; rm x"));
+  EXPECT_FALSE(split_command_list("a &&"));
+  EXPECT_FALSE(split_command_list("sleep 1 & git push"));
+}
+
 TEST(policy, describes_commands) {
   using kind = protocol::command_action::kind;
   auto read = describe_command("cat src/main.cpp");
