@@ -1,8 +1,9 @@
 #pragma once
 // Logging: spdlog, always to stderr (stdout carries the protocol).
 
-#include <memory>
 #include <spdlog/spdlog.h>
+
+#include <memory>
 #include <string>
 
 namespace parley::log {
@@ -16,8 +17,23 @@ void set_level(const std::string& level);
 
 }  // namespace parley::log
 
-#define PARLEY_TRACE(...) ::parley::log::get().trace(__VA_ARGS__)
-#define PARLEY_DEBUG(...) ::parley::log::get().debug(__VA_ARGS__)
-#define PARLEY_INFO(...) ::parley::log::get().info(__VA_ARGS__)
-#define PARLEY_WARN(...) ::parley::log::get().warn(__VA_ARGS__)
-#define PARLEY_ERROR(...) ::parley::log::get().error(__VA_ARGS__)
+// The arguments are evaluated only when the level is on: a disabled trace
+// line costs one load and a compare. Levels below PARLEY_LOG_COMPILED_LEVEL
+// (an SPDLOG_LEVEL_* value; default: all of them) are removed at compile time.
+#ifndef PARLEY_LOG_COMPILED_LEVEL
+#define PARLEY_LOG_COMPILED_LEVEL SPDLOG_LEVEL_TRACE
+#endif
+#define PARLEY_LOG_AT(severity, ...)                                                       \
+  do {                                                                                     \
+    if constexpr (PARLEY_LOG_COMPILED_LEVEL <= (severity)) {                               \
+      auto& parley_logger_ = ::parley::log::get();                                         \
+      if (parley_logger_.should_log(static_cast<spdlog::level::level_enum>(severity)))     \
+        parley_logger_.log(static_cast<spdlog::level::level_enum>(severity), __VA_ARGS__); \
+    }                                                                                      \
+  } while (false)
+
+#define PARLEY_TRACE(...) PARLEY_LOG_AT(SPDLOG_LEVEL_TRACE, __VA_ARGS__)
+#define PARLEY_DEBUG(...) PARLEY_LOG_AT(SPDLOG_LEVEL_DEBUG, __VA_ARGS__)
+#define PARLEY_INFO(...) PARLEY_LOG_AT(SPDLOG_LEVEL_INFO, __VA_ARGS__)
+#define PARLEY_WARN(...) PARLEY_LOG_AT(SPDLOG_LEVEL_WARN, __VA_ARGS__)
+#define PARLEY_ERROR(...) PARLEY_LOG_AT(SPDLOG_LEVEL_ERROR, __VA_ARGS__)
