@@ -81,8 +81,9 @@ class Ids:
 class Server:
     """The real binary; a reader thread drains stdout so it never blocks."""
 
-    def __init__(self, argv, cwd, log_path):
+    def __init__(self, argv, cwd, log_path, trace_path=None):
         self.log = open(log_path, "wb")
+        self.trace = open(trace_path, "wb") if trace_path else None
         self.proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log)
         self.inbox = queue.Queue()
@@ -109,6 +110,9 @@ class Server:
             self.inbox.put(msg)
 
     def send(self, line):
+        if self.trace:
+            self.trace.write(line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass"))
+            self.trace.write(b"\n")
         self.proc.stdin.write(line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass"))
         self.proc.stdin.write(b"\n")
 
@@ -374,13 +378,13 @@ class Fuzzer:
                         and INT64_MIN <= rid <= 2 ** 64 - 1) or isinstance(rid, str)))
         if shaped:
             key = json.dumps(rid)
-            if contains_surrogate(msg) or depth_of(msg) > SAFE_DEPTH or not INT64_MIN <= (
-                    rid if isinstance(rid, int) else 0) <= INT64_MAX:
-                self.maybe.add(key)
-            elif key in self.owed or key in self.maybe:
+            if key in self.owed or key in self.maybe:
                 self.reused.add(key)  # an id reused by a mutation: counted loosely
                 self.maybe.add(key)
                 self.owed.discard(key)
+            elif contains_surrogate(msg) or depth_of(msg) > SAFE_DEPTH or not INT64_MIN <= (
+                    rid if isinstance(rid, int) else 0) <= INT64_MAX:
+                self.maybe.add(key)
             else:
                 self.owed.add(key)
                 self.sent[key] = line[:300]
@@ -496,6 +500,7 @@ def main():
     ap.add_argument("--pause", type=float, default=0.02, help="longest pause between bursts (s)")
     ap.add_argument("--exit-timeout", type=float, default=60, help="bound on exit after stdin closes (s)")
     ap.add_argument("--show", type=int, default=5, help="unanswered requests to print")
+    ap.add_argument("--trace", action="store_true", help="write every line sent to WORK/stdin.jsonl")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (stderr logs)")
     args = ap.parse_args()
     args.binary = os.path.abspath(args.binary)
@@ -516,7 +521,8 @@ def main():
             if args.threads:
                 argv.append("--threads=%d" % args.threads)
             started = time.time()
-            server = Server(argv, cwd, os.path.join(work, "stderr.log"))
+            server = Server(argv, cwd, os.path.join(work, "stderr.log"),
+                            os.path.join(work, "stdin.jsonl") if args.trace else None)
             fz = Fuzzer(argparse.Namespace(**dict(vars(args), seed=seed)), server, cwd)
             problems = []
             early = fz.run()
