@@ -325,6 +325,10 @@ thread_manager_actor::behavior_type thread_manager(
                         rp.deliver(shutting_down_error());
                         return;
                       }
+                      if (source.archived) {  // Codex: unarchive it first
+                        rp.deliver(archived_error(source.meta.id));
+                        return;
+                      }
                       auto turns = fork_history(std::move(source.meta.turns), params.last_turn_id);
                       if (!turns) {
                         rp.deliver(std::move(turns.error()));

@@ -286,6 +286,9 @@ TEST_F(thread_store, archive_unarchive_resume_and_rename_follow_codex) {
     EXPECT_EQ(resume["error"]["code"], -32600) << resume.dump();
     EXPECT_EQ(error_message(resume).rfind("session " + thread + " is archived.", 0), 0u)
         << resume.dump();
+    auto fork = c->call("thread/fork", json{{"threadId", thread}});
+    EXPECT_EQ(error_message(fork).rfind("session " + thread + " is archived.", 0), 0u)
+        << fork.dump();
     EXPECT_EQ(c->call_ok("thread/loaded/list", json::object())["data"], json::array());
     EXPECT_EQ(c->close_and_wait(), 0);
   }
