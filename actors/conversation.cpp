@@ -24,7 +24,35 @@ void flush(self_ptr self) {
     st.outbox.pop_front();
     deliver();
   }
-  if (st.closing && st.outbox.empty() && !st.active) self->quit();
+  if (st.closing && st.outbox.empty() && !st.active && st.awaiting_store == 0) self->quit();
+}
+
+/// Loads this thread's stored history for a reply, keeping the actor alive
+/// until `then` or `fail` has delivered it.
+template <class Then, class Fail>
+void load_history(self_ptr self, Then then, Fail fail) {
+  auto& st = self->state;
+  ++st.awaiting_store;
+  auto done = [self] {
+    --self->state.awaiting_store;
+    flush(self);
+  };
+  self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
+      .then(
+          [then, done](stored_thread& stored) mutable {
+            then(stored);
+            done();
+          },
+          [fail, done](caf::error& err) mutable {
+            fail(err);
+            done();
+          });
+}
+
+/// The answer to a request that reaches a thread which is unloading.
+caf::error unloading_error(self_ptr self) {
+  return make_error(errc::unloading,
+                    "thread " + self->state.meta.id + " is unloading; resume it to load it again");
 }
 
 /// Unloads the thread after `idle_unload` without subscribers or turns.
@@ -325,8 +353,9 @@ conversation_actor::behavior_type conversation(
   return {
       // -- from connections -------------------------------------------------
       [self](atom::open, client_actor client) -> caf::result<protocol::thread_session_response> {
-        subscribe(self, client);
         auto& st = self->state;
+        if (st.closing) return unloading_error(self);
+        subscribe(self, client);
         auto rp = self->make_response_promise<protocol::thread_session_response>();
         auto session = describe_session(self);
         session.thread_.turns = std::move(st.fork_turns);  // a fork's copied history
@@ -342,6 +371,7 @@ conversation_actor::behavior_type conversation(
       [self](atom::resume, client_actor client, const protocol::thread_resume_params& params)
           -> caf::result<protocol::thread_session_response> {
         auto& st = self->state;
+        if (st.closing) return unloading_error(self);
         subscribe(self, client);
         const auto& o = params.overrides;
         if (o.cwd) st.meta.cwd = st.settings.cwd = *o.cwd;
@@ -354,18 +384,18 @@ conversation_actor::behavior_type conversation(
           rp.deliver(describe_session(self));
           return rp;
         }
-        self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
-            .then(
-                [self, rp](stored_thread& stored) mutable {
-                  auto session = describe_session(self);
-                  session.thread_.turns = std::move(stored.meta.turns);
-                  mark_active(self, session.thread_.turns);
-                  rp.deliver(std::move(session));
-                },
-                [self, rp](caf::error&) mutable {
-                  // Nothing stored yet (no turn so far): the thread has no history.
-                  rp.deliver(describe_session(self));
-                });
+        load_history(
+            self,
+            [self, rp](stored_thread& stored) mutable {
+              auto session = describe_session(self);
+              session.thread_.turns = std::move(stored.meta.turns);
+              mark_active(self, session.thread_.turns);
+              rp.deliver(std::move(session));
+            },
+            [self, rp](caf::error&) mutable {
+              // Nothing stored yet (no turn so far): the thread has no history.
+              rp.deliver(describe_session(self));
+            });
         return rp;
       },
       [self](atom::unsub, const client_actor& client) -> std::string {
@@ -376,8 +406,10 @@ conversation_actor::behavior_type conversation(
         arm_idle_timer(self);
         return "unsubscribed";
       },
-      [self](atom::rename, const protocol::thread_name_set_params& params) {
+      [self](atom::rename,
+             const protocol::thread_name_set_params& params) -> caf::result<atom::ok> {
         auto& st = self->state;
+        if (st.closing) return unloading_error(self);
         st.meta.name = params.name;
         emit_stored(
             self, thread_renamed_record{params.name},
@@ -392,6 +424,7 @@ conversation_actor::behavior_type conversation(
       },
       [self](atom::turn_start, protocol::turn_start_params& params,
              client_actor client) -> caf::result<protocol::turn_start_response> {
+        if (self->state.closing) return unloading_error(self);
         return start_turn(self, params, std::move(client));
       },
       [self](atom::interrupt, const std::string& turn_id) -> caf::result<atom::ok> {
@@ -410,15 +443,22 @@ conversation_actor::behavior_type conversation(
           rp.deliver(protocol::thread_read_response{st.meta});
           return rp;
         }
-        self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
-            .then(
-                [self, rp](stored_thread& stored) mutable {
-                  auto t = self->state.meta;
-                  t.turns = std::move(stored.meta.turns);
-                  mark_active(self, t.turns);
-                  rp.deliver(protocol::thread_read_response{std::move(t)});
-                },
-                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        load_history(
+            self,
+            [self, rp](stored_thread& stored) mutable {
+              auto t = self->state.meta;
+              t.turns = std::move(stored.meta.turns);
+              mark_active(self, t.turns);
+              rp.deliver(protocol::thread_read_response{std::move(t)});
+            },
+            [self, rp](caf::error& err) mutable {
+              // Nothing stored yet (no turn so far): the thread has no history.
+              if (err.category() == caf::atom("parley")
+                  && static_cast<errc>(err.code()) == errc::invalid_request)
+                rp.deliver(protocol::thread_read_response{self->state.meta});
+              else
+                rp.deliver(std::move(err));
+            });
         return rp;
       },
       [self](atom::gone, const client_actor& client) {
@@ -428,6 +468,9 @@ conversation_actor::behavior_type conversation(
       },
       [self](atom::shutdown) -> caf::result<atom::ok> {
         auto& st = self->state;
+        // Already unloading (idle, or a second archive): close() has run and
+        // will not run again, so a waiter added now would never be answered.
+        if (st.closing) return atom::ok::value;
         auto rp = self->make_response_promise<atom::ok>();
         st.shutdown_waiters.push_back(rp);
         if (st.active)

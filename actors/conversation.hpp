@@ -72,6 +72,10 @@ struct conversation_state {
   uint64_t next_seq = 0;
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   bool closing = false;
+  /// Replies promised to requesters that wait on the store: the actor must
+  /// not quit before they are delivered (CAF 0.17 drops an undelivered
+  /// promise silently, and the requester would wait forever).
+  size_t awaiting_store = 0;
   /// A fork's copied history, for the reply to its first open (then dropped).
   std::vector<protocol::turn> fork_turns;
   /// Generation of the idle-unload timer (a newer arm voids older ones).

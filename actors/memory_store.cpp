@@ -142,8 +142,12 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
       },
       [self](atom::archive, const std::string& thread_id, bool archived) -> caf::result<stored_thread> {
         auto i = self->state.threads.find(thread_id);
-        if (i == self->state.threads.end() || i->second.meta.turns.empty())
+        if (i == self->state.threads.end() || i->second.meta.turns.empty()
+            || (archived && i->second.archived))
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
+        if (!archived && !i->second.archived)  // Codex: only an archived thread unarchives
+          return make_error(errc::invalid_request,
+                            "no archived rollout found for thread id " + thread_id);
         i->second.archived = archived;
         return i->second;
       },

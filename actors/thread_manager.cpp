@@ -17,6 +17,44 @@ using self_ptr = thread_manager_actor::stateful_pointer<thread_manager_state>;
 
 constexpr auto shutdown_timeout = std::chrono::seconds(30);
 
+void maybe_finish_shutdown(self_ptr self);
+
+/// A reply this actor owes: counted until delivered (or handed to a thread),
+/// so that shutdown never ends with a request left unanswered (CAF 0.17
+/// drops an undelivered promise silently).
+template <class T>
+class owed_reply {
+ public:
+  explicit owed_reply(self_ptr self)
+      : self_(self), rp_(self->make_response_promise<T>()), open_(std::make_shared<bool>(true)) {
+    ++self->state.owed;
+  }
+  template <class... Ts>
+  void deliver(Ts&&... xs) {
+    rp_.deliver(std::forward<Ts>(xs)...);
+    settle();
+  }
+  template <class... Ts>
+  void delegate(Ts&&... xs) {
+    rp_.delegate(std::forward<Ts>(xs)...);
+    settle();
+  }
+  caf::typed_response_promise<T> promise() const { return rp_; }
+
+ private:
+  void settle() {
+    if (!*open_) return;
+    *open_ = false;
+    --self_->state.owed;
+    maybe_finish_shutdown(self_);
+  }
+  self_ptr self_;
+  caf::typed_response_promise<T> rp_;
+  std::shared_ptr<bool> open_;
+};
+
+caf::error shutting_down_error() { return make_error(errc::overloaded, "server is shutting down"); }
+
 /// Looks up a thread for a request; `missing` is the Codex message prefix.
 caf::expected<conversation_actor> find(self_ptr self, const std::string& id, const char* missing) {
   if (!protocol::is_uuid(id)) return make_error(errc::invalid_request, "invalid thread id: " + id);
@@ -86,9 +124,78 @@ caf::expected<std::vector<protocol::turn>> fork_history(std::vector<protocol::tu
   return turns;
 }
 
+bool is_unloading(const caf::error& err) {
+  return err.category() == caf::atom("parley") && static_cast<errc>(err.code()) == errc::unloading;
+}
+
+/// Codex's answer to a resume of an archived thread.
+caf::error archived_error(const std::string& id) {
+  return make_error(errc::invalid_request, "session " + id
+                                               + " is archived. Unarchive it (thread/unarchive) "
+                                                 "first.");
+}
+
+using session_promise = owed_reply<protocol::thread_session_response>;
+
+/// Resumes a thread: rejoins it if loaded, else loads it from the store. A
+/// thread that is unloading answers "unloading"; the resume then waits for it
+/// to be gone and loads it again, so the client still gets one real answer.
+void resume_thread(self_ptr self, protocol::thread_resume_params params, client_actor client,
+                   session_promise rp) {
+  auto& st = self->state;
+  if (auto i = st.threads.find(params.thread_id); i != st.threads.end()) {
+    auto conv = i->second;
+    self->request(conv, store_timeout + shutdown_timeout, atom::resume::value, client, params)
+        .then([rp](protocol::thread_session_response& r) mutable { rp.deliver(std::move(r)); },
+              [self, rp, params, client, conv](caf::error& err) mutable {
+                if (!is_unloading(err)) {
+                  rp.deliver(std::move(err));
+                  return;
+                }
+                auto retry = [self, rp, params, client]() mutable {
+                  resume_thread(self, params, client, rp);
+                };
+                auto& threads = self->state.threads;
+                auto j = threads.find(params.thread_id);
+                if (j != threads.end() && j->second == conv)
+                  self->state.on_unloaded.emplace(params.thread_id, std::move(retry));
+                else
+                  retry();  // already gone
+              });
+    return;
+  }
+  load_stored(self, params.thread_id, params.path, rp,
+              [self, rp, params, client](stored_thread stored) mutable {
+                auto& s = self->state;
+                auto id = stored.meta.id;
+                if (s.shutting_down) {
+                  rp.deliver(shutting_down_error());
+                  return;
+                }
+                if (stored.archived) {
+                  rp.deliver(archived_error(id));
+                  return;
+                }
+                auto conv = s.threads.count(id) ? s.threads[id] : conversation_actor{};
+                if (!conv) {
+                  auto settings = settings_for(stored.meta, params.overrides, *s.svc.config);
+                  auto meta = std::move(stored.meta);
+                  meta.turns.clear();  // history stays in the store
+                  meta.status = protocol::thread_status::idle();
+                  conv = spawn_conversation(self, std::move(meta), std::move(settings));
+                }
+                rp.delegate(conv, atom::resume::value, std::move(client), params);
+              });
+}
+
+/// Whether a name is blank (Codex: "thread name must not be empty").
+bool blank(const std::string& name) {
+  return name.find_first_not_of(" \t\r\n\f\v") == std::string::npos;
+}
+
 void maybe_finish_shutdown(self_ptr self) {
   auto& st = self->state;
-  if (!st.shutting_down || !st.threads.empty()) return;
+  if (!st.shutting_down || !st.threads.empty() || st.owed > 0) return;
   for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
   st.shutdown_waiters.clear();
   self->quit();
@@ -115,11 +222,19 @@ thread_manager_actor::behavior_type thread_manager(
   self->state.svc = std::move(svc);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& threads = self->state.threads;
+    std::string gone;
     for (auto i = threads.begin(); i != threads.end(); ++i)
       if (i->second.address() == dm.source) {
+        gone = i->first;
         threads.erase(i);
         break;
       }
+    auto& waiting = self->state.on_unloaded;
+    auto [first, last] = waiting.equal_range(gone);
+    std::vector<std::function<void()>> ready;
+    for (auto i = first; i != last; ++i) ready.push_back(std::move(i->second));
+    waiting.erase(first, last);
+    for (auto& f : ready) f();
     maybe_finish_shutdown(self);
   });
   return {
@@ -169,7 +284,7 @@ thread_manager_actor::behavior_type thread_manager(
         if (auto i = self->state.threads.find(params.thread_id); i != self->state.threads.end())
           return self->delegate(i->second, atom::read::value, params.include_turns);
         // Not loaded: read it from the store.
-        auto rp = self->make_response_promise<protocol::thread_read_response>();
+        auto rp = owed_reply<protocol::thread_read_response>(self);
         auto id = params.thread_id;
         self->request(self->state.svc.store, store_timeout, atom::load::value, id)
             .then(
@@ -181,7 +296,7 @@ thread_manager_actor::behavior_type thread_manager(
                 [rp, id](caf::error&) mutable {
                   rp.deliver(make_error(errc::invalid_request, "thread not loaded: " + id));
                 });
-        return rp;
+        return rp.promise();
       },
       [self](atom::loaded, const protocol::thread_loaded_list_params& params) {
         protocol::thread_loaded_list_response r;
@@ -194,35 +309,26 @@ thread_manager_actor::behavior_type thread_manager(
       },
       [self](atom::resume, const protocol::thread_resume_params& params,
              client_actor client) -> caf::result<protocol::thread_session_response> {
-        auto& st = self->state;
-        // A loaded thread: rejoin it (an explicit path is only a consistency check).
-        if (auto i = st.threads.find(params.thread_id); i != st.threads.end())
-          return self->delegate(i->second, atom::resume::value, std::move(client), params);
-        auto rp = self->make_response_promise<protocol::thread_session_response>();
-        load_stored(self, params.thread_id, params.path, rp,
-                    [self, rp, params, client](stored_thread stored) mutable {
-                      auto& s = self->state;
-                      auto id = stored.meta.id;
-                      auto conv = s.threads.count(id) ? s.threads[id] : conversation_actor{};
-                      if (!conv) {
-                        auto settings = settings_for(stored.meta, params.overrides, *s.svc.config);
-                        auto meta = std::move(stored.meta);
-                        meta.turns.clear();  // history stays in the store
-                        meta.status = protocol::thread_status::idle();
-                        conv = spawn_conversation(self, std::move(meta), std::move(settings));
-                      }
-                      rp.delegate(conv, atom::resume::value, std::move(client), params);
-                    });
-        return rp;
+        auto rp = owed_reply<protocol::thread_session_response>(self);
+        resume_thread(self, params, std::move(client), rp);
+        return rp.promise();
       },
       [self](atom::fork, const protocol::thread_fork_params& params,
              client_actor client) -> caf::result<protocol::thread_session_response> {
         if (self->state.shutting_down)
           return make_error(errc::overloaded, "server is shutting down");
-        auto rp = self->make_response_promise<protocol::thread_session_response>();
+        auto rp = owed_reply<protocol::thread_session_response>(self);
         load_stored(self, params.thread_id, params.path, rp,
                     [self, rp, params, client](stored_thread source) mutable {
                       auto& s = self->state;
+                      if (s.shutting_down) {
+                        rp.deliver(shutting_down_error());
+                        return;
+                      }
+                      if (source.archived) {  // Codex: unarchive it first
+                        rp.deliver(archived_error(source.meta.id));
+                        return;
+                      }
                       auto turns = fork_history(std::move(source.meta.turns), params.last_turn_id);
                       if (!turns) {
                         rp.deliver(std::move(turns.error()));
@@ -244,11 +350,11 @@ thread_manager_actor::behavior_type thread_manager(
                       auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
                       rp.delegate(conv, atom::open::value, std::move(client));
                     });
-        return rp;
+        return rp.promise();
       },
       [self](atom::list, const protocol::thread_list_params& params)
           -> caf::result<protocol::thread_list_response> {
-        auto rp = self->make_response_promise<protocol::thread_list_response>();
+        auto rp = owed_reply<protocol::thread_list_response>(self);
         self->request(self->state.svc.store, store_timeout, atom::list::value, params)
             .then(
                 [self, rp](protocol::thread_list_response& page) mutable {
@@ -259,13 +365,13 @@ thread_manager_actor::behavior_type thread_manager(
                   rp.deliver(std::move(page));
                 },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-        return rp;
+        return rp.promise();
       },
       [self](atom::archive, const protocol::thread_id_params& params, bool archive,
              client_actor client) -> caf::result<protocol::thread> {
         if (!protocol::is_uuid(params.thread_id))
           return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
-        auto rp = self->make_response_promise<protocol::thread>();
+        auto rp = owed_reply<protocol::thread>(self);
         auto id = params.thread_id;
         auto store_it = [self, rp, id, archive, client]() mutable {
           self->request(self->state.svc.store, store_timeout, atom::archive::value, id, archive)
@@ -283,24 +389,42 @@ thread_manager_actor::behavior_type thread_manager(
                   },
                   [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         };
-        // Archiving unloads a loaded thread first (its turn ends interrupted).
-        auto i = self->state.threads.find(id);
-        if (archive && i != self->state.threads.end()) {
-          self->request(i->second, store_timeout, atom::shutdown::value)
-              .then([store_it](atom::ok) mutable { store_it(); },
-                    [store_it](caf::error&) mutable { store_it(); });
-        } else {
+        if (!archive || self->state.threads.count(id) == 0) {
           store_it();
+          return rp.promise();
         }
-        return rp;
+        // Archiving unloads a loaded thread first (its turn ends interrupted),
+        // but only once the store shows it can be archived: a failed archive
+        // leaves the thread as it was. Without a turn nothing is stored yet.
+        self->request(self->state.svc.store, store_timeout, atom::load::value, id)
+            .then(
+                [self, rp, id, store_it](stored_thread& t) mutable {
+                  if (t.archived || t.meta.turns.empty()) {
+                    rp.deliver(make_error(errc::invalid_request,
+                                          "no rollout found for thread id " + id));
+                    return;
+                  }
+                  auto i = self->state.threads.find(id);
+                  if (i == self->state.threads.end()) {
+                    store_it();
+                    return;
+                  }
+                  self->request(i->second, store_timeout, atom::shutdown::value)
+                      .then([store_it](atom::ok) mutable { store_it(); },
+                            [store_it](caf::error&) mutable { store_it(); });
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp.promise();
       },
       [self](atom::rename, const protocol::thread_name_set_params& params,
              client_actor client) -> caf::result<atom::ok> {
+        if (!params.name || blank(*params.name))
+          return make_error(errc::invalid_request, "thread name must not be empty");
         if (auto i = self->state.threads.find(params.thread_id); i != self->state.threads.end())
           return self->delegate(i->second, atom::rename::value, params);
         if (!protocol::is_uuid(params.thread_id))
           return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
-        auto rp = self->make_response_promise<atom::ok>();
+        auto rp = owed_reply<atom::ok>(self);
         // A stored thread that is not loaded: the store must know it.
         self->request(self->state.svc.store, store_timeout, atom::load::value, params.thread_id)
             .then(
@@ -318,21 +442,21 @@ thread_manager_actor::behavior_type thread_manager(
                           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
                 },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-        return rp;
+        return rp.promise();
       },
       [self](atom::unsub, const protocol::thread_id_params& params,
              client_actor client) -> caf::result<protocol::thread_unsubscribe_response> {
         auto i = self->state.threads.find(params.thread_id);
         if (i == self->state.threads.end())
           return protocol::thread_unsubscribe_response{"notLoaded"};
-        auto rp = self->make_response_promise<protocol::thread_unsubscribe_response>();
+        auto rp = owed_reply<protocol::thread_unsubscribe_response>(self);
         self->request(i->second, store_timeout, atom::unsub::value, std::move(client))
             .then(
                 [rp](std::string& status) mutable {
                   rp.deliver(protocol::thread_unsubscribe_response{std::move(status)});
                 },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-        return rp;
+        return rp.promise();
       },
       [](atom::stats) { return snapshot_counts(); },
       [self](atom::gone, const client_actor& client) {

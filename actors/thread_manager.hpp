@@ -2,6 +2,7 @@
 // Thread id -> conversation. Starts conversations, routes requests to them,
 // lists what is loaded, and stops them all in an orderly shutdown.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@ struct thread_manager_state {
   runtime_services svc;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
+  /// Work that waits for a thread that is unloading to be gone (a resume
+  /// that came too late to rejoin it loads it again from the store).
+  std::multimap<std::string, std::function<void()>> on_unloaded;
+  /// Replies this actor still owes (each waits on the store or a thread):
+  /// shutdown completes only once they are all delivered.
+  size_t owed = 0;
   bool shutting_down = false;
 };
 

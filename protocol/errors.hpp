@@ -30,12 +30,19 @@ enum class errc : uint8_t {
   malformed_reply,
   /// Exit reason: the turn was interrupted (turn/interrupt, shutdown).
   interrupted,
+  /// The thread is unloading (idle or archived) while a request reached it
+  /// (-32600: resuming it loads it again).
+  unloading,
 };
 
 std::string to_string(errc x);
 
 /// The JSON-RPC code for an error produced by parley (or by CAF).
 int rpc_code_of(const caf::error& err);
+
+/// The message of the JSON-RPC error for `err`: message_of(err), except for
+/// CAF's own errors, which get a message a client can act on.
+std::string rpc_message_of(const caf::error& err);
 
 /// The human-readable message an error carries (its context string), or a
 /// description of it when it has none.

@@ -31,7 +31,7 @@ void reply_error(self_ptr self, const request_id& id, int code, const std::strin
 }
 
 void reply_error(self_ptr self, const request_id& id, const caf::error& err) {
-  reply_error(self, id, rpc_code_of(err), message_of(err));
+  reply_error(self, id, rpc_code_of(err), rpc_message_of(err));
 }
 
 void notify(self_ptr self, const protocol::notification& n) {

@@ -447,9 +447,12 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
                           put_index(self, self->state.files[t.meta.id]);
                           rp.deliver(std::move(t));
                         };
-                        if (is_archived == archive) {  // already where it should be
-                          to = from;
-                          finish();
+                        if (is_archived == archive) {  // Codex: nothing to move is an error
+                          fail(make_error(errc::invalid_request,
+                                          std::string{archive ? "no rollout found for thread id "
+                                                              : "no archived rollout found for "
+                                                                "thread id "}
+                                              + t.meta.id));
                           return;
                         }
                         self->request(io_for(self, from), io_timeout, atom::archive::value, from, to)

@@ -258,6 +258,48 @@ TEST_F(thread_store, archive_and_unarchive_round_trip_through_zstd) {
   EXPECT_TRUE(rollouts(home, "archived_sessions").empty());
 }
 
+// Codex 0.169's answers (checked against the real app-server): nothing to
+// move is an error, an archived thread does not resume, a blank name is
+// refused (it used to wipe the stored name).
+TEST_F(thread_store, archive_unarchive_resume_and_rename_follow_codex) {
+  std::string thread;
+  {
+    auto c = server();
+    thread = start_thread(*c);
+    c->start_turn(thread, "say: keep me");
+    turn_done(*c);
+    EXPECT_EQ(c->call_ok("thread/name/set", json{{"threadId", thread}, {"name", "kept"}}),
+              json::object());
+    for (auto blank : {"", "   ", "\t\n"}) {
+      auto r = c->call("thread/name/set", json{{"threadId", thread}, {"name", blank}});
+      EXPECT_EQ(r["error"]["code"], -32600) << r.dump();
+      EXPECT_EQ(error_message(r), "thread name must not be empty");
+    }
+    auto un = c->call("thread/unarchive", json{{"threadId", thread}});
+    EXPECT_EQ(un["error"]["code"], -32600) << un.dump();
+    EXPECT_EQ(error_message(un), "no archived rollout found for thread id " + thread);
+    EXPECT_EQ(c->call_ok("thread/archive", json{{"threadId", thread}}), json::object());
+    auto again = c->call("thread/archive", json{{"threadId", thread}});
+    EXPECT_EQ(again["error"]["code"], -32600) << again.dump();
+    EXPECT_EQ(error_message(again), "no rollout found for thread id " + thread);
+    auto resume = c->call("thread/resume", json{{"threadId", thread}});
+    EXPECT_EQ(resume["error"]["code"], -32600) << resume.dump();
+    EXPECT_EQ(error_message(resume).rfind("session " + thread + " is archived.", 0), 0u)
+        << resume.dump();
+    auto fork = c->call("thread/fork", json{{"threadId", thread}});
+    EXPECT_EQ(error_message(fork).rfind("session " + thread + " is archived.", 0), 0u)
+        << fork.dump();
+    EXPECT_EQ(c->call_ok("thread/loaded/list", json::object())["data"], json::array());
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  auto c = server();
+  auto read = c->call_ok("thread/read", json{{"threadId", thread}});
+  EXPECT_EQ(read["thread"]["name"], "kept") << "a refused name leaves the stored one";
+  EXPECT_EQ(c->call_ok("thread/unarchive", json{{"threadId", thread}})["thread"]["id"], thread);
+  EXPECT_EQ(c->call_ok("thread/resume", json{{"threadId", thread}})["thread"]["id"], thread);
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
 TEST_F(thread_store, list_pages_through_200_threads_in_every_order) {
   auto c = server();
   std::set<std::string> all;
