@@ -1,19 +1,16 @@
 #pragma once
-// One JSON-RPC client connection (Codex app-server v2 framing): decodes
-// lines into typed requests for the thread manager, encodes results and
-// notifications, and keeps the table of server->client requests in flight.
-// It is a client_actor: to the runtime it looks exactly like an in-process
+// One JSON-RPC client connection as an actor: a thin shell around an
+// rpc::session (transport/rpc_session.hpp) that owns the protocol. The shell
+// feeds it lines, sends the typed calls it makes to the thread manager, and
+// is a client_actor: to the runtime it looks exactly like an in-process
 // client.
 
 #include <memory>
-#include <set>
-#include <string>
-#include <unordered_map>
 
-#include "actors/counters.hpp"
+#include "actors/config.hpp"
 #include "actors/interfaces.hpp"
-#include "actors/services.hpp"
 #include "transport/line_writer.hpp"
+#include "transport/rpc_session.hpp"
 
 namespace parley {
 
@@ -30,32 +27,13 @@ struct connection_options {
   bool shutdown_on_close = true;
 };
 
-/// A server->client request waiting for the client's answer. It remembers
-/// exactly what was shown, so a reply that names another thread, turn, item
-/// or action is refused.
-struct outgoing_request {
-  enum class kind { command, file_change, v1_exec, v1_patch };
-  caf::typed_response_promise<protocol::approval_decision> promise;
-  kind what = kind::command;
-  uint64_t key = 0;
-  std::string thread_id;
-  std::string turn_id;
-  std::string item_id;
-  std::string digest;
-  counted live{counters().pending_requests};
-};
-
 struct connection_state {
   static inline const char* name = "connection";
   connection_options options;
   thread_manager_actor threads;
   line_writer_actor out;
-  bool initialized = false;
-  protocol::initialize_capabilities capabilities;
-  std::set<std::string> opted_out;  // notification methods this client does not want
-  std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing;
-  std::unordered_map<uint64_t, int64_t> request_of_key;
-  bool closed = false;
+  std::unique_ptr<rpc::runtime_port> runtime;  // before the session that uses it
+  std::unique_ptr<rpc::session> session;
 };
 
 connection_actor::behavior_type connection(connection_actor::stateful_pointer<connection_state> self,

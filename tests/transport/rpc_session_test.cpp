@@ -1,0 +1,231 @@
+// The RPC session in memory, with golden transcripts (as clangd tests its
+// transport): no actors, no pipes. A transcript is a list of lines:
+//
+//   -> {json}      a line the client sends
+//   <- {json}      the next line the session must write; objects match when
+//                  every key given here matches (so a transcript names what
+//                  it is about), arrays and scalars exactly
+//   <= text        the next event the fake runtime records (a decision
+//                  delivered, a runtime call made); a final * matches any rest
+//   !ask ID KIND THREAD TURN ITEM    the runtime asks (KIND: command|file)
+//   !withdraw ID   the runtime withdraws ask ID
+//   !eof           the client's input ends
+//   # ...          a comment
+//
+// At the end nothing may be left unread.
+
+#include "transport/rpc_session.hpp"
+
+#include "protocol/errors.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+namespace parley::rpc {
+namespace {
+
+using protocol::json;
+
+/// A runtime with canned answers that records each call it gets.
+class fake_runtime final : public runtime_port {
+ public:
+  std::deque<std::string>& events;
+  explicit fake_runtime(std::deque<std::string>& e) : events(e) {}
+
+  void thread_start(protocol::thread_start_params p,
+                    reply<protocol::thread_session_response> done) override {
+    events.push_back("thread_start cwd=" + p.cwd.value_or("-"));
+    protocol::thread_session_response r;
+    r.thread_.id = "00000000-0000-7000-8000-000000000001";
+    r.model = "scripted";
+    r.cwd = p.cwd.value_or("/w");
+    done(std::move(r));
+  }
+  void thread_resume(protocol::thread_resume_params p,
+                     reply<protocol::thread_session_response> done) override {
+    events.push_back("thread_resume " + p.thread_id);
+    done(make_error(errc::invalid_request, "no rollout found for thread id " + p.thread_id));
+  }
+  void thread_fork(protocol::thread_fork_params p,
+                   reply<protocol::thread_session_response> done) override {
+    events.push_back("thread_fork " + p.thread_id);
+    done(make_error(errc::invalid_request, "no rollout found for thread id " + p.thread_id));
+  }
+  void thread_read(protocol::thread_read_params p,
+                   reply<protocol::thread_read_response> done) override {
+    events.push_back("thread_read " + p.thread_id);
+    done(make_error(errc::invalid_request, "thread not loaded: " + p.thread_id));
+  }
+  void thread_loaded_list(protocol::thread_loaded_list_params,
+                          reply<protocol::thread_loaded_list_response> done) override {
+    protocol::thread_loaded_list_response r;
+    r.data = {"a", "b"};
+    done(std::move(r));
+  }
+  void thread_list(protocol::thread_list_params,
+                   reply<protocol::thread_list_response> done) override {
+    done(protocol::thread_list_response{});
+  }
+  void thread_archive(protocol::thread_id_params p, bool archive,
+                      reply<protocol::thread> done) override {
+    events.push_back(std::string{archive ? "archive " : "unarchive "} + p.thread_id);
+    protocol::thread t;
+    t.id = p.thread_id;
+    done(std::move(t));
+  }
+  void thread_name_set(protocol::thread_name_set_params p, reply<atom::ok> done) override {
+    events.push_back("rename " + p.thread_id + " " + p.name.value_or("-"));
+    done(atom::ok::value);
+  }
+  void thread_unsubscribe(protocol::thread_id_params,
+                          reply<protocol::thread_unsubscribe_response> done) override {
+    done(protocol::thread_unsubscribe_response{"unsubscribed"});
+  }
+  void turn_start(protocol::turn_start_params p,
+                  reply<protocol::turn_start_response> done) override {
+    events.push_back("turn_start " + p.thread_id);
+    // Answered later: the session must still reply exactly once.
+    pending_turn = std::move(done);
+  }
+  void turn_interrupt(protocol::turn_interrupt_params p, reply<atom::ok> done) override {
+    events.push_back("interrupt " + p.thread_id);
+    done(atom::ok::value);
+    if (pending_turn) {
+      protocol::turn_start_response r;
+      r.turn_.id = "turn-1";
+      std::exchange(pending_turn, nullptr)(std::move(r));
+    }
+  }
+  void debug_counts(reply<runtime_counts> done) override { done(runtime_counts{}); }
+  json approval_stats() override { return json{{"asked", 0}}; }
+
+  reply<protocol::turn_start_response> pending_turn;
+};
+
+/// Whether `actual` has everything `expected` names.
+bool matches(const json& expected, const json& actual) {
+  if (expected.is_object()) {
+    if (!actual.is_object()) return false;
+    for (auto& [key, value] : expected.items()) {
+      auto i = actual.find(key);
+      if (i == actual.end() || !matches(value, *i)) return false;
+    }
+    return true;
+  }
+  if (expected.is_array()) {
+    if (!actual.is_array() || actual.size() != expected.size()) return false;
+    for (size_t i = 0; i < expected.size(); ++i)
+      if (!matches(expected[i], actual[i])) return false;
+    return true;
+  }
+  return expected == actual;
+}
+
+approval_ask make_ask(uint64_t key, const std::string& kind, const std::string& thread,
+                      const std::string& turn, const std::string& item) {
+  approval_ask a;
+  a.key = key;
+  a.thread_id = thread;
+  a.digest = "sha256:d" + std::to_string(key);
+  a.cwd = "/w";
+  if (kind == "file") {
+    a.what = hooks::action_kind::file_change;
+    a.file.thread_id = thread;
+    a.file.turn_id = turn;
+    a.file.item_id = item;
+  } else {
+    a.raw_command = "ls";
+    a.command.thread_id = thread;
+    a.command.turn_id = turn;
+    a.command.item_id = item;
+    a.command.command = "ls";
+  }
+  return a;
+}
+
+void run_transcript(const std::string& name) {
+  std::ifstream in(std::string{PARLEY_TRANSCRIPTS} + "/" + name);
+  ASSERT_TRUE(in) << name;
+  std::deque<std::string> written;
+  std::deque<std::string> events;
+  fake_runtime runtime{events};
+  int64_t next_id = 0;
+  session_config cfg;
+  cfg.cli_version = "0.169.0";
+  cfg.codex_home = "/home";
+  cfg.model_id = "scripted";
+  cfg.next_request_id = [&] { return next_id++; };
+  cfg.on_refused_reply = [&] { events.push_back("refused"); };
+  session s{cfg, runtime, [&](std::string line) { written.push_back(std::move(line)); }};
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    SCOPED_TRACE(name + ":" + std::to_string(n) + ": " + line);
+    if (line.empty() || line[0] == '#') continue;
+    auto op = line.substr(0, 2);
+    auto rest = line.size() > 3 ? line.substr(3) : std::string{};
+    if (op == "->") {
+      s.on_line(rest);
+    } else if (op == "<-") {
+      ASSERT_FALSE(written.empty()) << "no line written";
+      auto actual = json::parse(written.front());
+      written.pop_front();
+      EXPECT_TRUE(matches(json::parse(rest), actual)) << "wrote " << actual.dump();
+    } else if (op == "<=") {
+      ASSERT_FALSE(events.empty()) << "no runtime event";
+      if (!rest.empty() && rest.back() == '*')  // a prefix
+        EXPECT_EQ(events.front().substr(0, rest.size() - 1), rest.substr(0, rest.size() - 1));
+      else
+        EXPECT_EQ(events.front(), rest);
+      events.pop_front();
+    } else if (line.rfind("!ask ", 0) == 0) {
+      std::istringstream words(line.substr(5));
+      uint64_t key = 0;
+      std::string kind, thread, turn, item;
+      words >> key >> kind >> thread >> turn >> item;
+      s.ask(make_ask(key, kind, thread, turn, item),
+            [&events, key](caf::expected<protocol::approval_decision> d) {
+              events.push_back("decision " + std::to_string(key) + " "
+                               + (d ? protocol::to_string(d->value)
+                                  : "error " + to_string(static_cast<errc>(d.error().code()))));
+            });
+    } else if (line.rfind("!withdraw ", 0) == 0) {
+      s.withdraw(std::stoull(line.substr(10)));
+    } else if (line == "!eof") {
+      s.on_eof();
+    } else {
+      FAIL() << "unknown transcript line";
+    }
+  }
+  EXPECT_TRUE(written.empty()) << "unexpected line: " << (written.empty() ? "" : written.front());
+  EXPECT_TRUE(events.empty()) << "unexpected event: " << (events.empty() ? "" : events.front());
+}
+
+TEST(RpcSession, Initialize) { run_transcript("initialize.txt"); }
+TEST(RpcSession, Methods) { run_transcript("methods.txt"); }
+TEST(RpcSession, Approvals) { run_transcript("approvals.txt"); }
+TEST(RpcSession, LegacyApprovals) { run_transcript("legacy_approvals.txt"); }
+TEST(RpcSession, InputEnds) { run_transcript("eof.txt"); }
+
+TEST(RpcSession, ARuntimeReplyAfterTheSessionIsGoneIsDropped) {
+  std::deque<std::string> events;
+  fake_runtime runtime{events};
+  std::vector<std::string> written;
+  session_config cfg;
+  cfg.next_request_id = [] { return int64_t{0}; };
+  {
+    session s{cfg, runtime, [&](std::string l) { written.push_back(std::move(l)); }};
+    s.on_line(R"({"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
+    s.on_line(R"({"id":2,"method":"turn/start","params":{"threadId":"t","input":[]}})");
+  }
+  ASSERT_TRUE(runtime.pending_turn);
+  runtime.pending_turn(protocol::turn_start_response{});
+  EXPECT_EQ(written.size(), 1u);  // only initialize's reply
+}
+
+}  // namespace
+}  // namespace parley::rpc

@@ -1,0 +1,108 @@
+#include "transport/approval_requests.hpp"
+
+#include <utility>
+
+#include "protocol/errors.hpp"
+
+namespace parley::rpc {
+
+using protocol::json;
+
+namespace {
+
+approval_request file_change_request(const approval_ask& ask, bool legacy) {
+  approval_request r;
+  if (legacy) {
+    r.binding.what = approval_binding::kind::v1_patch;
+    protocol::apply_patch_approval_params p;
+    p.conversation_id = ask.thread_id;
+    p.call_id = ask.item_id();
+    p.file_changes = ask.changes;
+    p.reason = ask.file.reason;
+    p.grant_root = ask.file.grant_root;
+    r.method = protocol::apply_patch_approval_method;
+    r.params = json(p);
+    return r;
+  }
+  r.binding.what = approval_binding::kind::file_change;
+  r.method = protocol::file_change_approval_method;
+  r.params = json(ask.file);
+  r.params["actionDigest"] = ask.digest;
+  return r;
+}
+
+approval_request command_request(const approval_ask& ask, bool legacy) {
+  approval_request r;
+  if (legacy) {
+    r.binding.what = approval_binding::kind::v1_exec;
+    protocol::exec_command_approval_params p;
+    p.conversation_id = ask.thread_id;
+    p.call_id = ask.item_id();
+    p.command = {"/bin/sh", "-c", ask.raw_command};
+    p.cwd = ask.cwd;
+    p.reason = ask.command.reason;
+    p.parsed_cmd = ask.command.command_actions;
+    r.method = protocol::exec_command_approval_method;
+    r.params = json(p);
+    return r;
+  }
+  r.binding.what = approval_binding::kind::command;
+  r.method = protocol::command_approval_method;
+  r.params = json(ask.command);
+  r.params["actionDigest"] = ask.digest;
+  return r;
+}
+
+}  // namespace
+
+approval_request approval_request_for(const approval_ask& ask, bool legacy) {
+  auto r = ask.is_file_change() ? file_change_request(ask, legacy) : command_request(ask, legacy);
+  r.binding.thread_id = ask.thread_id;
+  r.binding.turn_id = ask.turn_id();
+  r.binding.item_id = ask.item_id();
+  r.binding.digest = ask.digest;
+  return r;
+}
+
+std::optional<std::string> binding_mismatch(const approval_binding& b, const json& result) {
+  if (!result.is_object()) return std::nullopt;
+  auto check = [&](const char* field, const std::string& expected) -> std::optional<std::string> {
+    auto i = result.find(field);
+    if (i == result.end() || i->is_null()) return std::nullopt;
+    if (i->is_string() && i->get_ref<const std::string&>() == expected) return std::nullopt;
+    return std::string{field} + " " + i->dump() + " is not " + expected;
+  };
+  for (auto [field, expected] : {std::pair<const char*, const std::string*>{"threadId", &b.thread_id},
+                                 {"turnId", &b.turn_id},
+                                 {"itemId", &b.item_id},
+                                 {"actionDigest", &b.digest}})
+    if (auto m = check(field, *expected)) return m;
+  return std::nullopt;
+}
+
+caf::expected<protocol::approval_decision> decode_decision(const approval_binding& b,
+                                                           const json& result) {
+  try {
+    switch (b.what) {
+      case approval_binding::kind::command:
+        return protocol::decode_approval_result(result);
+      case approval_binding::kind::file_change:
+        return protocol::decode_file_change_result(result);
+      case approval_binding::kind::v1_exec:
+      case approval_binding::kind::v1_patch:
+        return protocol::decode_review_decision_result(result);
+    }
+    return protocol::decode_approval_result(result);
+  } catch (const protocol::decode_error& e) {
+    if (b.is_v1()) return protocol::approval_decision::decline();
+    return make_error(errc::malformed_reply, e.what());
+  }
+}
+
+caf::expected<protocol::approval_decision> decision_of_error_reply(const approval_binding& b,
+                                                                   const std::string& message) {
+  if (b.is_v1()) return protocol::approval_decision::decline();
+  return make_error(errc::client_error, message);
+}
+
+}  // namespace parley::rpc

@@ -1,0 +1,361 @@
+#include "transport/rpc_session.hpp"
+
+#include <utility>
+
+#include "actors/counters.hpp"
+#include "actors/log.hpp"
+#include "protocol/errors.hpp"
+#include "protocol/ids.hpp"
+#include "transport/approval_requests.hpp"
+
+namespace parley::rpc {
+
+
+using protocol::json;
+using protocol::request_id;
+
+namespace {
+
+/// Decodes a method's params; the decoders' exceptions stop here.
+template <class T>
+caf::expected<T> decode_params(const json& params) {
+  try {
+    return protocol::decode<T>(params);
+  } catch (const protocol::decode_error& e) {
+    return make_error(errc::invalid_request, std::string{"Invalid request: "} + e.what());
+  }
+}
+
+/// Experimental fields need `capabilities.experimentalApi` (Codex's gate).
+caf::error require_experimental(const protocol::initialize_capabilities& caps, bool used,
+                                const char* what) {
+  if (used && !caps.experimental_api)
+    return make_error(errc::invalid_request,
+                      std::string{what} + " requires experimentalApi capability");
+  return {};
+}
+
+/// Methods whose params type is not a struct: `params` may be absent.
+bool takes_no_params(const std::string& method) {
+  return method == "configRequirements/read" || method == "parley/debug/counts"
+         || method == "parley/stats";
+}
+
+}  // namespace
+
+struct session::call {
+  const request_id& id;
+  const json& params;  // an object, or null when absent
+};
+
+struct session::outgoing_request {
+  decision_sink sink;
+  approval_binding binding;
+  uint64_t key = 0;
+  counted live{counters().pending_requests};
+};
+
+session::session(session_config config, runtime_port& runtime, line_sink out)
+    : config_(std::move(config)), runtime_(runtime), out_(std::move(out)) {}
+
+session::~session() { *alive_ = false; }
+
+template <class Params, class Result, class Check>
+session::handler session::forwarded(void (runtime_port::*call_runtime)(Params,
+                                                                       runtime_port::reply<Result>),
+                                    Check check) {
+  return [call_runtime, check](session& s, const call& c) {
+    auto params = decode_params<Params>(c.params);
+    if (!params) return s.reply_error(c.id, params.error());
+    if (auto err = check(s.capabilities_, *params)) return s.reply_error(c.id, err);
+    (s.runtime_.*call_runtime)(std::move(*params), s.reply_as_json<Result>(c.id));
+  };
+}
+
+const std::map<std::string, session::handler>& session::methods() {
+  auto method = [](void (session::*fn)(const call&)) -> handler {
+    return [fn](session& s, const call& c) { (s.*fn)(c); };
+  };
+  auto path_needs_experimental = [](const char* what) {
+    return [what](const protocol::initialize_capabilities& caps, const auto& p) {
+      return require_experimental(caps, p.path.has_value(), what);
+    };
+  };
+  static const std::map<std::string, handler> table = {
+      {"initialize", method(&session::initialize)},
+      {"thread/start", forwarded(&runtime_port::thread_start)},
+      {"thread/resume",
+       forwarded(&runtime_port::thread_resume, path_needs_experimental("thread/resume.path"))},
+      {"thread/fork",
+       forwarded(&runtime_port::thread_fork, path_needs_experimental("thread/fork.path"))},
+      {"thread/read", forwarded(&runtime_port::thread_read)},
+      {"thread/loaded/list", forwarded(&runtime_port::thread_loaded_list)},
+      {"thread/list", forwarded(&runtime_port::thread_list)},
+      {"thread/unsubscribe", forwarded(&runtime_port::thread_unsubscribe)},
+      {"turn/start", forwarded(&runtime_port::turn_start)},
+      {"turn/interrupt", method(&session::turn_interrupt)},
+      {"thread/archive", method(&session::thread_archive)},
+      {"thread/unarchive", method(&session::thread_unarchive)},
+      {"thread/name/set", method(&session::thread_name_set)},
+      {"account/read", method(&session::account_read)},
+      {"model/list", method(&session::model_list)},
+      {"config/read", method(&session::config_read)},
+      {"configRequirements/read", method(&session::config_requirements_read)},
+      {"parley/debug/counts", method(&session::debug_counts)},
+      {"parley/stats", method(&session::stats)},
+  };
+  return table;
+}
+
+// -- replies -----------------------------------------------------------------
+
+void session::reply(const request_id& id, const json& result) {
+  write(protocol::encode_response(id, result));
+}
+
+void session::reply_error(const request_id& id, int code, const std::string& message) {
+  write(protocol::encode_error(id, code, message));
+}
+
+void session::reply_error(const request_id& id, const caf::error& err) {
+  reply_error(id, rpc_code_of(err), rpc_message_of(err));
+}
+
+template <class Result, class Encode>
+runtime_port::reply<Result> session::reply_with(const request_id& id, Encode encode) {
+  return [this, alive = std::weak_ptr<bool>(alive_), id,
+          encode = std::move(encode)](caf::expected<Result> r) {
+    if (alive.expired()) return;
+    if (r)
+      reply(id, encode(*r));
+    else
+      reply_error(id, r.error());
+  };
+}
+
+template <class Result>
+runtime_port::reply<Result> session::reply_as_json(const request_id& id) {
+  return reply_with<Result>(id, [](const Result& r) { return json(r); });
+}
+
+// -- client -> server --------------------------------------------------------
+
+void session::on_line(std::string_view line) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
+  auto parsed = protocol::parse_message(line);
+  if (auto* err = std::get_if<protocol::envelope_error>(&parsed)) {
+    PARLEY_WARN("connection event=bad_line reason=\"{}\" bytes={}", err->reason, line.size());
+    return;
+  }
+  auto& m = std::get<protocol::incoming_message>(parsed);
+  switch (m.type) {
+    case protocol::incoming_message::kind::request:
+      on_request(m);
+      return;
+    case protocol::incoming_message::kind::notification:
+      PARLEY_DEBUG("connection event=client_notification method={}", m.method);
+      return;  // `initialized` and anything else: nothing to do
+    case protocol::incoming_message::kind::response:
+    case protocol::incoming_message::kind::error_response:
+      on_response(m);
+      return;
+  }
+}
+
+void session::on_request(const protocol::incoming_message& m) {
+  auto& table = methods();
+  auto i = table.find(m.method);
+  if (i == table.end()) {
+    std::string msg = "Invalid request: unknown variant `" + m.method + "`, expected one of ";
+    const char* sep = "";
+    for (const auto& entry : table) {
+      msg += sep + ("`" + entry.first + "`");
+      sep = ", ";
+    }
+    reply_error(m.id, protocol::rpc_code::invalid_request, msg);
+    return;
+  }
+  if (!initialized_ && m.method != "initialize") {
+    reply_error(m.id, protocol::rpc_code::invalid_request, "Not initialized");
+    return;
+  }
+  if (!m.has_params && !takes_no_params(m.method)) {
+    reply_error(m.id, protocol::rpc_code::invalid_request,
+                "Invalid request: missing field `params`");
+    return;
+  }
+  i->second(*this, call{m.id, m.params});
+}
+
+void session::on_eof() {
+  if (closed_) return;
+  closed_ = true;
+  PARLEY_INFO("connection event=input_closed pending_requests={}", outgoing_.size());
+  // Nobody can answer any more: every pending approval resolves as cancelled.
+  auto pending = std::move(outgoing_);
+  outgoing_.clear();
+  request_of_key_.clear();
+  for (auto& [rid, req] : pending) {
+    notify(protocol::server_request_resolved{req->binding.thread_id, request_id{rid}});
+    req->sink(make_error(errc::transport_closed, "client input closed"));
+  }
+}
+
+// -- method handlers ---------------------------------------------------------
+
+void session::initialize(const call& c) {
+  auto params = decode_params<protocol::initialize_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  if (initialized_) {
+    reply_error(c.id, protocol::rpc_code::invalid_request, "Already initialized");
+    return;
+  }
+  initialized_ = true;
+  capabilities_ = params->capabilities;
+  opted_out_.insert(capabilities_.opt_out_notification_methods.begin(),
+                    capabilities_.opt_out_notification_methods.end());
+  protocol::initialize_response r;
+  const auto& client = params->client;
+  r.user_agent = client.name + "/" + config_.cli_version + " (parley; Linux) (" + client.name
+                 + "; " + client.version + ")";
+  r.codex_home = config_.codex_home;
+  reply(c.id, json(r));
+  PARLEY_INFO("connection event=initialized client={} version={}", client.name, client.version);
+}
+
+void session::turn_interrupt(const call& c) {
+  auto params = decode_params<protocol::turn_interrupt_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.turn_interrupt(std::move(*params),
+                          reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
+void session::thread_archive(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_archive(std::move(*params), true, reply_with<protocol::thread>(c.id, [](auto&) {
+                            return json::object();
+                          }));
+}
+
+void session::thread_unarchive(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_archive(std::move(*params), false,
+                          reply_with<protocol::thread>(
+                              c.id, [](const protocol::thread& t) { return json{{"thread", t}}; }));
+}
+
+void session::thread_name_set(const call& c) {
+  auto params = decode_params<protocol::thread_name_set_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_name_set(std::move(*params),
+                           reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
+void session::account_read(const call& c) { reply(c.id, protocol::account_read_result()); }
+
+void session::model_list(const call& c) {
+  reply(c.id, protocol::model_list_result(config_.model_id));
+}
+
+void session::config_read(const call& c) { reply(c.id, protocol::config_read_result()); }
+
+void session::config_requirements_read(const call& c) {
+  reply(c.id, protocol::config_requirements_read_result());
+}
+
+void session::debug_counts(const call& c) {
+  runtime_.debug_counts(reply_with<runtime_counts>(c.id, [](const runtime_counts& n) {
+    return json{{"conversations", n.conversations}, {"turns", n.turns},
+                {"approvals", n.approvals},         {"execs", n.execs},
+                {"pendingAsks", n.pending_asks},    {"pendingRequests", n.pending_requests},
+                {"processes", n.processes}};
+  }));
+}
+
+void session::stats(const call& c) { reply(c.id, json{{"approvals", runtime_.approval_stats()}}); }
+
+// -- runtime -> client -------------------------------------------------------
+
+void session::notify(const protocol::notification& n) {
+  auto method = protocol::method_of(n);
+  if (opted_out_.count(method) > 0) return;
+  write(protocol::encode_notification(method, protocol::params_of(n), protocol::unix_ms()));
+}
+
+void session::notify(const outgoing_event& e) {
+  if (e.wire_params.empty()) return notify(e.body);
+  auto method = protocol::method_of(e.body);
+  if (opted_out_.count(method) > 0) return;
+  write(protocol::encode_notification_raw(method, e.wire_params, protocol::unix_ms()));
+}
+
+void session::ask(const approval_ask& ask, decision_sink sink) {
+  if (closed_) {
+    sink(make_error(errc::transport_closed, "client input closed"));
+    return;
+  }
+  auto rid = config_.next_request_id();
+  auto shown = approval_request_for(ask, capabilities_.legacy_approvals);
+  auto req = std::make_unique<outgoing_request>();
+  req->sink = std::move(sink);
+  req->binding = std::move(shown.binding);
+  req->key = ask.key;
+  outgoing_.emplace(rid, std::move(req));
+  request_of_key_.emplace(ask.key, rid);
+  write(protocol::encode_request(request_id{rid}, shown.method, shown.params));
+}
+
+void session::withdraw(uint64_t key) {
+  auto k = request_of_key_.find(key);
+  if (k == request_of_key_.end()) return;  // already answered
+  auto rid = k->second;
+  request_of_key_.erase(k);
+  auto i = outgoing_.find(rid);
+  if (i == outgoing_.end()) return;
+  auto req = std::move(i->second);
+  outgoing_.erase(i);
+  notify(protocol::server_request_resolved{req->binding.thread_id, request_id{rid}});
+  req->sink(make_error(errc::withdrawn, "approval withdrawn"));
+}
+
+/// The client answered request `rid` (a result or an error).
+void session::on_response(const protocol::incoming_message& m) {
+  auto* rid = std::get_if<int64_t>(&m.id.value);
+  auto i = rid ? outgoing_.find(*rid) : outgoing_.end();
+  if (i == outgoing_.end()) {
+    config_.on_refused_reply();
+    PARLEY_WARN("connection event=unknown_response id={} ignored (late, duplicate or foreign)",
+                m.id.to_string());
+    return;
+  }
+  bool is_result = m.type == protocol::incoming_message::kind::response;
+  if (is_result) {
+    if (auto mismatch = binding_mismatch(i->second->binding, m.result)) {
+      // Not applied: the request stays pending for the right answer (or its deadline).
+      config_.on_refused_reply();
+      PARLEY_WARN("connection event=foreign_decision id={} thread={} refused: {}", *rid,
+                  i->second->binding.thread_id, *mismatch);
+      return;
+    }
+  }
+  auto req = std::move(i->second);
+  outgoing_.erase(i);
+  request_of_key_.erase(req->key);
+  // The prompt is closed before anything the decision causes.
+  notify(protocol::server_request_resolved{req->binding.thread_id, m.id});
+  if (!is_result) {
+    PARLEY_INFO("connection event=approval_error_reply id={} code={} message={}", *rid,
+                m.error.code, m.error.message);
+    req->sink(decision_of_error_reply(req->binding, m.error.message));
+    return;
+  }
+  auto decision = decode_decision(req->binding, m.result);
+  if (!decision)
+    PARLEY_WARN("connection event=malformed_decision id={} error={}", *rid,
+                message_of(decision.error()));
+  req->sink(std::move(decision));
+}
+
+}  // namespace parley::rpc

@@ -1,0 +1,142 @@
+#pragma once
+// One client's JSON-RPC session, without any transport or actor: lines in,
+// lines out. It binds method names to typed handlers, gates them
+// (initialize first, experimental fields, params present), hands each typed
+// call to the runtime through a runtime_port, and keeps the table of
+// server->client requests (approvals) in flight with what each was about, so
+// a reply bound to another thread, turn, item or action is refused.
+//
+// The connection actor is a thin shell around it (transport/connection.cpp);
+// every transport (stdio today, sockets next) reuses it unchanged, and
+// tests drive it in memory (tests/transport/rpc_session_test.cpp).
+
+#include <caf/expected.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "actors/messages.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/methods.hpp"
+#include "protocol/notifications.hpp"
+#include "transport/runtime_port.hpp"
+
+namespace parley::rpc {
+
+struct session_config {
+  std::string cli_version;
+  std::string codex_home;
+  std::string model_id;
+  /// Server->client request ids (unique wherever replies could be confused).
+  std::function<int64_t()> next_request_id;
+  /// Called for each reply that is not applied (late, duplicate, foreign).
+  std::function<void()> on_refused_reply = [] {};
+};
+
+/// A method's params need no check beyond decoding.
+struct no_check {
+  template <class T>
+  caf::error operator()(const protocol::initialize_capabilities&, const T&) const {
+    return {};
+  }
+};
+
+/// Where a server->client request's answer goes, exactly once.
+using decision_sink = std::function<void(caf::expected<protocol::approval_decision>)>;
+
+class session {
+ public:
+  using line_sink = std::function<void(std::string)>;
+
+  session(session_config config, runtime_port& runtime, line_sink out);
+
+  // -- client -> server --------------------------------------------------------
+
+  /// One line from the client: a request, a notification or a response.
+  void on_line(std::string_view line);
+
+  /// The client's input ended: every pending server request fails closed
+  /// (transport_closed) after its prompt is resolved.
+  void on_eof();
+
+  // -- runtime -> client -------------------------------------------------------
+
+  /// A notification, unless the client opted out of its method.
+  void notify(const protocol::notification& n);
+  /// The same with params encoded ahead (wire_params non-empty).
+  void notify(const outgoing_event& e);
+
+  /// Asks the client to decide (v2, or v1 for legacy clients); the sink gets
+  /// the decision or why there is none.
+  void ask(const approval_ask& ask, decision_sink sink);
+
+  /// The runtime no longer needs the answer for `key`: resolves the prompt.
+  void withdraw(uint64_t key);
+
+  bool initialized() const { return initialized_; }
+  bool closed() const { return closed_; }
+  size_t pending_requests() const { return outgoing_.size(); }
+
+ private:
+  struct call;
+  struct outgoing_request;
+  using handler = std::function<void(session&, const call&)>;
+
+  /// A handler that decodes Params, checks them, calls the runtime and sends
+  /// its Result back as JSON: the shape most methods share.
+  template <class Params, class Result, class Check = no_check>
+  static handler forwarded(void (runtime_port::*call_runtime)(Params, runtime_port::reply<Result>),
+                           Check check = {});
+
+  static const std::map<std::string, handler>& methods();
+
+  void on_request(const protocol::incoming_message& m);
+  void on_response(const protocol::incoming_message& m);
+
+  void reply(const protocol::request_id& id, const protocol::json& result);
+  void reply_error(const protocol::request_id& id, const caf::error& err);
+  void reply_error(const protocol::request_id& id, int code, const std::string& message);
+  void write(std::string line) { out_(std::move(line)); }
+
+  /// A typed runtime call whose result is sent back as JSON.
+  template <class Result, class Encode>
+  runtime_port::reply<Result> reply_with(const protocol::request_id& id, Encode encode);
+  template <class Result>
+  runtime_port::reply<Result> reply_as_json(const protocol::request_id& id);
+
+  // -- method handlers (one per client method) ---------------------------------
+  void initialize(const call& c);
+  void turn_interrupt(const call& c);
+  void thread_archive(const call& c);
+  void thread_unarchive(const call& c);
+  void thread_name_set(const call& c);
+  void account_read(const call& c);
+  void model_list(const call& c);
+  void config_read(const call& c);
+  void config_requirements_read(const call& c);
+  void debug_counts(const call& c);
+  void stats(const call& c);
+
+  session_config config_;
+  runtime_port& runtime_;
+  line_sink out_;
+  bool initialized_ = false;
+  bool closed_ = false;
+  protocol::initialize_capabilities capabilities_;
+  std::set<std::string> opted_out_;  // notification methods this client does not want
+  std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing_;
+  std::unordered_map<uint64_t, int64_t> request_of_key_;
+  /// Guards callbacks from the runtime that arrive after the session is gone.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+ public:
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+};
+
+}  // namespace parley::rpc

@@ -1,0 +1,49 @@
+#pragma once
+// What a client session asks of the runtime: one typed call per client method
+// the runtime answers. Each call answers exactly once through its reply.
+// The connection actor implements it with CAF requests to the thread manager;
+// tests implement it with canned answers.
+
+#include <caf/expected.hpp>
+#include <functional>
+
+#include "actors/atoms.hpp"
+#include "actors/messages.hpp"
+#include "protocol/methods.hpp"
+
+namespace parley::rpc {
+
+class runtime_port {
+ public:
+  template <class T>
+  using reply = std::function<void(caf::expected<T>)>;
+
+  virtual ~runtime_port() = default;
+
+  virtual void thread_start(protocol::thread_start_params p,
+                            reply<protocol::thread_session_response> done) = 0;
+  virtual void thread_resume(protocol::thread_resume_params p,
+                             reply<protocol::thread_session_response> done) = 0;
+  virtual void thread_fork(protocol::thread_fork_params p,
+                           reply<protocol::thread_session_response> done) = 0;
+  virtual void thread_read(protocol::thread_read_params p,
+                           reply<protocol::thread_read_response> done) = 0;
+  virtual void thread_loaded_list(protocol::thread_loaded_list_params p,
+                                  reply<protocol::thread_loaded_list_response> done) = 0;
+  virtual void thread_list(protocol::thread_list_params p,
+                           reply<protocol::thread_list_response> done) = 0;
+  /// thread/archive (archive = true) and thread/unarchive.
+  virtual void thread_archive(protocol::thread_id_params p, bool archive,
+                              reply<protocol::thread> done) = 0;
+  virtual void thread_name_set(protocol::thread_name_set_params p, reply<parley::atom::ok> done) = 0;
+  virtual void thread_unsubscribe(protocol::thread_id_params p,
+                                  reply<protocol::thread_unsubscribe_response> done) = 0;
+  virtual void turn_start(protocol::turn_start_params p,
+                          reply<protocol::turn_start_response> done) = 0;
+  virtual void turn_interrupt(protocol::turn_interrupt_params p, reply<parley::atom::ok> done) = 0;
+  virtual void debug_counts(reply<runtime_counts> done) = 0;
+  /// parley/stats: the approval counters, as JSON.
+  virtual protocol::json approval_stats() = 0;
+};
+
+}  // namespace parley::rpc
