@@ -401,6 +401,12 @@ void on_line(self_ptr self, const std::string& line) {
     return;
   }
   auto& m = std::get<protocol::incoming_message>(parsed);
+  if (m.rejected) {  // e.g. nested too deep: answered, never dispatched
+    PARLEY_WARN("connection event=rejected_request reason=\"{}\" bytes={}", m.rejected->message,
+                line.size());
+    reply_error(self, m.id, m.rejected->code, m.rejected->message);
+    return;
+  }
   switch (m.type) {
     case protocol::incoming_message::kind::request:
       on_request(self, m);
