@@ -1,0 +1,72 @@
+// A rollout whose last line was cut short (a crash or a full disk mid-write)
+// must not swallow the next turn: the torn line is dropped before anything
+// is appended, and a later process reads every turn as it happened.
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+#include "tests/support/app_server_client.hpp"
+
+namespace parley::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> rollouts(const std::string& home) {
+  std::vector<std::string> out;
+  for (auto& e : fs::recursive_directory_iterator(home + "/sessions"))
+    if (e.is_regular_file()) out.push_back(e.path().string());
+  return out;
+}
+
+std::unique_ptr<app_server_client> server(const std::string& home) {
+  auto c = std::make_unique<app_server_client>(std::vector<std::string>{"--store=local", "--home=" + home});
+  c->initialize();
+  return c;
+}
+
+TEST(torn_rollout, a_new_turn_after_a_torn_tail_is_read_back_whole) {
+  auto dir = make_temp_dir("torn_rollout");
+  auto home = dir + "/home";
+  std::string thread;
+  {
+    auto c = server(home);
+    thread = c->start_thread(json{{"approvalPolicy", "never"}, {"cwd", dir}});
+    c->start_turn(thread, "run: echo first\nrun: sleep 30");
+    c->wait_for([](const json& m) {
+      return method_of(m) == "item/started"
+             && m["params"]["item"].value("command", "") == "/bin/sh -c 'sleep 30'";
+    });
+    c->process().signal(SIGKILL);
+    EXPECT_EQ(c->process().wait(), 128 + 9);
+  }
+  auto files = rollouts(home);
+  ASSERT_EQ(files.size(), 1u);
+  std::ofstream{files[0], std::ios::app} << R"({"timestamp":"2026-11-21T08:00:00.000Z","type":"event_m)";
+  {
+    auto c = server(home);
+    c->call_ok("thread/resume", json{{"threadId", thread}, {"approvalPolicy", "never"}});
+    c->start_turn(thread, "say: back");
+    EXPECT_EQ(c->wait_for_method("turn/completed")["params"]["turn"]["status"], "completed");
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  // Every line on disk is whole again.
+  std::ifstream in{files[0]};
+  for (std::string line; std::getline(in, line);)
+    EXPECT_FALSE(json::parse(line, nullptr, false).is_discarded()) << line;
+
+  auto c = server(home);
+  auto read = c->call_ok("thread/read", json{{"threadId", thread}, {"includeTurns", true}});
+  auto& turns = read["thread"]["turns"];
+  ASSERT_EQ(turns.size(), 2u) << read.dump();
+  EXPECT_EQ(turns[0]["status"], "interrupted");
+  EXPECT_EQ(turns[0]["items"][1]["aggregatedOutput"], "first\n");
+  EXPECT_EQ(turns[1]["status"], "completed");
+  ASSERT_EQ(turns[1]["items"].size(), 2u);
+  EXPECT_EQ(turns[1]["items"][1]["text"], "back");
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
+}  // namespace
+}  // namespace parley::test
