@@ -68,5 +68,31 @@ TEST(torn_rollout, a_new_turn_after_a_torn_tail_is_read_back_whole) {
   EXPECT_EQ(c->close_and_wait(), 0);
 }
 
+// Found by tests/fuzz/rollout_fuzzer: a field of an unexpected JSON type
+// (`"message": 5`, `"cwd": []`) threw out of the reader and took the store's
+// I/O actor down. Such fields are skipped, as Codex's reader does.
+TEST(torn_rollout, fields_of_the_wrong_type_are_skipped_not_fatal) {
+  auto dir = make_temp_dir("wrong_types");
+  auto home = dir + "/home";
+  const std::string id = "019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c81";
+  write_file(home + "/sessions/2025/11/07/rollout-2025-11-07T07-20-00-" + id + ".jsonl",
+             R"({"timestamp":"2025-11-07T07:20:00.100Z","type":"session_meta","payload":{"id":")" + id
+                 + R"(","timestamp":5,"cwd":[],"cli_version":{},"model_provider":7}}
+{"timestamp":1,"type":"event_msg","payload":{"type":"task_started","turn_id":3}}
+{"timestamp":"2025-11-07T07:20:01.000Z","type":"event_msg","payload":{"type":"user_message","message":5}}
+{"timestamp":"2025-11-07T07:20:01.000Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":1,"command":"x","parsed_cmd":[1,{"type":2}],"cwd":4}}}
+{"timestamp":"2025-11-07T07:20:02.000Z","type":"event_msg","payload":{"type":"agent_message","message":"still read"}}
+{"timestamp":"2025-11-07T07:20:03.000Z","type":"event_msg","payload":{"type":"task_complete"}}
+)");
+  auto c = server(home);
+  auto read = c->call_ok("thread/read", json{{"threadId", id}, {"includeTurns", true}});
+  auto& turns = read["thread"]["turns"];
+  ASSERT_EQ(turns.size(), 1u) << read.dump();
+  EXPECT_EQ(turns[0]["status"], "completed");
+  EXPECT_EQ(turns[0]["items"].back()["text"], "still read") << read.dump();
+  EXPECT_TRUE(c->call("thread/list")["result"]["data"].is_array());
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
 }  // namespace
 }  // namespace parley::test
