@@ -1,5 +1,7 @@
 #include "protocol/jsonrpc.hpp"
 
+#include "protocol/bounded_json.hpp"
+
 namespace parley::protocol {
 
 std::string request_id::to_string() const {
@@ -34,10 +36,14 @@ std::optional<request_id> id_of(const json& j) {
   return std::nullopt;
 }
 
+const std::string too_deep_message =
+    "recursion limit exceeded: JSON nested deeper than " + std::to_string(max_json_depth) + " levels";
+
 }  // namespace
 
 std::variant<incoming_message, envelope_error> parse_message(std::string_view line) {
-  auto j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  auto parsed = parse_bounded(line);
+  auto& j = parsed.value;
   if (j.is_discarded()) return envelope_error{"not valid JSON"};
   if (j.is_array()) return envelope_error{"batch requests are not supported"};
   if (!j.is_object()) return envelope_error{"a message must be a JSON object"};
@@ -54,13 +60,25 @@ std::variant<incoming_message, envelope_error> parse_message(std::string_view li
   if (method_it != j.end()) {
     if (!method_it->is_string()) return envelope_error{"method must be a string"};
     m.method = method_it->get<std::string>();
+    m.type = has_id ? incoming_message::kind::request : incoming_message::kind::notification;
+    if (parsed.too_deep) {  // answered for its id, the params never looked at
+      if (!has_id) return envelope_error{too_deep_message};
+      m.rejected = rpc_error{rpc_code::invalid_request,
+                             std::string{"Invalid request: "} + too_deep_message, {}};
+      return m;
+    }
     auto p = j.find("params");
     m.has_params = p != j.end() && !p->is_null();
     if (m.has_params) m.params = *p;
-    m.type = has_id ? incoming_message::kind::request : incoming_message::kind::notification;
     return m;
   }
   if (!has_id) return envelope_error{"neither a request, a notification nor a response"};
+  if (parsed.too_deep && (j.contains("result") || j.contains("error"))) {
+    // What the peer answered is unknown: an error answer fails closed.
+    m.type = incoming_message::kind::error_response;
+    m.error = rpc_error{rpc_code::invalid_request, too_deep_message, {}};
+    return m;
+  }
   if (auto r = j.find("result"); r != j.end()) {
     m.type = incoming_message::kind::response;
     m.result = *r;

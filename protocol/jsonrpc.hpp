@@ -53,6 +53,11 @@ struct incoming_message {
   bool has_params = false;
   json result;          // response
   rpc_error error;      // error_response
+  /// A request whose envelope is fine but whose content is refused (nested
+  /// deeper than max_json_depth): it is answered with this error, params
+  /// are dropped. Deep responses arrive as error_response, deep
+  /// notifications as envelope_error.
+  std::optional<rpc_error> rejected;
 };
 
 /// Why a line is not a message. Such lines are logged and get no reply.

@@ -148,6 +148,11 @@ void session::on_line(std::string_view line) {
     return;
   }
   auto& m = std::get<protocol::incoming_message>(parsed);
+  if (m.rejected) {  // e.g. nested too deep: answered, never dispatched
+    PARLEY_WARN("connection event=rejected_request reason=\"{}\" bytes={}", m.rejected->message,
+                line.size());
+    return reply_error(m.id, m.rejected->code, m.rejected->message);
+  }
   switch (m.type) {
     case protocol::incoming_message::kind::request:
       on_request(m);

@@ -48,7 +48,9 @@ struct rollout_io_state {
     lru.remove(path);
   }
 
-  caf::expected<int> open_file(const std::string& path) {
+  /// The open file of `path`; an existing rollout opened here for the first
+  /// time gets its torn tail repaired before anything is appended.
+  caf::expected<int> open_file(const std::string& path, bool sync) {
     if (auto i = fds.find(path); i != fds.end()) {
       lru.remove(path);
       lru.push_front(path);
@@ -56,8 +58,12 @@ struct rollout_io_state {
     }
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
-    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return make_error(errc::internal, "cannot open " + path + ": " + std::strerror(errno));
+    if (auto err = repair_torn_tail(fd, path, sync)) {
+      ::close(fd);
+      return err;
+    }
     if (fds.size() >= max_open_files) close_file(lru.back());
     fds.emplace(path, fd);
     lru.push_front(path);
@@ -72,8 +78,11 @@ rollout_io_actor::behavior_type rollout_io(rollout_io_actor::stateful_pointer<ro
   return {
       [self](atom::append, const std::string& path, const std::vector<std::string>& lines,
              bool sync) -> caf::result<atom::ok> {
-        auto fd = self->state.open_file(path);
+        auto fd = self->state.open_file(path, sync);
         if (!fd) return std::move(fd.error());
+        struct stat before {};
+        if (::fstat(*fd, &before) != 0)
+          return make_error(errc::internal, "cannot stat " + path + ": " + std::strerror(errno));
         std::string data;
         for (auto& l : lines) {
           data += l;
@@ -84,7 +93,12 @@ rollout_io_actor::behavior_type rollout_io(rollout_io_actor::stateful_pointer<ro
         while (done < data.size()) {
           auto n = ::write(*fd, data.data() + done, data.size() - done);
           if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) return make_error(errc::internal, "cannot append to " + path + ": " + std::strerror(errno));
+          if (n <= 0) {
+            auto err = make_error(errc::internal, "cannot append to " + path + ": " + std::strerror(errno));
+            // A full disk must not leave half a batch for the next one to glue onto.
+            [[maybe_unused]] auto rc = ::ftruncate(*fd, before.st_size);
+            return err;
+          }
           done += static_cast<size_t>(n);
         }
         if (sync && ::fdatasync(*fd) != 0)

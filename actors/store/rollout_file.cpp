@@ -1,5 +1,6 @@
 #include "actors/store/rollout_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 #include <zstd.h>
@@ -106,18 +108,15 @@ std::optional<std::string> find_rollout(const std::string& home, const std::stri
   return std::nullopt;
 }
 
-caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& path, bool* torn) {
-  if (auto err = validate_rollout_path(path)) return err;
-  auto data = read_all(path);
-  if (!data) return data.error();
+std::vector<std::string> split_rollout_lines(const std::string& data, bool* torn) {
   std::vector<std::string> lines;
   size_t start = 0;
-  while (start < data->size()) {
-    auto end = data->find('\n', start);
+  while (start < data.size()) {
+    auto end = data.find('\n', start);
     if (end == std::string::npos) {
       // No newline at the end: complete only if it parses (a crash mid-write
       // leaves a torn line, which is skipped).
-      auto last = data->substr(start);
+      auto last = data.substr(start);
       if (nlohmann::json::accept(last)) {
         lines.push_back(std::move(last));
       } else if (torn) {
@@ -125,10 +124,51 @@ caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& pa
       }
       break;
     }
-    if (end > start) lines.push_back(data->substr(start, end - start));
+    if (end > start) lines.push_back(data.substr(start, end - start));
     start = end + 1;
   }
   return lines;
+}
+
+caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& path, bool* torn) {
+  if (auto err = validate_rollout_path(path)) return err;
+  auto data = read_all(path);
+  if (!data) return data.error();
+  return split_rollout_lines(*data, torn);
+}
+
+caf::error repair_torn_tail(int fd, const std::string& path, bool sync) {
+  auto fail = [&path](const char* what) {
+    return make_error(errc::internal, std::string{what} + " " + path + ": " + std::strerror(errno));
+  };
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0) return fail("cannot stat");
+  auto size = static_cast<off_t>(sb.st_size);
+  // Walk back to the last newline, keeping the fragment after it.
+  std::string fragment;
+  off_t end = size;
+  char buf[4096];
+  while (end > 0) {
+    auto n = std::min<off_t>(end, static_cast<off_t>(sizeof buf));
+    if (::pread(fd, buf, static_cast<size_t>(n), end - n) != n) return fail("cannot read");
+    auto* nl = static_cast<const char*>(::memrchr(buf, '\n', static_cast<size_t>(n)));
+    if (nl) {
+      fragment.insert(0, nl + 1, static_cast<size_t>(buf + n - nl - 1));
+      end -= buf + n - nl - 1;
+      break;
+    }
+    fragment.insert(0, buf, static_cast<size_t>(n));
+    end -= n;
+  }
+  if (fragment.empty()) return caf::none;  // whole already
+  if (nlohmann::json::accept(fragment)) {
+    // Readers count it as a line: keep it, give it its end.
+    if (::write(fd, "\n", 1) != 1) return fail("cannot append to");
+  } else if (::ftruncate(fd, end) != 0) {
+    return fail("cannot truncate");
+  }
+  if (sync && ::fdatasync(fd) != 0) return fail("cannot sync");
+  return caf::none;
 }
 
 caf::error write_compressed(const std::string& dst, const std::string& content) {

@@ -26,9 +26,20 @@ std::optional<std::string> find_rollout(const std::string& home, const std::stri
 /// Every rollout file under `dir` (recursively), regular files only.
 std::vector<std::string> list_rollouts(const std::string& dir);
 
+/// A rollout's bytes cut into lines. A last line that is torn (no trailing
+/// newline and not valid JSON) is dropped and reported in `torn`.
+std::vector<std::string> split_rollout_lines(const std::string& data, bool* torn = nullptr);
+
 /// The lines of a rollout (decompressing .zst). A last line that is torn (no
 /// trailing newline and not valid JSON) is dropped and reported in `torn`.
 caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& path, bool* torn = nullptr);
+
+/// Makes the end of an open rollout whole before anything is appended to it:
+/// a last line cut short by a crash (no trailing newline, not valid JSON) is
+/// cut off, as Codex does, so the next record does not glue onto it; one
+/// that is valid JSON only gets its newline. fsync'ed when `sync`. Nothing
+/// else in the file changes.
+caf::error repair_torn_tail(int fd, const std::string& path, bool sync);
 
 /// Writes `lines` compressed with zstd to `dst` (atomically: temp file + rename).
 caf::error write_compressed(const std::string& dst, const std::string& content);

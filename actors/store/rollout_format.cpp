@@ -15,6 +15,24 @@ using protocol::dump_line;
 
 namespace {
 
+// Fields of the wrong type are skipped, as Codex's reader does: json::value()
+// would throw on them (and take the store's I/O actor with it).
+std::string str_of(const json& o, const char* key, const std::string& fallback = "") {
+  if (!o.is_object()) return fallback;
+  auto i = o.find(key);
+  return i != o.end() && i->is_string() ? i->get<std::string>() : fallback;
+}
+
+json list_of(const json& o, const char* key) {
+  auto i = o.is_object() ? o.find(key) : o.end();
+  return i != o.end() && i->is_array() ? *i : json::array();
+}
+
+json object_of(const json& o, const char* key) {
+  auto i = o.is_object() ? o.find(key) : o.end();
+  return i != o.end() && i->is_object() ? *i : json::object();
+}
+
 std::string line(const char* type, json payload) {
   return dump_line(json{{"timestamp", rfc3339_ms(protocol::unix_ms())}, {"type", type},
                         {"payload", std::move(payload)}});
@@ -43,8 +61,8 @@ json parsed_cmd(const protocol::command_action& a) {
 
 protocol::command_action command_action_of(const json& p) {
   protocol::command_action a;
-  a.command = p.value("cmd", "");
-  auto type = p.value("type", "unknown");
+  a.command = str_of(p, "cmd", "");
+  auto type = str_of(p, "type", "unknown");
   auto opt = [&](const char* k) -> std::optional<std::string> {
     auto i = p.find(k);
     return i != p.end() && i->is_string() ? std::optional<std::string>{i->get<std::string>()}
@@ -174,7 +192,7 @@ std::string end_of_turn(const protocol::turn& t) {
 
 protocol::turn_error error_of(const json& e) {
   protocol::turn_error err;
-  err.message = e.value("message", "turn failed");
+  err.message = str_of(e, "message", "turn failed");
   if (auto i = e.find("codex_error_info"); i != e.end() && i->is_string()) {
     // snake_case on disk, camelCase on the wire
     std::string s = i->get<std::string>(), camel;
@@ -199,30 +217,30 @@ std::optional<int64_t> opt_int(const json& p, const char* key) {
 }
 
 std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
-  auto type = item.value("type", "");
+  auto type = str_of(item, "type", "");
   if (type == "UserMessage") {
     protocol::user_message_item u;
-    u.id = item.value("id", "");
-    for (auto& c : item.value("content", json::array()))
-      if (c.value("type", "") == "text") u.content.push_back(protocol::user_input::make_text(c.value("text", "")));
+    u.id = str_of(item, "id", "");
+    for (auto& c : list_of(item, "content"))
+      if (str_of(c, "type", "") == "text") u.content.push_back(protocol::user_input::make_text(str_of(c, "text", "")));
     return u;
   }
   if (type == "AgentMessage") {
     protocol::agent_message_item a;
-    a.id = item.value("id", "");
-    for (auto& c : item.value("content", json::array())) a.text += c.value("text", "");
+    a.id = str_of(item, "id", "");
+    for (auto& c : list_of(item, "content")) a.text += str_of(c, "text", "");
     return a;
   }
   if (type == "CommandExecution") {
     protocol::command_execution_item c;
-    c.id = item.value("id", "");
+    c.id = str_of(item, "id", "");
     std::vector<std::string> argv;
-    for (auto& a : item.value("command", json::array()))
+    for (auto& a : list_of(item, "command"))
       if (a.is_string()) argv.push_back(a.get<std::string>());
     c.command = shell_join(argv);
-    c.cwd = file_uri_to_path(item.value("cwd", ""));
-    for (auto& p : item.value("parsed_cmd", json::array())) c.command_actions.push_back(command_action_of(p));
-    auto status = item.value("status", "completed");
+    c.cwd = file_uri_to_path(str_of(item, "cwd", ""));
+    for (auto& p : list_of(item, "parsed_cmd")) c.command_actions.push_back(command_action_of(p));
+    auto status = str_of(item, "status", "completed");
     c.status = status == "failed" ? protocol::item_status::failed
                : status == "declined" ? protocol::item_status::declined
                                       : protocol::item_status::completed;
@@ -237,25 +255,25 @@ std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
   }
   if (type == "FileChange") {
     protocol::file_change_item f;
-    f.id = item.value("id", "");
-    auto status = item.value("status", "completed");
+    f.id = str_of(item, "id", "");
+    auto status = str_of(item, "status", "completed");
     f.status = status == "failed" ? protocol::item_status::failed
                : status == "declined" ? protocol::item_status::declined
                                       : protocol::item_status::completed;
-    auto changes = item.value("changes", json::object());
+    auto changes = object_of(item, "changes");
     if (!changes.is_object()) changes = json::object();
     for (auto& [path, c] : changes.items()) {
       if (!c.is_object()) continue;
       protocol::file_update_change u;
       u.path = path;
-      auto kind = c.value("type", "");
+      auto kind = str_of(c, "type", "");
       if (kind == "add" || kind == "delete") {
         u.type = kind == "add" ? protocol::file_update_change::kind::add
                                : protocol::file_update_change::kind::remove;
-        u.diff = c.value("content", "");
+        u.diff = str_of(c, "content", "");
       } else {
         u.type = protocol::file_update_change::kind::update;
-        u.diff = c.value("unified_diff", "");
+        u.diff = str_of(c, "unified_diff", "");
         if (auto m = c.find("move_path"); m != c.end() && m->is_string()) u.move_path = m->get<std::string>();
       }
       f.changes.push_back(std::move(u));
@@ -443,20 +461,20 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
   if (lines.empty()) return fail("the file is empty");
   auto first = json::parse(lines.front(), nullptr, false);
   if (first.is_discarded() || !first.is_object()) return fail("the first line is not JSON");
-  if (first.value("type", "") != "session_meta" || !first.contains("payload")
+  if (str_of(first, "type", "") != "session_meta" || !first.contains("payload")
       || !first["payload"].is_object())
     return fail("it does not start with session metadata");
   const auto& m = first["payload"];
   stored_thread out;
   auto& t = out.meta;
-  t.id = m.value("id", "");
+  t.id = str_of(m, "id", "");
   if (!protocol::is_uuid(t.id)) return fail("session metadata has no valid id");
-  t.created_at = parse_rfc3339_ms(m.value("timestamp", first.value("timestamp", ""))) / 1000;
+  t.created_at = parse_rfc3339_ms(str_of(m, "timestamp", str_of(first, "timestamp"))) / 1000;
   t.updated_at = t.created_at;
-  t.cwd = m.value("cwd", "");
-  t.cli_version = m.value("cli_version", "");
+  t.cwd = str_of(m, "cwd", "");
+  t.cli_version = str_of(m, "cli_version", "");
   if (auto s = m.find("source"); s != m.end() && s->is_string()) t.source = s->get<std::string>();
-  t.model_provider = m.value("model_provider", "openai");
+  t.model_provider = str_of(m, "model_provider", "openai");
   if (auto f = m.find("forked_from_id"); f != m.end() && f->is_string()) t.forked_from_id = f->get<std::string>();
   t.path = path;
   t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
@@ -478,12 +496,12 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
   };
   for (size_t i = 1; i < lines.size(); ++i) {
     auto j = json::parse(lines[i], nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.value("type", "") != "event_msg") continue;
+    if (j.is_discarded() || !j.is_object() || str_of(j, "type", "") != "event_msg") continue;
     auto pi = j.find("payload");
     if (pi == j.end() || !pi->is_object()) continue;
     const auto& p = *pi;
-    auto type = p.value("type", "");
-    if (auto ts = parse_rfc3339_ms(j.value("timestamp", "")); ts / 1000 > t.updated_at)
+    auto type = str_of(p, "type", "");
+    if (auto ts = parse_rfc3339_ms(str_of(j, "timestamp", "")); ts / 1000 > t.updated_at)
       t.updated_at = ts / 1000;
     if (type == "task_started") {
       // An open implicit turn ends here; an explicit one that never ended was cut off.
@@ -491,20 +509,20 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
                                                 : protocol::turn_status::completed);
       open.emplace();
       open->explicit_start = true;
-      open->turn.id = p.value("turn_id", "rollout-" + std::to_string(i));
+      open->turn.id = str_of(p, "turn_id", "rollout-" + std::to_string(i));
       open->turn.started_at = opt_int(p, "started_at");
     } else if (type == "user_message") {
       auto& b = ensure_turn(i);
       protocol::user_message_item u;
       u.id = "item-" + std::to_string(++item_counter);
-      u.content.push_back(protocol::user_input::make_text(p.value("message", "")));
-      if (t.preview.empty()) t.preview = p.value("message", "");
+      u.content.push_back(protocol::user_input::make_text(str_of(p, "message", "")));
+      if (t.preview.empty()) t.preview = str_of(p, "message", "");
       b.legacy.push_back(std::move(u));
     } else if (type == "agent_message") {
       auto& b = ensure_turn(i);
       protocol::agent_message_item a;
       a.id = "item-" + std::to_string(++item_counter);
-      a.text = p.value("message", "");
+      a.text = str_of(p, "message", "");
       if (auto ph = p.find("phase"); ph != p.end() && ph->is_string()) a.phase = ph->get<std::string>();
       b.legacy.push_back(std::move(a));
     } else if (type == "item_completed") {

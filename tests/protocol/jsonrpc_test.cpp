@@ -54,6 +54,47 @@ TEST(jsonrpc, envelope_errors_get_no_reply) {
   EXPECT_TRUE(rejected(R"({"id":1,"method":5})"));
 }
 
+std::string nested_arrays(size_t levels) {
+  return std::string(levels, '[') + std::string(levels, ']');
+}
+
+TEST(jsonrpc, a_request_nested_too_deep_is_rejected_for_its_id_without_building_the_value) {
+  // 100,000 levels: copying such a value would overflow the stack.
+  auto m = parse_ok(R"({"params":{"x":)" + nested_arrays(100000) + R"(},"id":"n","method":"m"})");
+  EXPECT_EQ(m.type, incoming_message::kind::request);
+  EXPECT_EQ(m.id, request_id{"n"});
+  EXPECT_EQ(m.method, "m");
+  ASSERT_TRUE(m.rejected.has_value());
+  EXPECT_EQ(m.rejected->code, rpc_code::invalid_request);
+  EXPECT_EQ(m.rejected->message,
+            "Invalid request: recursion limit exceeded: JSON nested deeper than 128 levels");
+  EXPECT_FALSE(m.has_params);
+}
+
+TEST(jsonrpc, nesting_is_bounded_at_128_levels_counting_the_envelope) {
+  // envelope + params + 126 arrays = 128 levels: accepted as is.
+  auto ok = parse_ok(R"({"id":1,"method":"m","params":{"x":)" + nested_arrays(126) + "}}");
+  EXPECT_FALSE(ok.rejected.has_value());
+  EXPECT_TRUE(ok.params["x"].is_array());
+  auto deep = parse_ok(R"({"id":1,"method":"m","params":{"x":)" + nested_arrays(127) + "}}");
+  EXPECT_TRUE(deep.rejected.has_value());
+  // Objects count the same: envelope + 127 objects is the limit.
+  std::string objects = "1";
+  for (int i = 0; i < 127; ++i) objects = R"({"a":)" + objects + "}";
+  EXPECT_FALSE(parse_ok(R"({"id":1,"method":"m","params":)" + objects + "}").rejected);
+  objects = R"({"a":)" + objects + "}";
+  EXPECT_TRUE(parse_ok(R"({"id":1,"method":"m","params":)" + objects + "}").rejected);
+}
+
+TEST(jsonrpc, deep_notifications_are_dropped_and_deep_responses_become_errors) {
+  EXPECT_TRUE(rejected(R"({"method":"initialized","params":)" + nested_arrays(100000) + "}"));
+  auto r = parse_ok(R"({"id":0,"result":{"decision":)" + nested_arrays(100000) + "}}");
+  EXPECT_EQ(r.type, incoming_message::kind::error_response);
+  EXPECT_EQ(r.error.code, rpc_code::invalid_request);
+  EXPECT_TRUE(r.result.is_null());
+  EXPECT_TRUE(rejected(nested_arrays(100000)));
+}
+
 TEST(jsonrpc, encoders_never_send_jsonrpc) {
   auto resp = json::parse(encode_response(request_id{"a"}, json{{"x", 1}}));
   EXPECT_EQ(resp, (json{{"id", "a"}, {"result", {{"x", 1}}}}));
