@@ -210,7 +210,11 @@ command_line parse_command_line(int argc, const char* const* argv) {
       return out;
     }
     auto path = selected_path(p.app);
-    std::cerr << "parley: " << e.what() << "\nusage: parley " << (path.empty() ? "SUBCOMMAND" : path)
+    // CLI11 says "A subcommand is required" for `parley frobnicate`: name it.
+    std::string what = path.empty() && argc > 1 && argv[1][0] != '-'
+                           ? std::string{"unknown command "} + argv[1]
+                           : e.what();
+    std::cerr << "parley: " << what << "\nusage: parley " << (path.empty() ? "SUBCOMMAND" : path)
               << " [options]; see `parley " << (path.empty() ? "" : path + " ") << "--help`\n";
     out.exit_code = 2;
     return out;
