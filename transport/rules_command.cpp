@@ -2,7 +2,6 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <unistd.h>
 
 #include "actors/config.hpp"
@@ -16,24 +15,9 @@ constexpr const char* usage
     = "  parley rules check [--home=DIR] [--json] -- COMMAND WORDS...\n"
       "  parley rules check [--home=DIR] [--json] --path=P [--path=P...] [--cwd=DIR]\n";
 
-struct check_request {
-  std::string home = default_home();
-  bool json = false;
-  std::vector<std::string> command;  // after `--`
-  bool has_command = false;
-  std::vector<std::string> paths;
-  std::optional<std::string> cwd;
-};
-
 int usage_error(const std::string& message) {
   std::cerr << "parley: " << message << "\nusage:\n" << usage;
   return 2;
-}
-
-bool take(const std::string& arg, const std::string& name, std::string& value) {
-  if (arg.rfind(name + "=", 0) != 0) return false;
-  value = arg.substr(name.size() + 1);
-  return true;
 }
 
 std::string current_dir() {
@@ -52,27 +36,7 @@ std::string quoted_list(const std::vector<std::string>& items, const std::string
 
 }  // namespace
 
-int run_rules_command(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] != "check") return usage_error("unknown rules command");
-  check_request req;
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string v;
-    if (args[i] == "--") {
-      req.has_command = true;
-      req.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
-      break;
-    }
-    if (args[i] == "--json")
-      req.json = true;
-    else if (take(args[i], "--home", v))
-      req.home = v;
-    else if (take(args[i], "--path", v))
-      req.paths.push_back(v);
-    else if (take(args[i], "--cwd", v))
-      req.cwd = v;
-    else
-      return usage_error("unknown option " + args[i]);
-  }
+int run_rules_check(const rules_check_request& req) {
   if (req.has_command == !req.paths.empty())
     return usage_error("give either `-- COMMAND WORDS...` or --path=P");
   if (req.has_command && req.command.empty()) return usage_error("no command words after `--`");

@@ -1,0 +1,230 @@
+#include "transport/command_line.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <utility>
+
+namespace parley {
+
+namespace {
+
+const char* const version_text = "parley 0.1.0";
+
+const char* const overview = R"(Subcommands:
+  app-server     serve the Codex app-server protocol (v2) on stdin/stdout
+  chat           a terminal client over a child app-server
+  store reindex  rebuild the SQLite index from the rollouts under the home
+  audit verify   check the approval audit log's hash chain
+  rules check    what the rules in HOME/rules decide about a command or paths
+
+Options take `--opt value` or `--opt=value`. The home is --home, else
+$PARLEY_HOME, else ~/.parley. Run `parley SUBCOMMAND --help` for its options.)";
+
+const char* const chat_footer = R"(Each input line is a turn ("\n" inside a line separates directives).
+Approvals of all threads wait in one queue and are asked one at a time
+("[approval 1 of 3] thread T: ..."; file changes show each path, kind and
+diff). Answers: y accept, s accept for the session, n decline, c cancel the
+turn, a abort all (cancel every pending approval, of every thread). At the
+end of input whatever is still asked is declined.
+Lines starting with '/' are commands, also while an approval is asked:
+  /new [TEXT]   start another thread; following lines (and TEXT, at once)
+                are turns of it, while earlier threads keep running
+  /stats        approval counters (parley/stats); also printed at exit
+Piped input is read only when every running turn waits on an answer, so
+scripts are deterministic.)";
+
+/// `--name` whose value must parse as a duration (600, 10m, 30s, 250ms, 1h).
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& out,
+                          const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [name, &out](const std::string& v) {
+            if (!parse_duration(v, out))
+              throw CLI::ValidationError(name, "bad duration: " + v + " (e.g. 30s, 500ms, 10m, 1h)");
+          },
+          help)
+      ->type_name("DURATION");
+}
+
+/// `--name` taking one of `choices`. The option keeps the text given (chat
+/// passes it on to its child), so the mapping is done here, not by CLI11.
+template <typename T>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, T& out,
+                        std::vector<std::pair<std::string, T>> choices, const std::string& help) {
+  return app.add_option_function<std::string>(
+      name,
+      [name, &out, choices](const std::string& v) {
+        std::string names;
+        for (auto& [text, value] : choices) {
+          if (text == v) {
+            out = value;
+            return;
+          }
+          names += (names.empty() ? "" : ", ") + text;
+        }
+        throw CLI::ValidationError(name, "bad value " + v + " (one of " + names + ")");
+      },
+      help);
+}
+
+/// The app-server's options, also accepted by chat (which passes them on).
+std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
+  using store = runtime_config::store_kind;
+  using durability = runtime_config::durability_kind;
+  auto& cfg = out.server;
+  std::vector<CLI::Option*> all;
+  all.push_back(add_choice(app, "--store", cfg.store, {{"local", store::local}, {"memory", store::memory}},
+                           "local (default): rollouts + SQLite index under --home; "
+                           "memory: nothing outlives the process")
+                    ->type_name("KIND"));
+  all.push_back(app.add_option("--home", cfg.home,
+                               "where threads are stored, reported as codexHome (default "
+                               "$PARLEY_HOME or ~/.parley); one process at a time")
+                    ->type_name("DIR"));
+  all.push_back(add_choice(app, "--durability", cfg.durability,
+                           {{"turn", durability::turn}, {"item", durability::item}, {"none", durability::none}},
+                           "fsync after each completed turn (turn, default), each item, or never (none)")
+                    ->type_name("WHEN"));
+  all.push_back(add_duration(app, "--approval-timeout", cfg.approval_timeout,
+                             "how long an approval waits for a decision (default 10m); "
+                             "unanswered approvals fail closed"));
+  all.push_back(add_duration(app, "--idle-unload", cfg.idle_unload,
+                             "unload a thread idle this long with no subscriber (default 30m)"));
+  all.push_back(app.add_option("--audit", out.audit,
+                               "the approval audit log (default HOME/audit.jsonl with the local "
+                               "store; off with --store memory); \"off\" disables it")
+                    ->type_name("FILE"));
+  all.push_back(app.add_option("--cwd", cfg.default_cwd,
+                               "cwd for threads that do not name one (default: current)")
+                    ->type_name("DIR"));
+  all.push_back(app.add_option("--model-provider", cfg.model_provider,
+                               "the provider recorded for new threads (default \"parley\")")
+                    ->type_name("NAME"));
+  all.push_back(app.add_option("--output-cap", cfg.output_cap_bytes,
+                               "bytes of command output kept per command (default 1048576)")
+                    ->type_name("BYTES"));
+  all.push_back(app.add_option("--threads", cfg.scheduler_threads,
+                               "scheduler worker threads (default: one per core)")
+                    ->type_name("N"));
+  all.push_back(app.add_option("--log-level", out.log_level,
+                               "trace, debug, info, warn, error, off (default info; stderr)")
+                    ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error",
+                                           "critical", "off"}))
+                    ->type_name("LEVEL"));
+  return all;
+}
+
+void add_rules_check(CLI::App& rules, command_line& out) {
+  auto* check = rules.add_subcommand(
+      "check",
+      "What the rules in HOME/rules/*.rules decide about a command or about changing files "
+      "(relative paths and globs against --cwd, default: current). Exit 1 if the rules don't load.");
+  check->footer("Give either a command or paths:\n"
+                "  parley rules check [--home DIR] [--json] -- COMMAND WORDS...\n"
+                "  parley rules check [--home DIR] [--json] --path P [--path P...] [--cwd DIR]");
+  auto& req = out.rules;
+  check->add_option("--home", req.home, "the home whose rules are checked")->type_name("DIR");
+  check->add_flag("--json", req.json, "one JSON object instead of a sentence");
+  check->add_option("--path", req.paths, "a path (or glob) to be changed; repeatable")
+      ->allow_extra_args(false)
+      ->type_name("P");
+  check->add_option("--cwd", req.cwd, "what relative --path values are relative to")->type_name("DIR");
+  check->add_option("command", req.command, "the command, after `--`")->type_name("COMMAND WORDS");
+  check->callback([&out] { out.what = command_line::action::rules_check; });
+}
+
+/// "app-server", "store reindex": the subcommands selected before an error.
+std::string selected_path(const CLI::App& app) {
+  std::string path;
+  for (auto* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    path += (path.empty() ? "" : " ") + sub->get_name();
+  }
+  return path;
+}
+
+/// Everything of the command line but the parse itself.
+struct parser {
+  CLI::App app{"parley: an actor runtime that hosts agent conversations and their approvals, "
+               "speaking the Codex app-server JSON-RPC protocol.",
+               "parley"};
+  std::vector<CLI::Option*> chat_server_options;
+
+  explicit parser(command_line& out) {
+    using action = command_line::action;
+    app.set_version_flag("--version", version_text);
+    app.footer(overview);
+    app.require_subcommand(1);
+    // Today's behaviour: an option given twice counts once, the last wins.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    auto* server = app.add_subcommand("app-server", "Serves the Codex app-server protocol (v2) on stdin/stdout.");
+    add_server_options(*server, out);
+    server->callback([&out] { out.what = action::app_server; });
+
+    auto* chat = app.add_subcommand("chat", "A terminal client over a child app-server; approvals are asked at the terminal.");
+    chat->add_flag("-y,--yes", out.chat.auto_accept, "accept every approval automatically");
+    chat->add_option("--approval-policy", out.chat.approval_policy,
+                     "on-request (default), untrusted or never")
+        ->type_name("POLICY");
+    chat_server_options = add_server_options(*chat, out);
+    chat->footer(chat_footer);
+    chat->callback([&out] { out.what = action::chat; });
+
+    auto* store = app.add_subcommand("store", "The thread store.")->require_subcommand(1);
+    auto* reindex = store->add_subcommand("reindex", "Rebuilds the SQLite index from the rollouts under --home.");
+    reindex->add_option("--home", out.server.home, "the home to reindex")->type_name("DIR");
+    reindex->callback([&out] { out.what = action::store_reindex; });
+
+    auto* audit = app.add_subcommand("audit", "The approval audit log.")->require_subcommand(1);
+    auto* verify = audit->add_subcommand(
+        "verify", "Checks the audit log's hash chain (exit 1 and the first bad line if anything "
+                  "was edited, removed, reordered or inserted).");
+    auto* home = verify->add_option("--home", out.server.home, "checks HOME/audit.jsonl")->type_name("DIR");
+    verify->add_option("file", out.audit_file, "the log file to check")->type_name("FILE")->excludes(home);
+    verify->callback([&out] { out.what = action::audit_verify; });
+
+    auto* rules = app.add_subcommand("rules", "The approval rules.")->require_subcommand(1);
+    add_rules_check(*rules, out);
+  }
+};
+
+}  // namespace
+
+command_line parse_command_line(int argc, const char* const* argv) {
+  command_line out;
+  out.server.home = default_home();
+  out.server.store = runtime_config::store_kind::local;
+  out.rules.home = out.server.home;
+  // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).
+  out.rules.has_command = std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string{a} == "--"; });
+  parser p{out};
+  try {
+    p.app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    out.what = command_line::action::exit;
+    if (e.get_exit_code() == 0) {  // --help, --version: asked for, so stdout
+      out.exit_code = p.app.exit(e, std::cout, std::cerr);
+      return out;
+    }
+    auto path = selected_path(p.app);
+    // CLI11 says "A subcommand is required" for `parley frobnicate`: name it.
+    std::string what = path.empty() && argc > 1 && argv[1][0] != '-'
+                           ? std::string{"unknown command "} + argv[1]
+                           : e.what();
+    std::cerr << "parley: " << what << "\nusage: parley " << (path.empty() ? "SUBCOMMAND" : path)
+              << " [options]; see `parley " << (path.empty() ? "" : path + " ") << "--help`\n";
+    out.exit_code = 2;
+    return out;
+  }
+  if (out.what == command_line::action::chat)
+    for (auto* opt : p.chat_server_options)
+      if (opt->count() > 0) out.server_args.push_back(opt->get_name() + "=" + opt->results().back());
+  if (out.what == command_line::action::audit_verify && out.audit_file.empty())
+    out.audit_file = out.server.home + "/audit.jsonl";
+  return out;
+}
+
+}  // namespace parley

@@ -1,0 +1,48 @@
+#pragma once
+// The `parley` command line (CLI11): every subcommand's options, their
+// defaults and validation, and the help text. It only fills the config
+// structs; transport/main.cpp runs what was asked.
+//
+//   parley app-server [options]      parley chat [options]
+//   parley store reindex [--home DIR]
+//   parley audit verify [--home DIR | FILE]
+//   parley rules check [--home DIR] [--json] (-- COMMAND WORDS... | --path P...)
+//
+// Options take `--opt value` and `--opt=value`; -h/--help works on every
+// subcommand and goes to stdout; errors go to stderr with exit code 2.
+
+#include <string>
+#include <vector>
+
+#include "actors/config.hpp"
+#include "transport/chat.hpp"
+#include "transport/rules_command.hpp"
+
+namespace parley {
+
+struct command_line {
+  enum class action { exit, app_server, chat, store_reindex, audit_verify, rules_check };
+  action what = action::exit;
+  /// With action::exit: 0 after --help or --version, 2 after a usage error
+  /// (the message is already printed).
+  int exit_code = 0;
+
+  /// app-server, chat (for the child), store reindex (home only).
+  runtime_config server;
+  std::string log_level = "info";
+  /// --audit: a file, "off", or empty for the default (HOME/audit.jsonl with
+  /// the local store).
+  std::string audit;
+  /// chat: its own options; `server_args` are the app-server options given,
+  /// passed on to the child as `--name=value`.
+  chat_options chat;
+  std::vector<std::string> server_args;
+  /// audit verify: the log to check.
+  std::string audit_file;
+  rules_check_request rules;
+};
+
+/// Parses argv; prints help, version or the usage error itself.
+command_line parse_command_line(int argc, const char* const* argv);
+
+}  // namespace parley
