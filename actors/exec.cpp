@@ -9,22 +9,16 @@ exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, tu
                                std::shared_ptr<process_reactor> reactor) {
   install_default_handlers(self, "exec");
   self->state.turn = turn;
-  auto pid = reactor->spawn(command, cwd, caf::actor_cast<exec_actor>(self));
-  if (!pid) {
-    // Report the failure as the command's output and a failed exit.
-    self->send(turn, atom::output::value,
-               "parley: cannot start command: " + message_of(pid.error()) + "\n");
-    self->send(turn, atom::exited::value, exit_info{127, 0, 0});
-    self->quit();
-    return {[](atom::output, const std::string&) {}, [](atom::exited, const exit_info&) {}};
-  }
-  self->state.pid = *pid;
+  // Queued: the reactor's spawner thread creates the process, so this
+  // worker (and every decision waiting for one) never waits on it.
+  auto id = reactor->spawn(command, cwd, caf::actor_cast<exec_actor>(self));
+  self->state.process = id;
   // Whatever ends this actor first (interrupt, shutdown, a crash), the
-  // process group must not outlive it. The reactor ignores the kill once the
-  // command has been reaped.
+  // process group must not outlive it, and a start still queued must never
+  // happen. The reactor ignores the kill once the command has been reaped.
   auto finished = std::make_shared<bool>(false);
-  self->attach_functor([reactor, finished, p = *pid] {
-    if (!*finished) reactor->kill(p);
+  self->attach_functor([reactor, finished, id] {
+    if (!*finished) reactor->kill(id);
   });
   return {
       [self](atom::output, std::string& chunk) {
@@ -32,6 +26,10 @@ exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, tu
       },
       [self, finished](atom::exited, const exit_info& info) {
         *finished = true;
+        // Could not start: the failure is the command's output.
+        if (!info.not_started.empty())
+          self->send(self->state.turn, atom::output::value,
+                     "parley: cannot start command: " + info.not_started + "\n");
         self->send(self->state.turn, atom::exited::value, info);
         self->quit();
       },

@@ -16,7 +16,7 @@ struct exec_state {
   static inline const char* name = "exec";
   counted live{counters().execs};
   turn_actor turn;
-  int64_t pid = 0;
+  process_id process = 0;
 };
 
 exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, turn_actor turn,

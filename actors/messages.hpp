@@ -85,6 +85,9 @@ struct exit_info {
   int exit_code = -1;       // the code, or 128 + signal number
   int64_t duration_ms = 0;
   int64_t pid = 0;
+  /// Why it never started (cannot start, killed or shut down while its
+  /// start was queued); empty = it ran. Then pid is 0 and nothing ran.
+  std::string not_started;
 };
 
 /// Context the model gets for its next step: the user's text and what the

@@ -6,9 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,9 +14,8 @@
 
 #include "actors/counters.hpp"
 #include "actors/log.hpp"
+#include "actors/process_launch.hpp"
 #include "protocol/errors.hpp"
-
-extern char** environ;
 
 namespace parley {
 
@@ -32,38 +29,23 @@ constexpr auto eof_grace = std::chrono::seconds(2);
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
-// The child's stdin as a memfd holding exactly `data`, rewound: the child
-// reads it at its own pace and parley never waits on a pipe. -1 = none.
-caf::expected<int> stdin_memfd(const std::optional<std::string>& data) {
-  if (!data) return -1;
-  int fd = ::memfd_create("parley-stdin", MFD_CLOEXEC);
-  if (fd < 0) return make_error(errc::internal, std::string{"memfd_create: "} + std::strerror(errno));
-  const char* p = data->data();
-  size_t left = data->size();
-  while (left > 0) {
-    auto n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      auto err = std::string{"memfd write: "} + std::strerror(errno);
-      ::close(fd);
-      return make_error(errc::internal, std::move(err));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::lseek(fd, 0, SEEK_SET) != 0) {
-    auto err = std::string{"memfd lseek: "} + std::strerror(errno);
-    ::close(fd);
-    return make_error(errc::internal, std::move(err));
-  }
-  return fd;
+uint64_t tag(process_id id, bool is_pidfd) { return (id << 1) | (is_pidfd ? 1u : 0u); }
+
+// The one exit of a process that never ran.
+void report_not_started(const exec_actor& sink, int exit_code, std::string why) {
+  exit_info info;
+  info.exit_code = exit_code;
+  info.not_started = std::move(why);
+  caf::anon_send(sink, atom::exited::value, std::move(info));
 }
 
-uint64_t tag(int64_t pid, bool is_pidfd) { return (static_cast<uint64_t>(pid) << 1) | (is_pidfd ? 1u : 0u); }
+constexpr int killed_code = 128 + SIGKILL;
+constexpr int cannot_start_code = 127;  // what a shell says for a missing program
 
 }  // namespace
 
 struct process_reactor::process {
+  process_id id = 0;
   int64_t pid = 0;
   int out_fd = -1;
   int pid_fd = -1;
@@ -76,7 +58,8 @@ struct process_reactor::process {
   counted live{counters().processes};
 };
 
-process_reactor::process_reactor() {
+process_reactor::process_reactor(process_reactor_options options)
+    : options_(std::move(options)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || wake_fd_ < 0) throw std::runtime_error("process_reactor: epoll/eventfd failed");
@@ -85,6 +68,7 @@ process_reactor::process_reactor() {
   ev.data.u64 = ~uint64_t{0};
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   thread_ = std::thread([this] { run(); });
+  spawner_ = std::thread([this] { spawn_loop(); });
 }
 
 process_reactor::~process_reactor() {
@@ -94,12 +78,21 @@ process_reactor::~process_reactor() {
 }
 
 void process_reactor::stop() {
+  std::deque<queued_spawn> dropped;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (stopping_) {
-      // already stopping or stopped
-    }
     stopping_ = true;
+    dropped.swap(spawns_);
+    queued_ids_.clear();
+  }
+  spawn_cv_.notify_all();
+  for (auto& q : dropped) report_not_started(q.sink, killed_code, "shutting down");
+  // The spawner first: a start in progress still hands its process over
+  // (killed) to the loop, which then kills and reaps every group.
+  if (spawner_.joinable()) spawner_.join();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    loop_stopping_ = true;
   }
   wake();
   if (thread_.joinable()) thread_.join();
@@ -110,86 +103,113 @@ void process_reactor::wake() {
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
-caf::expected<int64_t> process_reactor::spawn(const std::string& command, const std::string& cwd,
-                                              exec_actor sink) {
+process_id process_reactor::spawn(const std::string& command, const std::string& cwd,
+                                  exec_actor sink) {
   spawn_spec spec;
   spec.argv = {"/bin/sh", "-c", command};
   spec.cwd = cwd;
-  return spawn(spec, std::move(sink));
+  return spawn(std::move(spec), std::move(sink));
 }
 
-caf::expected<int64_t> process_reactor::spawn(const spawn_spec& spec, exec_actor sink) {
-  if (spec.argv.empty()) return make_error(errc::internal, "spawn: empty argv");
-  auto in = stdin_memfd(spec.stdin_data);
-  if (!in) return std::move(in.error());
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    if (*in >= 0) ::close(*in);
-    return make_error(errc::internal, std::string{"pipe: "} + std::strerror(errno));
+process_id process_reactor::spawn(spawn_spec spec, exec_actor sink) {
+  process_id id = 0;
+  bool queued = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    id = next_id_++;
+    if (!stopping_) {
+      queued_ids_.insert(id);
+      spawns_.push_back({id, std::move(spec), sink});
+      queued = true;
+    }
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  if (*in >= 0)
-    posix_spawn_file_actions_adddup2(&actions, *in, STDIN_FILENO);
+  if (queued)
+    spawn_cv_.notify_one();
   else
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  if (spec.merge_stderr) posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-  // A new process group (so interrupt kills the whole tree), default signal
-  // dispositions (parley ignores SIGPIPE; commands must not inherit that).
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK
-                                      | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv;
-  argv.reserve(spec.argv.size() + 1);
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  // glibc's posix_spawnp reports exec failures (missing program, bad cwd)
-  // as its return value, so they never look like a started process.
-  int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(fds[1]);
-  if (*in >= 0) ::close(*in);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return make_error(errc::internal,
-                      "cannot start " + spec.argv[0] + ": " + std::strerror(rc));
+    report_not_started(sink, killed_code, "shutting down");
+  return id;
+}
+
+void process_reactor::kill(process_id id) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    // Not started yet: it never will be (the spawner reports it).
+    if (queued_ids_.count(id) != 0 || starting_ == id) {
+      cancelled_.insert(id);
+      return;
+    }
+    commands_.push_back({request::kind::kill, nullptr, id});
+  }
+  wake();
+}
+
+// Takes the next start off the queue; false once stopping. A start killed
+// while queued is reported here and skipped.
+bool process_reactor::take_next(queued_spawn& next) {
+  for (;;) {
+    std::unique_lock<std::mutex> lock{mtx_};
+    spawn_cv_.wait(lock, [this] { return stopping_ || !spawns_.empty(); });
+    if (stopping_) return false;
+    next = std::move(spawns_.front());
+    spawns_.pop_front();
+    queued_ids_.erase(next.id);
+    if (cancelled_.erase(next.id) == 0) {
+      starting_ = next.id;
+      return true;
+    }
+    lock.unlock();
+    report_not_started(next.sink, killed_code, "killed before it started");
+  }
+}
+
+void process_reactor::spawn_loop() {
+  queued_spawn next;
+  while (take_next(next)) {
+    start_one(next);
+    next = queued_spawn{};
+  }
+}
+
+void process_reactor::start_one(queued_spawn& q) {
+  if (options_.before_spawn) options_.before_spawn();
+  {
+    std::unique_lock<std::mutex> lock{mtx_};
+    bool killed = cancelled_.erase(q.id) != 0;
+    if (killed || stopping_) {
+      starting_ = 0;
+      lock.unlock();
+      report_not_started(q.sink, killed_code, killed ? "killed before it started" : "shutting down");
+      return;
+    }
+  }
+  auto started = launch(q.spec);
+  if (!started) {
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      starting_ = 0;
+      cancelled_.erase(q.id);
+    }
+    report_not_started(q.sink, cannot_start_code, message_of(started.error()));
+    return;
   }
   auto p = std::make_shared<process>();
-  p->pid = pid;
-  p->out_fd = fds[0];
-  p->pid_fd = pidfd_open(pid);
-  p->sink = std::move(sink);
+  p->id = q.id;
+  p->pid = started->pid;
+  p->out_fd = started->out_fd;
+  p->pid_fd = pidfd_open(started->pid);
+  p->sink = std::move(q.sink);
   p->started = clock_type::now();
   if (p->pid_fd < 0) {
-    PARLEY_ERROR("reactor event=pidfd_open_failed pid={} error={}", pid, std::strerror(errno));
+    PARLEY_ERROR("reactor event=pidfd_open_failed pid={} error={}", p->pid, std::strerror(errno));
   }
   ::fcntl(p->out_fd, F_SETFL, ::fcntl(p->out_fd, F_GETFL) | O_NONBLOCK);
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    commands_.push_back({request::kind::add, std::move(p), pid});
-  }
-  wake();
-  return int64_t{pid};
-}
-
-void process_reactor::kill(int64_t pid) {
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    commands_.push_back({request::kind::kill, nullptr, pid});
+    starting_ = 0;
+    // Killed (or stopped) while it was being created: at once, before anyone
+    // can read a byte of it; the loop still reaps it and reports the exit.
+    if (cancelled_.erase(q.id) != 0 || stopping_) ::kill(-started->pid, SIGKILL);
+    commands_.push_back({request::kind::add, std::move(p), q.id});
   }
   wake();
 }
@@ -205,17 +225,18 @@ void process_reactor::drain_commands() {
       auto& p = *c.proc;
       epoll_event ev{};
       ev.events = EPOLLIN;
-      ev.data.u64 = tag(p.pid, false);
+      ev.data.u64 = tag(p.id, false);
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p.out_fd, &ev);
       if (p.pid_fd >= 0) {
-        ev.data.u64 = tag(p.pid, true);
+        ev.data.u64 = tag(p.id, true);
         ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p.pid_fd, &ev);
       }
-      procs_.emplace(p.pid, std::move(c.proc));
+      procs_.emplace(p.id, std::move(c.proc));
     } else {
-      auto i = procs_.find(c.pid);
+      auto i = procs_.find(c.id);
       // Only a process we have not reaped: its pid (= its group id) is still ours.
-      if (i != procs_.end() && !i->second->exited) ::kill(-static_cast<pid_t>(c.pid), SIGKILL);
+      if (i != procs_.end() && !i->second->exited)
+        ::kill(-static_cast<pid_t>(i->second->pid), SIGKILL);
     }
   }
 }
@@ -291,16 +312,16 @@ void process_reactor::run() {
     bool stopping;
     {
       std::lock_guard<std::mutex> guard{mtx_};
-      stopping = stopping_;
+      stopping = loop_stopping_;
     }
     drain_commands();
     if (stopping) {
-      for (auto& [pid, p] : procs_)
-        if (!p->exited) ::kill(-static_cast<pid_t>(pid), SIGKILL);
-      for (auto& [pid, p] : procs_) {
+      for (auto& [id, p] : procs_)
+        if (!p->exited) ::kill(-static_cast<pid_t>(p->pid), SIGKILL);
+      for (auto& [id, p] : procs_) {
         if (!p->exited) {
           int status = 0;
-          ::waitpid(static_cast<pid_t>(pid), &status, 0);  // SIGKILLed: returns at once
+          ::waitpid(static_cast<pid_t>(p->pid), &status, 0);  // SIGKILLed: returns at once
         }
         if (p->pid_fd >= 0) ::close(p->pid_fd);
         if (p->out_fd >= 0) ::close(p->out_fd);
@@ -309,7 +330,7 @@ void process_reactor::run() {
       return;
     }
     bool any_waiting_eof = false;
-    for (auto& [pid, p] : procs_) any_waiting_eof = any_waiting_eof || (p->exited && !p->eof);
+    for (auto& [id, p] : procs_) any_waiting_eof = any_waiting_eof || (p->exited && !p->eof);
     int n = ::epoll_wait(epoll_fd_, events, 64, any_waiting_eof ? 100 : -1);
     if (n < 0 && errno != EINTR) {
       PARLEY_ERROR("reactor event=epoll_wait_failed error={}", std::strerror(errno));
@@ -322,7 +343,7 @@ void process_reactor::run() {
         [[maybe_unused]] auto r = ::read(wake_fd_, &count, sizeof count);
         continue;
       }
-      auto i = procs_.find(static_cast<int64_t>(data >> 1));
+      auto i = procs_.find(data >> 1);
       if (i == procs_.end()) continue;
       if (data & 1u)
         on_exit(*i->second);

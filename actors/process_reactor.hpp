@@ -1,18 +1,23 @@
 #pragma once
 // Runs subprocesses (shell commands, hook programs) without blocking any
-// actor: one epoll thread per runtime reads every process's output pipe and
-// pidfd and turns them into messages (atom::output chunks, then one
-// atom::exited) to the process's sink actor.
+// actor: a spawner thread per runtime creates the processes (posix_spawn
+// waits for the child's exec: on the scheduler's workers, thousands of starts
+// would delay every other actor, e.g. approval decisions), and one epoll
+// thread reads every process's output pipe and pidfd and turns them into
+// messages (atom::output chunks, then one atom::exited) to the sink actor.
 
 #include <caf/expected.hpp>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/interfaces.hpp"
@@ -34,36 +39,56 @@ struct spawn_spec {
   bool merge_stderr = true;
 };
 
+/// Names one spawn request for its whole life (never reused, unlike pids).
+using process_id = uint64_t;
+
+struct process_reactor_options {
+  /// Called on the spawner thread just before each process is created; lets
+  /// tests hold a start in flight. Empty in production.
+  std::function<void()> before_spawn;
+};
+
 class process_reactor {
  public:
-  process_reactor();
-  ~process_reactor();  // kills what still runs, reaps it, joins the thread
+  explicit process_reactor(process_reactor_options options = {});
+  ~process_reactor();  // kills what still runs, reaps it, joins the threads
   process_reactor(const process_reactor&) = delete;
   process_reactor& operator=(const process_reactor&) = delete;
 
-  /// Starts `spec.argv` in a new process group; `sink` receives its output
-  /// and then exactly one atom::exited. Returns the pid (= the group id).
-  caf::expected<int64_t> spawn(const spawn_spec& spec, exec_actor sink);
+  /// Queues `spec.argv` to start in a new process group and returns at once.
+  /// `sink` receives its output and then exactly one atom::exited; if it
+  /// never started (cannot start, killed while queued, stop) that exit says
+  /// why in `not_started` and no output comes before it.
+  process_id spawn(spawn_spec spec, exec_actor sink);
 
-  /// Starts `/bin/sh -c command` in `cwd`, stdin from /dev/null, stdout and
-  /// stderr into one pipe.
-  caf::expected<int64_t> spawn(const std::string& command, const std::string& cwd,
-                               exec_actor sink);
+  /// `/bin/sh -c command` in `cwd`, stdin from /dev/null, stdout and stderr
+  /// into one pipe.
+  process_id spawn(const std::string& command, const std::string& cwd, exec_actor sink);
 
-  /// Kills the command's whole process group (SIGKILL) unless it was reaped.
-  void kill(int64_t pid);
+  /// Kills the process's whole group (SIGKILL) unless it was reaped; a start
+  /// still queued never happens, one in progress is killed as it returns.
+  void kill(process_id id);
 
-  /// Stops the loop: kills every process group still running and reaps them.
+  /// Stops both threads: queued starts never happen (their sinks hear so),
+  /// every process group still running is killed and reaped.
   void stop();
 
  private:
   struct process;
+  struct queued_spawn {
+    process_id id = 0;
+    spawn_spec spec;
+    exec_actor sink;
+  };
   struct request {
     enum class kind { add, kill } what;
     std::shared_ptr<process> proc;
-    int64_t pid = 0;
+    process_id id = 0;
   };
 
+  void spawn_loop();
+  bool take_next(queued_spawn& next);
+  void start_one(queued_spawn& q);
   void run();
   void wake();
   void drain_commands();
@@ -72,13 +97,22 @@ class process_reactor {
   void finish(process& p);
   void check_deadlines();
 
+  process_reactor_options options_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::mutex mtx_;
   std::deque<request> commands_;  // guarded by mtx_
-  bool stopping_ = false;         // guarded by mtx_
-  std::unordered_map<int64_t, std::shared_ptr<process>> procs_;  // reactor thread only
+  bool stopping_ = false;         // guarded by mtx_: no more starts
+  bool loop_stopping_ = false;    // guarded by mtx_: the epoll thread ends
+  std::deque<queued_spawn> spawns_;            // guarded by mtx_
+  std::unordered_set<process_id> queued_ids_;  // guarded by mtx_: in spawns_
+  std::unordered_set<process_id> cancelled_;   // guarded by mtx_: killed before started
+  process_id starting_ = 0;                    // guarded by mtx_: being created now
+  process_id next_id_ = 1;                     // guarded by mtx_
+  std::condition_variable spawn_cv_;
+  std::unordered_map<process_id, std::shared_ptr<process>> procs_;  // reactor thread only
   std::thread thread_;
+  std::thread spawner_;
 };
 
 }  // namespace parley

@@ -68,13 +68,14 @@ using hook_runner_actor = caf::typed_actor<
     // From the process reactor.
     caf::reacts_to<atom::output, std::string>,
     caf::reacts_to<atom::exited, exit_info>,
-    // Its own deadline (the run's pid).
+    // Its own deadline (the run's process id).
     caf::reacts_to<atom::timeout, uint64_t>>;
 
 struct external_hook_state {
   static inline const char* name = "external_hook";
   hooks::external_hook_spec spec;
-  int64_t pid = 0;  // 0 = not running (never started, or reaped)
+  process_id process = 0;
+  int64_t pid = 0;  // the OS pid once reaped, for the log
   std::string output;
   std::chrono::steady_clock::time_point started;
   std::optional<hooks::verdict> result;

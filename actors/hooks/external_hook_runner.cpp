@@ -60,65 +60,59 @@ hook_runner_actor::behavior_type external_hook_runner(
   run.stdin_data = std::move(request_json) + "\n";
   // stdout is the hook's answer; its diagnostics go to parley's stderr.
   run.merge_stderr = false;
-  auto pid = reactor->spawn(run, caf::actor_cast<exec_actor>(self));
-  if (!pid) {
-    conclude(self, hooks::verdict::deny("hook " + st.spec.name + " could not start: "
-                                        + message_of(pid.error())),
-             "none");
-  } else {
-    st.pid = *pid;
-    // Whatever ends this runner (a kill from its owner, shutdown), the hook's
-    // process group must not outlive it. After the exit the reactor ignores
-    // the kill.
-    auto reaped = std::make_shared<bool>(false);
-    self->attach_functor([reactor, reaped, p = *pid] {
-      if (!*reaped) reactor->kill(p);
-    });
-    self->delayed_send(caf::actor_cast<hook_runner_actor>(self), st.spec.timeout,
-                       atom::timeout::value, static_cast<uint64_t>(*pid));
-    return {
-        decide,
-        [self, reactor](atom::output, std::string& chunk) {
-          auto& s = self->state;
-          if (s.result) return;  // decided already: the rest is noise
-          if (s.output.size() + chunk.size() > hooks::max_hook_output) {
-            reactor->kill(s.pid);
-            conclude(self,
-                     hooks::verdict::deny("hook " + s.spec.name + " answered garbage: more than "
-                                          + std::to_string(hooks::max_hook_output)
-                                          + " bytes of output"),
-                     "killed");
-            return;
-          }
-          s.output += chunk;
-        },
-        [self, reaped](atom::exited, const exit_info& info) {
-          *reaped = true;
-          auto& s = self->state;
-          if (info.exit_code != 0)
-            conclude(self,
-                     hooks::verdict::deny("hook " + s.spec.name + " exited with code "
-                                          + std::to_string(info.exit_code)),
-                     std::to_string(info.exit_code));
-          else
-            conclude(self, hooks::parse_hook_output(s.spec.name, s.output), "0");
-        },
-        [self, reactor](atom::timeout, uint64_t) {
-          auto& s = self->state;
-          if (s.result) return;
-          reactor->kill(s.pid);
-          PARLEY_INFO("external_hook name={} pid={} event=timeout timeout_ms={}", s.spec.name,
-                      s.pid, s.spec.timeout.count());
-          conclude(self, hooks::verdict::deny("approval timeout"), "killed");
-        },
-    };
-  }
-  // Could not start: the verdict is fixed, only `decide` matters.
+  // Queued: the reactor's spawner thread creates the process.
+  auto id = reactor->spawn(std::move(run), caf::actor_cast<exec_actor>(self));
+  st.process = id;
+  // Whatever ends this runner (a kill from its owner, shutdown), the hook's
+  // process group must not outlive it (nor start later). After the exit the
+  // reactor ignores the kill.
+  auto reaped = std::make_shared<bool>(false);
+  self->attach_functor([reactor, reaped, id] {
+    if (!*reaped) reactor->kill(id);
+  });
+  self->delayed_send(caf::actor_cast<hook_runner_actor>(self), st.spec.timeout,
+                     atom::timeout::value, id);
   return {
       decide,
-      [](atom::output, std::string&) {},
-      [](atom::exited, const exit_info&) {},
-      [](atom::timeout, uint64_t) {},
+      [self, reactor](atom::output, std::string& chunk) {
+        auto& s = self->state;
+        if (s.result) return;  // decided already: the rest is noise
+        if (s.output.size() + chunk.size() > hooks::max_hook_output) {
+          reactor->kill(s.process);
+          conclude(self,
+                   hooks::verdict::deny("hook " + s.spec.name + " answered garbage: more than "
+                                        + std::to_string(hooks::max_hook_output)
+                                        + " bytes of output"),
+                   "killed");
+          return;
+        }
+        s.output += chunk;
+      },
+      [self, reaped](atom::exited, const exit_info& info) {
+        *reaped = true;
+        auto& s = self->state;
+        s.pid = info.pid;
+        if (!info.not_started.empty())
+          conclude(self,
+                   hooks::verdict::deny("hook " + s.spec.name
+                                        + " could not start: " + info.not_started),
+                   "none");
+        else if (info.exit_code != 0)
+          conclude(self,
+                   hooks::verdict::deny("hook " + s.spec.name + " exited with code "
+                                        + std::to_string(info.exit_code)),
+                   std::to_string(info.exit_code));
+        else
+          conclude(self, hooks::parse_hook_output(s.spec.name, s.output), "0");
+      },
+      [self, reactor](atom::timeout, uint64_t) {
+        auto& s = self->state;
+        if (s.result) return;
+        reactor->kill(s.process);
+        PARLEY_INFO("external_hook name={} pid={} event=timeout timeout_ms={}", s.spec.name,
+                    s.pid, s.spec.timeout.count());
+        conclude(self, hooks::verdict::deny("approval timeout"), "killed");
+      },
   };
 }
 

@@ -60,22 +60,18 @@ class process_reactor_test : public ::testing::Test {
   std::shared_ptr<collected> run(const std::string& command, const std::string& cwd = "/") {
     auto c = std::make_shared<collected>();
     auto sink = sys.spawn(probe, c);
-    auto pid = reactor.spawn(command, cwd, sink);
-    EXPECT_TRUE(pid) << "spawn failed";
-    last_pid = pid ? *pid : 0;
+    last_id = reactor.spawn(command, cwd, sink);
     return c;
   }
   std::shared_ptr<collected> run(const spawn_spec& spec) {
     auto c = std::make_shared<collected>();
     auto sink = sys.spawn(probe, c);
-    auto pid = reactor.spawn(spec, sink);
-    EXPECT_TRUE(pid) << "spawn failed";
-    last_pid = pid ? *pid : 0;
+    last_id = reactor.spawn(spec, sink);
     return c;
   }
   caf::actor_system sys;
   process_reactor reactor;
-  int64_t last_pid = 0;
+  process_id last_id = 0;
 };
 
 TEST_F(process_reactor_test, streams_stdout_and_stderr_then_the_exit_code) {
@@ -83,7 +79,8 @@ TEST_F(process_reactor_test, streams_stdout_and_stderr_then_the_exit_code) {
   ASSERT_TRUE(c->wait(10s));
   EXPECT_EQ(c->output, "one\ntwo\n");
   EXPECT_EQ(c->exit->exit_code, 3);
-  EXPECT_EQ(c->exit->pid, last_pid);
+  EXPECT_GT(c->exit->pid, 0);
+  EXPECT_EQ(c->exit->not_started, "");
   EXPECT_EQ(c->exit_messages, 1);
 }
 
@@ -98,7 +95,7 @@ TEST_F(process_reactor_test, runs_in_the_given_cwd_with_no_stdin) {
 TEST_F(process_reactor_test, kill_ends_the_whole_process_group) {
   auto c = run("sleep 30 & sleep 30; echo never");
   std::this_thread::sleep_for(100ms);
-  reactor.kill(last_pid);
+  reactor.kill(last_id);
   ASSERT_TRUE(c->wait(10s)) << "killed group did not finish";
   EXPECT_EQ(c->exit->exit_code, 128 + 9);
   EXPECT_EQ(c->output, "");
@@ -115,11 +112,9 @@ TEST_F(process_reactor_test, leftover_background_jobs_do_not_hold_the_command_op
 TEST_F(process_reactor_test, a_bad_cwd_reports_failure) {
   auto c = std::make_shared<collected>();
   auto sink = sys.spawn(probe, c);
-  auto pid = reactor.spawn("true", "/definitely/not/here", sink);
-  if (pid) {
-    ASSERT_TRUE(c->wait(10s));
-    EXPECT_NE(c->exit->exit_code, 0);
-  }
+  reactor.spawn("true", "/definitely/not/here", sink);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_NE(c->exit->exit_code, 0);
 }
 
 TEST_F(process_reactor_test, spawn_passes_argv_words_untouched_and_searches_path) {
@@ -175,18 +170,23 @@ TEST_F(process_reactor_test, spawn_runs_in_the_given_cwd) {
 }
 
 TEST_F(process_reactor_test, spawn_of_a_missing_program_fails_without_a_process) {
-  auto c = std::make_shared<collected>();
-  auto sink = sys.spawn(probe, c);
   spawn_spec spec;
   spec.argv = {"/definitely/not/here", "x"};
-  auto pid = reactor.spawn(spec, sink);
-  ASSERT_FALSE(pid);
-  EXPECT_NE(message_of(pid.error()).find("/definitely/not/here"), std::string::npos)
-      << message_of(pid.error());
+  auto c = run(spec);
+  ASSERT_TRUE(c->wait(10s));
+  EXPECT_NE(c->exit->not_started.find("/definitely/not/here"), std::string::npos)
+      << c->exit->not_started;
+  EXPECT_EQ(c->exit->exit_code, 127);
+  EXPECT_EQ(c->exit->pid, 0);
+  EXPECT_EQ(c->output, "");
   spec.argv = {"parley-no-such-program-in-path"};
-  EXPECT_FALSE(reactor.spawn(spec, sink));
+  auto in_path = run(spec);
+  ASSERT_TRUE(in_path->wait(10s));
+  EXPECT_NE(in_path->exit->not_started, "");
   spec.argv.clear();
-  EXPECT_FALSE(reactor.spawn(spec, sink));
+  auto empty = run(spec);
+  ASSERT_TRUE(empty->wait(10s));
+  EXPECT_NE(empty->exit->not_started, "");
 }
 
 }  // namespace
