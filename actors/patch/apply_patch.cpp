@@ -1,5 +1,7 @@
 #include "actors/patch/apply_patch.hpp"
 
+#include "actors/patch/beneath.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -646,9 +648,8 @@ std::string describe(int err) {
   return std::error_code(err, std::generic_category()).message();
 }
 
-// Reads a whole file; nullopt with `err` set on failure.
-std::optional<std::string> read_all(const std::string& path, int& err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Reads the rest of `fd` and closes it; nullopt with `err` set on failure.
+std::optional<std::string> read_fd(int fd, int& err) {
   if (fd < 0) {
     err = errno;
     return std::nullopt;
@@ -668,6 +669,11 @@ std::optional<std::string> read_all(const std::string& path, int& err) {
   }
   ::close(fd);
   return content;
+}
+
+// Reads a whole file; nullopt with `err` set on failure.
+std::optional<std::string> read_all(const std::string& path, int& err) {
+  return read_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC), err);
 }
 
 bool write_all(int fd, const std::string& data) {
@@ -772,11 +778,30 @@ result<std::vector<file_change>> plan(const parsed_patch& patch, const std::stri
   std::vector<fs::path> roots;
   for (const auto& root : writable_roots) roots.push_back(resolve(base, root));
   if (roots.empty()) roots.push_back(base);
-  // Lexical only: a symlink inside a root that points outside it is not
-  // detected here. apply() never writes through a symlink (it renames over
-  // it), but plan() does read through one.
-  auto writable = [&](const fs::path& p) {
-    return std::any_of(roots.begin(), roots.end(), [&](const auto& r) { return within(p, r); });
+  // A path must lie in a root as written and as it really is: a directory
+  // symlink inside a root may lead anywhere. The last name is not followed
+  // (apply() replaces or removes it, never writes through it), but plan()
+  // does read through it. apply() then writes beneath the real root found
+  // here, so a symlink swapped in later cannot lead out either.
+  std::vector<fs::path> real_roots;
+  for (const auto& r : roots) {
+    auto real = fs::weakly_canonical(r, ec);
+    real_roots.push_back(ec ? r : normalised(real));
+  }
+  struct place {
+    std::string root;     // empty: unrestricted
+    std::string beneath;  // the path below `root`
+  };
+  auto locate = [&](const fs::path& p) -> std::optional<place> {
+    if (std::none_of(roots.begin(), roots.end(), [&](const auto& r) { return within(p, r); }))
+      return std::nullopt;
+    auto real = beneath::real_path_of(p);
+    for (const auto& r : real_roots) {
+      if (!within(real, r)) continue;
+      if (r == r.root_path()) return place{"", p.relative_path().native()};
+      return place{r.native(), real.lexically_relative(r).native()};
+    }
+    return std::nullopt;
   };
   auto refused = [](const std::string& shown) {
     return error{"refused by policy: " + shown + " is outside the writable roots"};
@@ -799,7 +824,10 @@ result<std::vector<file_change>> plan(const parsed_patch& patch, const std::stri
     c.move_to = f.move_to;
     auto path = resolve(base, f.path);
     c.resolved_path = path.native();
-    if (!writable(path)) return refused(f.path);
+    auto where = locate(path);
+    if (!where) return refused(f.path);
+    c.root = where->root;
+    c.beneath_root = where->beneath;
     auto shown = display_name(path, base);
     if (auto it = touched.find(path); it != touched.end() && f.kind == change_kind::add
                                       && changes[it->second].kind == change_kind::remove) {
@@ -836,8 +864,11 @@ result<std::vector<file_change>> plan(const parsed_patch& patch, const std::stri
         auto shown_to = shown;
         if (f.move_to) {
           auto to = resolve(base, *f.move_to);
-          if (!writable(to)) return refused(*f.move_to);
+          auto to_where = locate(to);
+          if (!to_where) return refused(*f.move_to);
           if (to != path) {
+            c.move_root = to_where->root;
+            c.move_beneath_root = to_where->beneath;
             if (auto err = claim(to, *f.move_to)) return *err;
             // Codex overwrites an existing destination; like an Add onto an
             // existing file, that would discard content the diff never showed.
@@ -884,26 +915,46 @@ result<std::vector<file_change>> plan(const parsed_patch& patch, const std::stri
 namespace {
 
 struct step {
-  std::string target;
+  std::string target;                     // absolute, as planned (for the test seam)
+  std::string root;                       // the root the write stays beneath; empty: none
+  std::string dir_path;                   // target's directory, beneath `root`
+  std::string name;                       // target's name in that directory
+  beneath::unique_fd dir;                 // that directory, once opened beneath the root
   bool write = false;                     // rename a temp over target, else unlink target
   const std::string* content = nullptr;   // write: what to write
   const std::string* expected = nullptr;  // target exists: what it must still hold
   std::string shown;                      // the path as written, for messages
   mode_t mode = 0666;                     // write: permissions (umask applies when new)
   bool keep_mode = false;                 // write: take `mode` as is (the original's)
-  std::string temp;                       // staged content, until committed
-  std::string backup;                     // the original, until finished
+  std::string temp;                       // staged content (a name in `dir`), until committed
+  std::string backup;                     // the original (a name in `dir`), until finished
   bool committed = false;
 };
 
+// `target` as planned, `root` and `below` (the path beneath it) from plan();
+// without them (a change not made by plan()) the write is unrestricted.
+step step_for(const std::string& target, const std::string& root, const std::string& below) {
+  step s;
+  s.target = target;
+  s.root = root;
+  auto rel = fs::path(below.empty() ? fs::path(target).relative_path().native() : below);
+  s.dir_path = rel.parent_path().native();
+  s.name = rel.filename().native();
+  return s;
+}
+
 std::atomic<unsigned> name_counter{0};
 
-std::string sibling_name(const std::string& target, const char* suffix) {
-  auto p = fs::path(target);
-  auto base = p.filename().native().substr(0, 100);
-  auto name = "." + base + ".parley-" + std::to_string(::getpid()) + "-"
-              + std::to_string(name_counter.fetch_add(1)) + suffix;
-  return (p.parent_path() / name).native();
+std::string sibling_name(const std::string& name, const char* suffix) {
+  return "." + name.substr(0, 100) + ".parley-" + std::to_string(::getpid()) + "-"
+         + std::to_string(name_counter.fetch_add(1)) + suffix;
+}
+
+// Why a directory could not be opened beneath its root, for messages.
+std::string describe_open(const step& s, int err) {
+  if (!s.root.empty() && (err == EXDEV || err == ELOOP || err == ENOTDIR))
+    return "it leads outside the writable root " + s.root;
+  return describe(err);
 }
 
 class transaction {
@@ -940,42 +991,39 @@ class transaction {
   }
 
   std::optional<error> check(step& s) {
+    s.dir = beneath::open_dir(s.root, s.dir_path);
+    if (!s.dir) {
+      int err = errno;
+      if (!s.expected && err == ENOENT) return std::nullopt;  // stage() creates it
+      return error{"cannot apply the patch: " + s.shown + ": " + describe_open(s, err)};
+    }
+    struct stat st {};
     if (!s.expected) {
-      auto exists = occupied(s.target, s.shown);
-      if (!exists) return exists.error();
-      if (*exists) return error{"cannot create " + s.shown + ": it now exists"};
+      if (::fstatat(s.dir.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return error{"cannot create " + s.shown + ": it now exists"};
+      if (errno != ENOENT) return error{"cannot check " + s.shown + ": " + describe(errno)};
       return std::nullopt;
     }
     int err = 0;
-    auto now = read_all(s.target, err);
+    auto now = read_fd(::openat(s.dir.get(), s.name.c_str(), O_RDONLY | O_CLOEXEC), err);
     if (!now) return error{"cannot apply the patch: " + s.shown + ": " + describe(err)};
     if (*now != *s.expected)
       return error{"cannot apply the patch: " + s.shown + " changed since the patch was planned"};
-    struct stat st {};
-    if (s.write && ::stat(s.target.c_str(), &st) == 0) {
+    if (s.write && ::fstatat(s.dir.get(), s.name.c_str(), &st, 0) == 0) {
       s.mode = st.st_mode & 07777;
       s.keep_mode = true;
     }
     return std::nullopt;
   }
 
-  std::optional<error> make_parents(const step& s) {
-    std::vector<fs::path> missing;
-    std::error_code ec;
-    for (auto dir = fs::path(s.target).parent_path(); !dir.empty() && dir != dir.root_path();
-         dir = dir.parent_path()) {
-      if (fs::symlink_status(dir, ec).type() != fs::file_type::not_found) break;
-      missing.push_back(dir);
-    }
-    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-      if (fault("mkdir", it->native()) || ::mkdir(it->c_str(), 0777) != 0) {
-        if (errno == EEXIST) continue;
-        return error{"cannot create directory " + it->native() + ": " + describe(errno)
-                     + "; nothing was changed"};
-      }
-      created_dirs_.push_back(it->native());
-    }
-    return std::nullopt;
+  std::optional<error> make_parents(step& s) {
+    if (s.dir) return std::nullopt;
+    auto prefix = s.root.empty() ? std::string("/") : s.root + "/";
+    s.dir = beneath::make_dirs(s.root, s.dir_path, created_dirs_,
+                               [&](const std::string& rel) { return fault("mkdir", prefix + rel); });
+    if (s.dir) return std::nullopt;
+    return error{"cannot create the directory of " + s.shown + ": " + describe_open(s, errno)
+                 + "; nothing was changed"};
   }
 
   std::optional<error> stage(step& s) {
@@ -985,10 +1033,10 @@ class transaction {
     };
     int fd = -1;
     for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-      auto name = sibling_name(s.target, ".tmp");
+      auto name = sibling_name(s.name, ".tmp");
       if (fault("write", s.target)) return fail(errno);
-      fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  s.keep_mode ? mode_t{0600} : s.mode);
+      fd = ::openat(s.dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                    s.keep_mode ? mode_t{0600} : s.mode);
       if (fd >= 0)
         s.temp = name;
       else if (errno != EEXIST)
@@ -1012,10 +1060,11 @@ class transaction {
     auto fail = [&](int err) {
       return error{"cannot back up " + s.shown + ": " + describe(err) + "; nothing was changed"};
     };
+    int dir = s.dir.get();
     for (int attempt = 0; attempt < 100; ++attempt) {
-      auto name = sibling_name(s.target, ".bak");
+      auto name = sibling_name(s.name, ".bak");
       if (fault("backup", s.target)) return fail(errno);
-      if (::link(s.target.c_str(), name.c_str()) == 0) {
+      if (::linkat(dir, s.name.c_str(), dir, name.c_str(), 0) == 0) {
         s.backup = name;
         return std::nullopt;
       }
@@ -1023,13 +1072,15 @@ class transaction {
       if (errno != EPERM && errno != ENOTSUP && errno != EXDEV && errno != EMLINK
           && errno != ENOSYS)
         return fail(errno);
-      int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      int fd = ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                        0600);
       if (fd < 0 && errno == EEXIST) continue;
       if (fd < 0) return fail(errno);
       s.backup = name;
       struct stat st {};
-      bool ok = ::stat(s.target.c_str(), &st) == 0 && ::fchmod(fd, st.st_mode & 07777) == 0
-                && write_all(fd, *s.expected) && ::fsync(fd) == 0;
+      bool ok = ::fstatat(dir, s.name.c_str(), &st, 0) == 0
+                && ::fchmod(fd, st.st_mode & 07777) == 0 && write_all(fd, *s.expected)
+                && ::fsync(fd) == 0;
       int err = errno;
       ::close(fd);
       if (!ok) return fail(err);
@@ -1040,19 +1091,20 @@ class transaction {
 
   std::optional<error> commit(step& s) {
     int rc = -1;
+    int dir = s.dir.get();
     if (fault("commit", s.target)) {
       rc = -1;
     } else if (!s.write) {
-      rc = ::unlink(s.target.c_str());
+      rc = ::unlinkat(dir, s.name.c_str(), 0);
     } else if (s.expected) {
-      rc = ::rename(s.temp.c_str(), s.target.c_str());
+      rc = ::renameat(dir, s.temp.c_str(), dir, s.name.c_str());
     } else {
 #ifdef RENAME_NOREPLACE
-      rc = ::renameat2(AT_FDCWD, s.temp.c_str(), AT_FDCWD, s.target.c_str(), RENAME_NOREPLACE);
+      rc = ::renameat2(dir, s.temp.c_str(), dir, s.name.c_str(), RENAME_NOREPLACE);
       if (rc != 0 && (errno == EINVAL || errno == ENOSYS))  // file system without it
-        rc = ::rename(s.temp.c_str(), s.target.c_str());
+        rc = ::renameat(dir, s.temp.c_str(), dir, s.name.c_str());
 #else
-      rc = ::rename(s.temp.c_str(), s.target.c_str());
+      rc = ::renameat(dir, s.temp.c_str(), dir, s.name.c_str());
 #endif
     }
     if (rc != 0)
@@ -1067,14 +1119,16 @@ class transaction {
     std::string failures;
     for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
       if (!it->committed) continue;
+      int dir = it->dir.get();
       if (it->backup.empty()) {
-        if (::unlink(it->target.c_str()) != 0)
+        if (::unlinkat(dir, it->name.c_str(), 0) != 0)
           failures += "; could not remove " + it->shown + ": " + describe(errno);
         continue;
       }
-      if (::rename(it->backup.c_str(), it->target.c_str()) != 0) {
+      if (::renameat(dir, it->backup.c_str(), dir, it->name.c_str()) != 0) {
         // Keep the backup: it is now the only copy of the original.
-        failures += "; could not restore " + it->shown + " (its original is in " + it->backup
+        failures += "; could not restore " + it->shown + " (its original is in "
+                    + (fs::path(it->target).parent_path() / it->backup).native()
                     + "): " + describe(errno);
       }
       it->backup.clear();
@@ -1084,33 +1138,30 @@ class transaction {
   }
 
   void finish() {
-    std::set<std::string> dirs;
+    std::set<std::pair<dev_t, ino_t>> synced;
     for (auto& s : steps_) {
-      if (!s.backup.empty()) ::unlink(s.backup.c_str());
+      if (!s.backup.empty()) ::unlinkat(s.dir.get(), s.backup.c_str(), 0);
       s.backup.clear();
-      dirs.insert(fs::path(s.target).parent_path().native());
+      // Make the renames and unlinks durable; best effort, they have happened.
+      struct stat st {};
+      if (::fstat(s.dir.get(), &st) == 0 && synced.emplace(st.st_dev, st.st_ino).second)
+        ::fsync(s.dir.get());
     }
     created_dirs_.clear();
-    // Make the renames and unlinks durable; best effort, they have happened.
-    for (const auto& dir : dirs) {
-      int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0) continue;
-      ::fsync(fd);
-      ::close(fd);
-    }
   }
 
   void discard() {
     for (auto& s : steps_) {
-      if (!s.temp.empty()) ::unlink(s.temp.c_str());
-      if (!s.backup.empty()) ::unlink(s.backup.c_str());
+      if (!s.temp.empty()) ::unlinkat(s.dir.get(), s.temp.c_str(), 0);
+      if (!s.backup.empty()) ::unlinkat(s.dir.get(), s.backup.c_str(), 0);
     }
-    for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) ::rmdir(it->c_str());
+    for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it)
+      ::unlinkat(it->parent.get(), it->name.c_str(), AT_REMOVEDIR);
   }
 
   std::vector<step> steps_;
   const detail::fault_injector& inject_;
-  std::vector<std::string> created_dirs_;  // in creation order (parents first)
+  std::vector<beneath::created_dir> created_dirs_;  // in creation order (parents first)
 };
 
 }  // namespace
@@ -1120,8 +1171,7 @@ status detail::apply(const std::vector<file_change>& changes, const fault_inject
   for (const auto& c : changes) {
     if (c.resolved_path.empty() || fs::path(c.resolved_path).is_relative())
       return error{"cannot apply " + c.path + ": the change was not planned"};
-    step s;
-    s.target = c.resolved_path;
+    auto s = step_for(c.resolved_path, c.root, c.beneath_root);
     s.shown = c.path;
     switch (c.kind) {
       case change_kind::add:
@@ -1142,8 +1192,7 @@ status detail::apply(const std::vector<file_change>& changes, const fault_inject
           break;
         }
         {
-          step to;
-          to.target = c.resolved_move_to;
+          auto to = step_for(c.resolved_move_to, c.move_root, c.move_beneath_root);
           to.shown = c.move_to.value_or(c.resolved_move_to);
           to.write = true;
           to.content = &c.new_content;

@@ -112,6 +112,13 @@ struct file_change {
   std::optional<std::string> move_to;  // as written; update only
   std::string resolved_path;           // absolute, lexically normalised
   std::string resolved_move_to;        // ditto; empty unless a real move
+  // Where apply() writes, fixed by plan(): the writable root each path
+  // really lies in (symlinks resolved; empty: writes are unrestricted) and
+  // the path beneath it. The write cannot leave that root.
+  std::string root;
+  std::string beneath_root;
+  std::string move_root;
+  std::string move_beneath_root;
   std::string new_content;             // add/update: the file afterwards
   std::string old_content;             // update/remove: the file before
   std::string unified_diff;            // this change as a unified diff
@@ -123,8 +130,9 @@ struct file_change {
 /// "invalid patch: line 3: ...".
 result<parsed_patch> parse(const std::string& text);
 
-/// Resolves every path against `cwd` (lexically: no symlinks are followed),
-/// refuses paths outside all `writable_roots` (empty means `cwd` only), reads
+/// Resolves every path against `cwd`, refuses paths outside all
+/// `writable_roots` (empty means `cwd` only), lexically or once symlinks in
+/// their directories are followed (a root of "/" leaves writes unrestricted), reads
 /// the current files and applies the hunks in memory. Nothing is written.
 /// Refuses an Add onto an existing file, a Move onto one, and two sections on
 /// one file, except "Delete File" then "Add File", which becomes one update.

@@ -198,6 +198,35 @@ TEST_F(file_changes, files_outside_the_writable_roots_are_refused_without_asking
   EXPECT_EQ(client->close_and_wait(), 0);
 }
 
+// Issue 9, defect 7: with `never` nobody is asked, so the roots check is all
+// that stands between a patch and the files outside; a directory symlink in
+// the cwd must not lead past it.
+TEST_F(file_changes, a_directory_symlink_does_not_lead_a_patch_out_of_the_roots) {
+  auto outside = dir + "/outside";
+  write_file(outside + "/target.txt", "outside\n");
+  std::filesystem::create_directory_symlink(outside, work + "/dirlink");
+  auto never = client->start_thread(
+      json{{"cwd", work}, {"approvalPolicy", "never"}, {"sandbox", "workspace-write"}});
+  for (std::string body : {"*** Add File: dirlink/new.txt\n+x\n",
+                           "*** Update File: dirlink/target.txt\n@@\n-outside\n+changed\n",
+                           "*** Delete File: dirlink/target.txt\n"}) {
+    client->start_turn(never, "patch:\n*** Begin Patch\n" + body + "*** End Patch");
+    auto item = file_item_completed()["params"]["item"];
+    EXPECT_EQ(item["status"], "declined") << body;
+    auto said = client->wait_for([](const json& m) {
+      return method_of(m) == "item/completed" && m["params"]["item"]["type"] == "agentMessage";
+    });
+    EXPECT_NE(said["params"]["item"]["text"].get<std::string>().find("outside the writable roots"),
+              std::string::npos)
+        << said.dump();
+    turn_completed();
+    EXPECT_FALSE(file_exists(outside + "/new.txt")) << body;
+    EXPECT_EQ(read_file(outside + "/target.txt"), "outside\n") << body;
+  }
+  EXPECT_FALSE(asked(0ms));
+  EXPECT_EQ(client->close_and_wait(), 0);
+}
+
 TEST_F(file_changes, accept_for_session_covers_later_changes_to_the_same_files) {
   client->start_turn(thread, "patch:\n*** Begin Patch\n*** Add File: a.txt\n+one\n*** End Patch");
   client->answer(client->wait_for_method(file_approval), "acceptForSession");

@@ -1,5 +1,7 @@
 #include "actors/patch/apply_patch.hpp"
 
+#include "actors/patch/beneath.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -420,6 +422,97 @@ TEST_F(apply_patch_test, refuses_paths_outside_the_writable_roots) {
   EXPECT_EQ((*r)[0].unified_diff.substr(0, 18), "--- /dev/null\n+++ ");
   EXPECT_EQ(message("*** Add File: inside2.txt\n+x\n", {"../other"}),
             "refused by policy: inside2.txt is outside the writable roots");
+}
+
+// -- symlinks (issue 9, defect 7) --------------------------------------------
+
+// work/dirlink -> outside/, which holds target.txt: what the path really names
+// decides, so every change through the link is refused and nothing changes.
+TEST_F(apply_patch_test, a_directory_symlink_out_of_the_roots_is_refused) {
+  write("inside.txt", "x\n");
+  fs::create_directories(root_ / "outside");
+  std::ofstream(root_ / "outside/target.txt") << "out\n";
+  fs::create_directory_symlink(root_ / "outside", root_ / "work/dirlink");
+  auto before = snapshot();
+  auto message = [&](const std::string& body) {
+    auto r = run(body);
+    return r ? std::string("(applied)") : r.error().message;
+  };
+  EXPECT_EQ(message("*** Add File: dirlink/new.txt\n+x\n"),
+            "refused by policy: dirlink/new.txt is outside the writable roots");
+  EXPECT_EQ(message("*** Add File: dirlink/deep/new.txt\n+x\n"),
+            "refused by policy: dirlink/deep/new.txt is outside the writable roots");
+  EXPECT_EQ(message("*** Update File: dirlink/target.txt\n@@\n-out\n+changed\n"),
+            "refused by policy: dirlink/target.txt is outside the writable roots");
+  EXPECT_EQ(message("*** Delete File: dirlink/target.txt\n"),
+            "refused by policy: dirlink/target.txt is outside the writable roots");
+  EXPECT_EQ(message("*** Update File: inside.txt\n*** Move to: dirlink/moved.txt\n@@\n-x\n+y\n"),
+            "refused by policy: dirlink/moved.txt is outside the writable roots");
+  EXPECT_EQ(snapshot(), before);
+}
+
+// A symlink that stays within the writable roots is followed as before,
+// also one into another root (the write happens beneath that root).
+TEST_F(apply_patch_test, a_directory_symlink_within_the_roots_is_followed) {
+  fs::create_directories(root_ / "work/real");
+  fs::create_directories(root_ / "other");
+  fs::create_directory_symlink(root_ / "work/real", root_ / "work/alias");
+  fs::create_directory_symlink(root_ / "other", root_ / "work/to-other");
+  auto r = run("*** Add File: alias/a.txt\n+a\n*** Add File: to-other/b.txt\n+b\n",
+               {cwd_, (root_ / "other").string()});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(read("real/a.txt"), "a\n");
+  EXPECT_EQ(read("../other/b.txt"), "b\n");
+}
+
+// The check in plan() and the write in apply() are apart: a directory that
+// becomes a symlink out of the root in between must not be written through.
+TEST_F(apply_patch_test, a_symlink_swapped_in_after_planning_changes_nothing_outside) {
+  for (bool walk : {false, true}) {
+    beneath::detail::force_component_walk(walk);
+    for (std::string body : {"*** Add File: sub/new.txt\n+x\n",
+                             "*** Add File: sub/deep/new.txt\n+x\n",
+                             "*** Update File: sub/target.txt\n@@\n-same\n+changed\n",
+                             "*** Delete File: sub/target.txt\n",
+                             "*** Update File: a.txt\n*** Move to: sub/moved.txt\n@@\n-a\n+b\n"}) {
+      fs::remove_all(root_);
+      write("sub/target.txt", "same\n");
+      write("a.txt", "a\n");
+      fs::create_directories(root_ / "outside");
+      std::ofstream(root_ / "outside/target.txt") << "same\n";
+      auto parsed = parse("*** Begin Patch\n" + body + "*** End Patch\n");
+      ASSERT_TRUE(parsed) << parsed.error().message;
+      auto changes = plan(*parsed, cwd_, {});
+      ASSERT_TRUE(changes) << changes.error().message;
+      fs::rename(root_ / "work/sub", root_ / "work/sub.was");
+      fs::create_directory_symlink(root_ / "outside", root_ / "work/sub");
+      auto before = snapshot();
+      auto applied = apply(*changes);
+      EXPECT_FALSE(applied) << body << (walk ? " (component walk)" : "");
+      if (!applied) {
+        EXPECT_NE(applied.error().message.find(" leads outside the writable root "),
+                  std::string::npos)
+            << applied.error().message;
+      }
+      EXPECT_EQ(snapshot(), before) << body << (walk ? " (component walk)" : "");
+    }
+  }
+  beneath::detail::force_component_walk(false);
+}
+
+// work/link.txt -> outside/file.txt: an update replaces the link with a
+// regular file and a delete removes the link; the outside file stays intact.
+TEST_F(apply_patch_test, a_file_symlink_is_replaced_not_written_through) {
+  fs::create_directories(root_ / "outside");
+  std::ofstream(root_ / "outside/file.txt") << "out\n";
+  fs::create_symlink(root_ / "outside/file.txt", root_ / "work/link.txt");
+  fs::create_symlink(root_ / "outside/file.txt", root_ / "work/gone.txt");
+  auto r = run("*** Update File: link.txt\n@@\n-out\n+in\n*** Delete File: gone.txt\n");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(fs::is_symlink(root_ / "work/link.txt"));
+  EXPECT_EQ(read("link.txt"), "in\n");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(root_ / "work/gone.txt")));
+  EXPECT_EQ(read("../outside/file.txt"), "out\n");
 }
 
 // -- parsing ------------------------------------------------------------------
