@@ -68,7 +68,9 @@ process_reactor::process_reactor(process_reactor_options options)
   ev.data.u64 = ~uint64_t{0};
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   thread_ = std::thread([this] { run(); });
-  spawner_ = std::thread([this] { spawn_loop(); });
+  auto n = options_.spawners != 0 ? options_.spawners
+                                  : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < n; ++i) spawners_.emplace_back([this] { spawn_loop(); });
 }
 
 process_reactor::~process_reactor() {
@@ -87,9 +89,10 @@ void process_reactor::stop() {
   }
   spawn_cv_.notify_all();
   for (auto& q : dropped) report_not_started(q.sink, killed_code, "shutting down");
-  // The spawner first: a start in progress still hands its process over
+  // The spawners first: a start in progress still hands its process over
   // (killed) to the loop, which then kills and reaps every group.
-  if (spawner_.joinable()) spawner_.join();
+  for (auto& t : spawners_)
+    if (t.joinable()) t.join();
   {
     std::lock_guard<std::mutex> guard{mtx_};
     loop_stopping_ = true;
@@ -134,7 +137,7 @@ void process_reactor::kill(process_id id) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
     // Not started yet: it never will be (the spawner reports it).
-    if (queued_ids_.count(id) != 0 || starting_ == id) {
+    if (queued_ids_.count(id) != 0 || starting_.count(id) != 0) {
       cancelled_.insert(id);
       return;
     }
@@ -154,7 +157,7 @@ bool process_reactor::take_next(queued_spawn& next) {
     spawns_.pop_front();
     queued_ids_.erase(next.id);
     if (cancelled_.erase(next.id) == 0) {
-      starting_ = next.id;
+      starting_.insert(next.id);
       return true;
     }
     lock.unlock();
@@ -176,7 +179,7 @@ void process_reactor::start_one(queued_spawn& q) {
     std::unique_lock<std::mutex> lock{mtx_};
     bool killed = cancelled_.erase(q.id) != 0;
     if (killed || stopping_) {
-      starting_ = 0;
+      starting_.erase(q.id);
       lock.unlock();
       report_not_started(q.sink, killed_code, killed ? "killed before it started" : "shutting down");
       return;
@@ -186,7 +189,7 @@ void process_reactor::start_one(queued_spawn& q) {
   if (!started) {
     {
       std::lock_guard<std::mutex> guard{mtx_};
-      starting_ = 0;
+      starting_.erase(q.id);
       cancelled_.erase(q.id);
     }
     report_not_started(q.sink, cannot_start_code, message_of(started.error()));
@@ -205,7 +208,7 @@ void process_reactor::start_one(queued_spawn& q) {
   ::fcntl(p->out_fd, F_SETFL, ::fcntl(p->out_fd, F_GETFL) | O_NONBLOCK);
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    starting_ = 0;
+    starting_.erase(q.id);
     // Killed (or stopped) while it was being created: at once, before anyone
     // can read a byte of it; the loop still reaps it and reports the exit.
     if (cancelled_.erase(q.id) != 0 || stopping_) ::kill(-started->pid, SIGKILL);

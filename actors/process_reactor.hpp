@@ -1,8 +1,9 @@
 #pragma once
 // Runs subprocesses (shell commands, hook programs) without blocking any
-// actor: a spawner thread per runtime creates the processes (posix_spawn
-// waits for the child's exec: on the scheduler's workers, thousands of starts
-// would delay every other actor, e.g. approval decisions), and one epoll
+// actor: spawner threads of the runtime's own create the processes
+// (posix_spawn waits for the child's exec: on the scheduler's workers,
+// thousands of starts would delay every other actor, e.g. approval
+// decisions; one per core, since one alone halves the start rate), and one epoll
 // thread reads every process's output pipe and pidfd and turns them into
 // messages (atom::output chunks, then one atom::exited) to the sink actor.
 
@@ -46,6 +47,8 @@ struct process_reactor_options {
   /// Called on the spawner thread just before each process is created; lets
   /// tests hold a start in flight. Empty in production.
   std::function<void()> before_spawn;
+  /// Threads that create processes; 0 = one per core.
+  unsigned spawners = 0;
 };
 
 class process_reactor {
@@ -107,12 +110,12 @@ class process_reactor {
   std::deque<queued_spawn> spawns_;            // guarded by mtx_
   std::unordered_set<process_id> queued_ids_;  // guarded by mtx_: in spawns_
   std::unordered_set<process_id> cancelled_;   // guarded by mtx_: killed before started
-  process_id starting_ = 0;                    // guarded by mtx_: being created now
+  std::unordered_set<process_id> starting_;    // guarded by mtx_: being created now
   process_id next_id_ = 1;                     // guarded by mtx_
   std::condition_variable spawn_cv_;
   std::unordered_map<process_id, std::shared_ptr<process>> procs_;  // reactor thread only
   std::thread thread_;
-  std::thread spawner_;
+  std::vector<std::thread> spawners_;
 };
 
 }  // namespace parley

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench/harness/ledger.hpp"
+#include "bench/harness/stamped_reader.hpp"
 #include "bench/harness/stats.hpp"
 #include "transport/child_process.hpp"
 
@@ -229,11 +230,9 @@ class bench_run {
     while (finished_ < o_.threads) {
       fire_timers();
       auto wait = next_timer_wait();
-      auto line = server_.read_line(std::chrono::milliseconds(static_cast<int64_t>(wait)));
+      auto line = reader_.next(std::chrono::milliseconds(static_cast<int64_t>(wait)));
       if (line) handle(*line);
-      // Drain what is already buffered before looking at timers again.
-      while (server_.has_buffered_line()) handle(*server_.read_line(std::chrono::milliseconds(0)));
-      if (server_.eof()) {
+      if (reader_.eof()) {
         errors_["server_exited"]++;
         break;
       }
@@ -253,7 +252,7 @@ class bench_run {
     if (!o_.quiet) std::fprintf(stderr, "\n");
     auto figures = read_proc(server_.pid());
     server_.close_stdin();
-    while (server_.read_line(std::chrono::seconds(30))) {
+    while (reader_.next(std::chrono::seconds(30))) {
     }
     auto code = server_.wait();
     if (code != 0) errors_["server_exit_code_" + std::to_string(code)]++;
@@ -274,8 +273,8 @@ class bench_run {
   }
 
   bool wait_initialized() {
-    while (auto line = server_.read_line(std::chrono::seconds(30))) {
-      auto j = json::parse(*line, nullptr, false);
+    while (auto line = reader_.next(std::chrono::seconds(30))) {
+      auto j = json::parse(line->text, nullptr, false);
       if (!j.is_discarded() && j.value("id", json()) == 1 && !j.contains("method")) {
         if (j.contains("error")) {
           std::fprintf(stderr, "parley-bench: initialize failed: %s\n", j["error"].dump().c_str());
@@ -349,8 +348,10 @@ class bench_run {
     return std::max(0.0, std::min(500.0, timers_.top().due - now_ms()));
   }
 
-  void handle(const std::string& line) {
-    auto m = json::parse(line, nullptr, false);
+  // Latencies end when a line arrived, not when its turn to be handled came.
+  void handle(const parley::bench::stamped_line& line) {
+    arrived_ms_ = std::chrono::duration<double, std::milli>(line.arrived - start_).count();
+    auto m = json::parse(line.text, nullptr, false);
     if (m.is_discarded() || !m.is_object()) {
       errors_["bad_line"]++;
       return;
@@ -370,11 +371,11 @@ class bench_run {
       ledger_.approval_resolved(key, thread);
       auto i = approvals_.find(key);
       if (i != approvals_.end() && i->second.answered_ms >= 0)
-        answer_to_resolved_.push_back(now_ms() - i->second.answered_ms);
+        answer_to_resolved_.push_back(arrived_ms_ - i->second.answered_ms);
     } else if (method == "item/completed" && p.contains("item")
                && p["item"].value("type", "") == "commandExecution") {
       auto& t = threads_[thread];
-      if (t.last_answer_ms >= 0) answer_to_completed_.push_back(now_ms() - t.last_answer_ms);
+      if (t.last_answer_ms >= 0) answer_to_completed_.push_back(arrived_ms_ - t.last_answer_ms);
       t.last_answer_ms = -1;
     } else if (method == "error") {
       errors_["error_notification"]++;
@@ -392,10 +393,10 @@ class bench_run {
     auto key = m["id"].dump();
     auto& t = threads_[thread];
     ledger_.approval_requested(key, thread, turn);
-    approvals_[key] = approval_record{thread, now_ms(), -1};
+    approvals_[key] = approval_record{thread, arrived_ms_, -1};
     if (!t.first_approval_seen) {
       t.first_approval_seen = true;
-      approval_request_ms_.push_back(now_ms() - t.turn_sent_ms);
+      approval_request_ms_.push_back(arrived_ms_ - t.turn_sent_ms);
     }
     auto decision = pick_decision();
     if (decision == "never") return;
@@ -450,8 +451,8 @@ class bench_run {
     ledger_.turn_completed(thread, turn);
     auto status = p.contains("turn") ? p["turn"].value("status", "") : std::string{};
     if (status != "completed") errors_["turn_" + status]++;
-    turn_ms_.push_back(now_ms() - t.turn_sent_ms);
-    completions_.push_back(now_ms() - wall_start_);
+    turn_ms_.push_back(arrived_ms_ - t.turn_sent_ms);
+    completions_.push_back(arrived_ms_ - wall_start_);
     thread_done_or_next(t, false);
   }
 
@@ -556,9 +557,11 @@ class bench_run {
 
   options o_;
   parley::child_process server_;
+  parley::bench::stamped_reader reader_{server_.stdout_fd()};  // the only reader of the server's stdout
   std::mt19937 rng_;
   clock_type::time_point start_;
   double wall_start_ = 0, wall_end_ = 0;
+  double arrived_ms_ = 0;  // when the line being handled arrived
   int64_t next_id_ = 1;
   int started_ = 0, finished_ = 0;
   std::map<int64_t, std::pair<std::string, std::string>> pending_;  // id -> (method, thread)

@@ -41,11 +41,11 @@ int run_app_server(runtime_config config) {
   auto& rt = *owned;
   PARLEY_INFO("app-server event=started home={} approval_timeout_ms={}", home,
               rt.config().approval_timeout.count());
-  auto writer = rt.system().spawn(line_writer, STDOUT_FILENO);
+  auto writer = rt.system().spawn<caf::detached>(line_writer, STDOUT_FILENO);
   connection_options options;
   options.config = rt.shared_config();
   options.shutdown_on_close = true;
-  auto conn = rt.system().spawn(connection, rt.threads(), writer, options);
+  auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   {
     line_reader reader{STDIN_FILENO, caf::actor_cast<caf::actor>(conn), signal_fd};
     caf::scoped_actor self{rt.system()};

@@ -1,4 +1,4 @@
-// The reactor's spawner thread: starts are queued off the actors' workers,
+// The reactor's spawner threads: starts are queued off the actors' workers,
 // and a start that is killed (or shut down) before it happened never runs.
 // A gate in front of each start holds one in flight, so every case is
 // decided by events, not timing.
@@ -50,22 +50,22 @@ exec_actor::behavior_type probe(exec_actor::pointer, std::shared_ptr<collected> 
   };
 }
 
-/// Holds the spawner at its first start until released.
+/// Holds every spawner at its start until released.
 struct gate {
   std::mutex mtx;
   std::condition_variable cv;
-  bool entered = false;
+  int entered = 0;
   bool released = false;
 
   void pass() {
     std::unique_lock<std::mutex> lock{mtx};
-    entered = true;
+    ++entered;
     cv.notify_all();
     cv.wait(lock, [this] { return released; });
   }
-  void await_entered() {
+  bool await_entered(int n = 1) {
     std::unique_lock<std::mutex> lock{mtx};
-    cv.wait(lock, [this] { return entered; });
+    return cv.wait_for(lock, std::chrono::seconds(10), [this, n] { return entered >= n; });
   }
   void release() {
     std::lock_guard<std::mutex> lock{mtx};
@@ -86,11 +86,13 @@ caf::actor_system_config& configured() {
 
 class process_spawner_test : public ::testing::Test {
  protected:
-  process_spawner_test()
+  // One spawner unless a test says otherwise: "held" then means "the next
+  // start waits in the queue".
+  explicit process_spawner_test(unsigned spawners = 1)
       : sys(configured()),
         dir(fs::temp_directory_path() / ("parley-spawner-" + std::to_string(::getpid()))),
         reactor(std::make_unique<process_reactor>(
-            process_reactor_options{[this] { held.pass(); }})) {
+            process_reactor_options{[this] { held.pass(); }, spawners})) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -112,7 +114,7 @@ class process_spawner_test : public ::testing::Test {
 
 TEST_F(process_spawner_test, a_start_killed_while_queued_never_runs) {
   auto [first, a] = start("true");
-  held.await_entered();  // the spawner holds `first`; the next one waits in the queue
+  ASSERT_TRUE(held.await_entered());  // the spawner holds `first`; the next one waits in the queue
   auto [second, b] = start("touch second-ran");
   reactor->kill(second);
   held.release();
@@ -128,7 +130,7 @@ TEST_F(process_spawner_test, a_start_killed_while_queued_never_runs) {
 
 TEST_F(process_spawner_test, a_start_killed_while_in_progress_never_runs) {
   auto [first, a] = start("touch first-ran");
-  held.await_entered();  // taken off the queue, about to be created
+  ASSERT_TRUE(held.await_entered());  // taken off the queue, about to be created
   reactor->kill(first);
   held.release();
   ASSERT_TRUE(a->wait(10s));
@@ -179,7 +181,7 @@ TEST_F(process_spawner_test, many_concurrent_starts_each_exit_once_with_their_ou
 
 TEST_F(process_spawner_test, stop_with_queued_starts_runs_none_of_them_and_tells_each) {
   auto [first, a] = start("touch first-ran");
-  held.await_entered();
+  ASSERT_TRUE(held.await_entered());
   std::vector<std::shared_ptr<collected>> queued;
   for (int k = 0; k < 20; ++k) queued.push_back(start("touch ran-" + std::to_string(k)).second);
   std::thread stopper{[this] { reactor->stop(); }};
@@ -197,6 +199,24 @@ TEST_F(process_spawner_test, stop_with_queued_starts_runs_none_of_them_and_tells
   auto [late, l] = start("touch late-ran");
   ASSERT_TRUE(l->wait(10s));
   EXPECT_EQ(l->exit->not_started, "shutting down");
+}
+
+class two_spawners_test : public process_spawner_test {
+ protected:
+  two_spawners_test() : process_spawner_test(2) {}
+};
+
+// One spawner halves the start rate on two cores (each posix_spawn waits for
+// its child's exec); two starts are in creation at the same moment here.
+TEST_F(two_spawners_test, two_starts_are_created_at_once) {
+  auto [first, a] = start("echo one");
+  auto [second, b] = start("echo two");
+  ASSERT_TRUE(held.await_entered(2));  // both inside a start, neither finished
+  held.release();
+  ASSERT_TRUE(a->wait(10s));
+  ASSERT_TRUE(b->wait(10s));
+  EXPECT_EQ(a->output, "one\n");
+  EXPECT_EQ(b->output, "two\n");
 }
 
 }  // namespace
