@@ -319,7 +319,7 @@ void change_files(self_ptr self, const std::string& text) {
     auto planned = patch::plan(*parsed, st.settings.cwd, st.settings.writable_roots);
     if (!planned) {
       refusal = planned.error().message;
-      by_policy = refusal->rfind("refused by policy", 0) == 0;
+      by_policy = planned.error().refused_by_policy();
     } else {
       p.planned = std::move(*planned);
       p.item.changes = describe_changes(p.planned);

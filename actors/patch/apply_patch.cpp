@@ -804,7 +804,8 @@ result<std::vector<file_change>> plan(const parsed_patch& patch, const std::stri
     return std::nullopt;
   };
   auto refused = [](const std::string& shown) {
-    return error{"refused by policy: " + shown + " is outside the writable roots"};
+    return error{"refused by policy: " + shown + " is outside the writable roots",
+                 error::kind::outside_roots};
   };
   // Two sections on one file would make the result depend on their order,
   // and apply() could not restore the file exactly; Codex's own map of

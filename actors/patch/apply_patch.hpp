@@ -33,7 +33,12 @@ namespace parley::patch {
 /// Why parsing, planning or applying failed, as one line (or a few) a model
 /// or a human can act on, e.g. "invalid patch: line 3: ...".
 struct error {
+  /// What kind of failure: a patch that reaches outside the writable roots
+  /// is refused by policy (its item is declined), anything else failed.
+  enum class kind { failed, outside_roots };
   std::string message;
+  kind what = kind::failed;
+  bool refused_by_policy() const { return what == kind::outside_roots; }
 };
 
 /// A value or an error; a minimal stand-in for C++23's std::expected so the

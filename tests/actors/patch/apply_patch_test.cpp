@@ -81,6 +81,12 @@ std::string error_of(const result<parsed_patch>& r) {
 
 // -- add, update, delete, move ------------------------------------------------
 
+TEST_F(apply_patch_test, a_failure_inside_the_roots_is_not_a_policy_refusal) {
+  auto r = run("*** Update File: missing.txt\n@@\n-x\n+y\n");
+  ASSERT_FALSE(r);
+  EXPECT_FALSE(r.error().refused_by_policy()) << r.error().message;
+}
+
 TEST_F(apply_patch_test, adds_a_file_creating_its_directories) {
   auto r = run("*** Add File: dir/new.txt\n+line one\n+line two\n");
   ASSERT_TRUE(r) << r.error().message;
@@ -396,7 +402,10 @@ TEST_F(apply_patch_test, refuses_paths_outside_the_writable_roots) {
   auto before = snapshot();
   auto message = [&](const std::string& body, const std::vector<std::string>& roots = {}) {
     auto r = run(body, roots);
-    return r ? std::string("(applied)") : r.error().message;
+    if (r) return std::string("(applied)");
+    // The kind, not the wording, is what the turn decides on (declined vs failed).
+    EXPECT_TRUE(r.error().refused_by_policy()) << r.error().message;
+    return r.error().message;
   };
   EXPECT_EQ(message("*** Add File: ../escape.txt\n+x\n"),
             "refused by policy: ../escape.txt is outside the writable roots");
