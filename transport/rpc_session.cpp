@@ -140,7 +140,13 @@ runtime_port::reply<Result> session::reply_as_json(const request_id& id) {
 
 // -- client -> server --------------------------------------------------------
 
+void session::write(std::string line) {
+  PARLEY_TRACE("wire connection={} out={}", config_.label, line);
+  out_(std::move(line));
+}
+
 void session::on_line(std::string_view line) {
+  PARLEY_TRACE("wire connection={} in={}", config_.label, line);
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
   auto parsed = protocol::parse_message(line);
   if (auto* err = std::get_if<protocol::envelope_error>(&parsed)) {

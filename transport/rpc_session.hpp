@@ -35,6 +35,9 @@ struct session_config {
   std::function<int64_t()> next_request_id;
   /// Called for each reply that is not applied (late, duplicate, foreign).
   std::function<void()> on_refused_reply = [] {};
+  /// Names this connection in the trace of every line in and out
+  /// (`--log-level trace`), e.g. "stdio".
+  std::string label = "stdio";
 };
 
 /// A method's params need no check beyond decoding.
@@ -100,7 +103,7 @@ class session {
   void reply(const protocol::request_id& id, const protocol::json& result);
   void reply_error(const protocol::request_id& id, const caf::error& err);
   void reply_error(const protocol::request_id& id, int code, const std::string& message);
-  void write(std::string line) { out_(std::move(line)); }
+  void write(std::string line);
 
   /// A typed runtime call whose result is sent back as JSON.
   template <class Result, class Encode>
