@@ -5,7 +5,7 @@
 #include <caf/sec.hpp>
 
 #include "actors/approval_stats.hpp"
-#include "actors/hooks/external_hook.hpp"
+#include "actors/hooks/external_hook_runner.hpp"
 #include "actors/handlers.hpp"
 
 namespace parley {

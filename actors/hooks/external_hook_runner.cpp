@@ -6,7 +6,7 @@
 #include <string>
 
 #include "actors/handlers.hpp"
-#include "actors/hooks/external_hook.hpp"
+#include "actors/hooks/external_hook_runner.hpp"
 #include "actors/log.hpp"
 
 namespace parley {

@@ -1,7 +1,7 @@
 // External hook programs: hooks.json, the answer format, and the runner actor
 // with real shell scripts as hooks (through the real process reactor).
 
-#include "actors/hooks/external_hook.hpp"
+#include "actors/hooks/external_hook_runner.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
