@@ -12,7 +12,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/messages.hpp"
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 
 namespace parley {
 

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 
 extern char** environ;
 

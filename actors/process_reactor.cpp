@@ -15,7 +15,7 @@
 #include "actors/counters.hpp"
 #include "actors/log.hpp"
 #include "actors/process_launch.hpp"
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 
 namespace parley {
 

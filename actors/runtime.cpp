@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "actors/log.hpp"
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 #include "actors/server.hpp"
 
 namespace parley {

@@ -1,9 +1,7 @@
 #pragma once
-// parley's error codes, carried as caf::error between actors and mapped onto
-// JSON-RPC error codes at the connection.
+// parley's error codes and the JSON-RPC code each maps to. Plain data: the
+// runtime carries them as caf::error (actors/errors.hpp).
 
-#include <caf/error.hpp>
-#include <caf/make_message.hpp>
 #include <cstdint>
 #include <string>
 
@@ -37,21 +35,8 @@ enum class errc : uint8_t {
 
 std::string to_string(errc x);
 
-/// The JSON-RPC code for an error produced by parley (or by CAF).
-int rpc_code_of(const caf::error& err);
-
-/// The message of the JSON-RPC error for `err`: message_of(err), except for
-/// CAF's own errors, which get a message a client can act on.
-std::string rpc_message_of(const caf::error& err);
-
-/// The human-readable message an error carries (its context string), or a
-/// description of it when it has none.
-std::string message_of(const caf::error& err);
-
-/// Builds an error with a message, e.g. make_error(errc::invalid_request,
-/// "thread not found: x").
-caf::error make_error(errc code, std::string message);
+/// The JSON-RPC code for an error of parley's.
+int rpc_code_of(errc code);
 
 }  // namespace parley
 
-CAF_ERROR_CODE_ENUM(parley::errc, "parley")

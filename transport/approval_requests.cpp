@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 
 namespace parley::rpc {
 

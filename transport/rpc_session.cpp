@@ -4,7 +4,7 @@
 
 #include "actors/counters.hpp"
 #include "actors/log.hpp"
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley::store {

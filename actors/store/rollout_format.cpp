@@ -5,7 +5,7 @@
 
 #include "actors/log.hpp"
 #include "actors/store/rollout_file.hpp"
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley::store {

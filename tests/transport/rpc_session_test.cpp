@@ -16,7 +16,7 @@
 
 #include "transport/rpc_session.hpp"
 
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 
 #include <gtest/gtest.h>
 

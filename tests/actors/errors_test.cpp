@@ -1,7 +1,7 @@
 // The one place where errors become JSON-RPC errors: CAF's own failures must
 // reach a client as something it can act on, never as CAF's internal names.
 
-#include "protocol/errors.hpp"
+#include "actors/errors.hpp"
 
 #include <caf/sec.hpp>
 #include <gtest/gtest.h>
