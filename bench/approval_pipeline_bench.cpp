@@ -23,9 +23,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "actors/approval.hpp"
-#include "actors/hooks/approval_hook.hpp"
-#include "actors/runtime.hpp"
+#include "actors/approval/approval.hpp"
+#include "actors/approval/hooks/approval_hook.hpp"
+#include "actors/core/runtime.hpp"
 
 namespace {
 

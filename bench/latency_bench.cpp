@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/runtime.hpp"
+#include "actors/core/runtime.hpp"
 #include "bench/harness/stats.hpp"
 #include "transport/connection.hpp"
 

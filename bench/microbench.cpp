@@ -7,9 +7,9 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "actors/approval.hpp"
-#include "actors/runtime.hpp"
-#include "actors/in_process_client.hpp"
+#include "actors/approval/approval.hpp"
+#include "actors/core/runtime.hpp"
+#include "actors/embed/in_process_client.hpp"
 
 #include "protocol/approvals.hpp"
 #include "protocol/jsonrpc.hpp"

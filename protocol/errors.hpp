@@ -1,6 +1,6 @@
 #pragma once
 // parley's error codes and the JSON-RPC code each maps to. Plain data: the
-// runtime carries them as caf::error (actors/errors.hpp).
+// runtime carries them as caf::error (actors/core/errors.hpp).
 
 #include <cstdint>
 #include <string>

@@ -7,8 +7,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "actors/log.hpp"
-#include "actors/runtime.hpp"
+#include "actors/core/log.hpp"
+#include "actors/core/runtime.hpp"
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/line_writer.hpp"

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "actors/config.hpp"
+#include "actors/core/config.hpp"
 
 namespace parley {
 

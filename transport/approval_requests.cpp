@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "actors/errors.hpp"
+#include "actors/core/errors.hpp"
 
 namespace parley::rpc {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/messages.hpp"
+#include "actors/core/messages.hpp"
 #include "protocol/approvals.hpp"
 
 namespace parley::rpc {

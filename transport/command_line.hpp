@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/config.hpp"
-#include "transport/chat.hpp"
+#include "actors/core/config.hpp"
+#include "transport/chat/chat.hpp"
 #include "transport/rules_command.hpp"
 
 namespace parley {

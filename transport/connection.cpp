@@ -3,8 +3,8 @@
 #include <atomic>
 #include <utility>
 
-#include "actors/approval_stats.hpp"
-#include "actors/handlers.hpp"
+#include "actors/approval/approval_stats.hpp"
+#include "actors/core/handlers.hpp"
 
 namespace parley {
 

@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "actors/config.hpp"
-#include "actors/interfaces.hpp"
+#include "actors/core/config.hpp"
+#include "actors/core/interfaces.hpp"
 #include "transport/line_writer.hpp"
 #include "transport/rpc_session.hpp"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "actors/atoms.hpp"
-#include "actors/log.hpp"
+#include "actors/core/atoms.hpp"
+#include "actors/core/log.hpp"
 
 namespace parley {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "actors/handlers.hpp"
+#include "actors/core/handlers.hpp"
 
 namespace parley {
 

@@ -2,7 +2,7 @@
 // The only code that writes to the protocol stream (stdout for stdio). One
 // message is one line; lines queued together are written with one syscall.
 
-#include "actors/interfaces.hpp"
+#include "actors/core/interfaces.hpp"
 
 namespace parley {
 

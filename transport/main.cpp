@@ -6,13 +6,13 @@
 #include <string>
 #include <unistd.h>
 
-#include "actors/audit/audit_log.hpp"
-#include "actors/log.hpp"
-#include "actors/rules/rules.hpp"
+#include "actors/approval/audit/audit_log.hpp"
+#include "actors/core/log.hpp"
+#include "actors/approval/rules/rules.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "transport/app_server.hpp"
-#include "transport/chat.hpp"
+#include "transport/chat/chat.hpp"
 #include "transport/command_line.hpp"
 #include "transport/rules_command.hpp"
 

@@ -2,9 +2,9 @@
 
 #include <utility>
 
-#include "actors/counters.hpp"
-#include "actors/log.hpp"
-#include "actors/errors.hpp"
+#include "actors/core/counters.hpp"
+#include "actors/core/log.hpp"
+#include "actors/core/errors.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "actors/messages.hpp"
+#include "actors/core/messages.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "actors/config.hpp"
-#include "actors/rules/rules.hpp"
+#include "actors/core/config.hpp"
+#include "actors/approval/rules/rules.hpp"
 
 namespace parley {
 

@@ -7,8 +7,8 @@
 #include <caf/expected.hpp>
 #include <functional>
 
-#include "actors/atoms.hpp"
-#include "actors/messages.hpp"
+#include "actors/core/atoms.hpp"
+#include "actors/core/messages.hpp"
 #include "protocol/methods.hpp"
 
 namespace parley::rpc {

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actors/handlers.hpp"
-#include "actors/memory_store.hpp"
+#include "actors/core/handlers.hpp"
+#include "actors/store/memory_store.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
 

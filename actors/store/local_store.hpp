@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/config.hpp"
-#include "actors/interfaces.hpp"
+#include "actors/core/config.hpp"
+#include "actors/core/interfaces.hpp"
 #include "actors/store/thread_index.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::index_entry)

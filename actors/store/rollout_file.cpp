@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "actors/errors.hpp"
+#include "actors/core/errors.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley::store {

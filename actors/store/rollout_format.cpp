@@ -3,9 +3,9 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "actors/log.hpp"
+#include "actors/core/log.hpp"
 #include "actors/store/rollout_file.hpp"
-#include "actors/errors.hpp"
+#include "actors/core/errors.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley::store {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "actors/core/messages.hpp"
 
 namespace parley::store {
 

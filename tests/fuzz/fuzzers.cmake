@@ -12,11 +12,12 @@ set(_fuzz_dir "${PROJECT_SOURCE_DIR}/tests/fuzz")
 
 # The store's reading code alone: the rest of parley_actors is not needed.
 add_library(parley_fuzz_store STATIC
-  "${PROJECT_SOURCE_DIR}/actors/log.cpp"
+  "${PROJECT_SOURCE_DIR}/actors/core/errors.cpp"
+  "${PROJECT_SOURCE_DIR}/actors/core/log.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_file.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_format.cpp")
 target_link_libraries(parley_fuzz_store
-  PUBLIC parley::protocol spdlog::spdlog zstd::zstd PRIVATE parley_warnings)
+  PUBLIC parley::protocol CAF::core spdlog::spdlog zstd::zstd PRIVATE parley_warnings)
 
 function(parley_fuzzer name)
   add_executable(${name} "${_fuzz_dir}/${name}.cpp")

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "actors/in_process_client.hpp"
+#include "actors/embed/in_process_client.hpp"
 
 namespace parley::test {
 

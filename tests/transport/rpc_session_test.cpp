@@ -16,7 +16,7 @@
 
 #include "transport/rpc_session.hpp"
 
-#include "actors/errors.hpp"
+#include "actors/core/errors.hpp"
 
 #include <gtest/gtest.h>
 

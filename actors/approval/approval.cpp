@@ -1,0 +1,412 @@
+#include "actors/approval/approval.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <caf/sec.hpp>
+
+#include "actors/approval/approval_stats.hpp"
+#include "actors/approval/hooks/external_hook_runner.hpp"
+#include "actors/core/handlers.hpp"
+
+namespace parley {
+
+approval_outcome outcome_of_error(const caf::error& err) {
+  approval_outcome out;
+  out.detail = message_of(err);
+  if (err == caf::sec::request_timeout) {
+    out.how = approval_outcome::kind::timed_out;
+  } else if (err.category() == caf::atom("parley")) {
+    switch (static_cast<errc>(err.code())) {
+      case errc::client_error:
+        out.how = approval_outcome::kind::client_error;
+        break;
+      case errc::malformed_reply:
+        out.how = approval_outcome::kind::malformed;
+        break;
+      case errc::transport_closed:
+        out.how = approval_outcome::kind::transport_closed;
+        break;
+      default:
+        out.how = approval_outcome::kind::cancelled;
+    }
+  } else {
+    // The conversation or the client is gone: nobody can decide any more.
+    out.how = approval_outcome::kind::transport_closed;
+  }
+  return out;
+}
+
+std::optional<rules::match> check_rules(const rules::rule_set& rules, const approval_ask& ask) {
+  if (rules.size() == 0) return std::nullopt;
+  if (ask.is_file_change()) {
+    std::vector<std::string> paths;
+    for (const auto& c : ask.changes) {
+      paths.push_back(c.path);
+      if (c.move_path) paths.push_back(*c.move_path);
+    }
+    return rules.check_paths(paths, ask.cwd);
+  }
+  if (auto words = split_simple_command(ask.raw_command)) return rules.check_command(*words);
+  // A list of simple commands (`a && b; c | d`): a rule that forbids any one
+  // of them forbids the whole line; the rules allow it only if they allow
+  // every one; otherwise the line is left to the next stages.
+  auto parts = split_command_list(ask.raw_command);
+  if (!parts) return std::nullopt;
+  std::optional<rules::match> strictest;
+  bool all_allowed = true;
+  for (const auto& words : *parts) {
+    auto m = rules.check_command(words);
+    if (!m || m->verdict != rules::decision::allow) all_allowed = false;
+    if (m && (!strictest || m->verdict > strictest->verdict)) strictest = std::move(m);
+  }
+  if (strictest && strictest->verdict == rules::decision::allow && !all_allowed) return std::nullopt;
+  return strictest;
+}
+
+bool granted(const approval_ask& ask, const session_grants& grants) {
+  if (!ask.is_file_change()) return grants.covers(ask.raw_command);
+  std::vector<std::string> paths;
+  for (const auto& c : ask.changes) {
+    paths.push_back(c.path);
+    if (c.move_path) paths.push_back(*c.move_path);
+  }
+  return grants.covers_paths(paths);
+}
+
+bool decided_without_waiting(const approval_ask& ask, const session_grants& grants,
+                             const runtime_services& svc) {
+  const auto& cfg = *svc.config;
+  bool hooks_apply = !cfg.hooks.empty()
+                     || std::any_of(cfg.external_hooks.begin(), cfg.external_hooks.end(),
+                                    [&](const auto& spec) { return spec.reviews(ask.what); });
+  std::optional<rules::match> m;
+  if (svc.rules) m = check_rules(*svc.rules->current(), ask);
+  if (m && m->verdict == rules::decision::deny) return true;
+  if (m && m->verdict == rules::decision::ask) return false;
+  bool allowed = (m && m->verdict == rules::decision::allow) || granted(ask, grants);
+  return allowed && !hooks_apply;
+}
+
+hooks::review_request review_of(const approval_ask& ask) {
+  hooks::review_request r;
+  r.what = ask.what;
+  r.approval_key = ask.key;
+  r.thread_id = ask.thread_id;
+  r.turn_id = ask.turn_id();
+  r.item_id = ask.item_id();
+  r.cwd = ask.cwd;
+  r.digest = ask.digest;
+  if (ask.is_file_change()) {
+    r.reason = ask.file.reason;
+    for (const auto& c : ask.changes)
+      r.changes.push_back({c.path, protocol::to_string(c.type), c.move_path, c.diff});
+  } else {
+    r.reason = ask.command.reason;
+    r.command = ask.raw_command;
+    r.argv = split_simple_command(ask.raw_command);
+  }
+  return r;
+}
+
+namespace {
+
+using self_ptr = approval_actor::stateful_pointer<approval_state>;
+using hooks::verdict;
+
+// -- audit and telemetry -----------------------------------------------------
+
+/// What the audit log says about an approval (the shared fields).
+nlohmann::json audit_fields(const approval_ask& ask) {
+  nlohmann::json j{{"approval", ask.key},
+                   {"thread", ask.thread_id},
+                   {"turn", ask.turn_id()},
+                   {"item", ask.item_id()},
+                   {"type", hooks::to_string(ask.what)},
+                   {"cwd", ask.cwd},
+                   {"digest", ask.digest}};
+  if (ask.is_file_change()) {
+    auto paths = nlohmann::json::array();
+    for (const auto& c : ask.changes) paths.push_back(c.path);
+    j["paths"] = std::move(paths);
+  } else {
+    j["command"] = protocol::or_null(ask.command.command);
+  }
+  return j;
+}
+
+void record_outcome(self_ptr self, const approval_outcome& out) {
+  auto& st = self->state;
+  auto latency = std::chrono::steady_clock::now() - st.asked_at;
+  bool runs = out.how == approval_outcome::kind::decided && out.decision.allows_run();
+  approval_telemetry().on_outcome(to_string(out.how), out.stage, runs, latency);
+  if (!st.svc.audit) return;
+  auto fields = audit_fields(st.ask);
+  fields["stage"] = out.stage;
+  fields["latency_ms"] = std::chrono::duration<double, std::milli>(latency).count();
+  fields["runs"] = runs;
+  if (out.how == approval_outcome::kind::decided)
+    fields["decision"] = protocol::to_string(out.decision.value);
+  if (!out.detail.empty()) fields["detail"] = out.detail;
+  self->send(st.svc.audit, atom::append::value, audit::record{to_string(out.how), std::move(fields)});
+}
+
+/// Delivers the one outcome of this approval and ends it.
+void finish(self_ptr self, approval_outcome out) {
+  auto& st = self->state;
+  if (st.resolved) return;  // exactly one outcome
+  st.resolved = true;
+  out.digest = st.ask.digest;
+  PARLEY_DEBUG("approval key={} event=outcome how={} stage={} detail=\"{}\"", st.ask.key,
+               to_string(out.how), out.stage, out.detail);
+  record_outcome(self, out);
+  st.promise.deliver(std::move(out));
+  self->quit();
+}
+
+void decide(self_ptr self, protocol::approval_decision d, std::string stage, std::string detail) {
+  approval_outcome out;
+  out.how = approval_outcome::kind::decided;
+  out.decision = std::move(d);
+  out.stage = std::move(stage);
+  out.detail = std::move(detail);
+  finish(self, std::move(out));
+}
+
+// -- stages ------------------------------------------------------------------
+
+void continue_hooks(self_ptr self);
+
+/// Applies one stage's verdict. Returns false when the approval is over.
+bool take_verdict(self_ptr self, const std::string& stage, const verdict& v) {
+  auto& st = self->state;
+  switch (v.what) {
+    case verdict::kind::deny:
+      decide(self, protocol::approval_decision::decline(), stage,
+             v.reason.empty() ? "denied by " + stage : v.reason);
+      return false;
+    case verdict::kind::allow:
+      if (!st.allowed_by) {
+        st.allowed_by = stage;
+        st.allow_reason = v.reason;
+      }
+      return true;
+    case verdict::kind::abstain:
+      return true;
+  }
+  return true;
+}
+
+/// The last stage: nobody denied; approve if a stage allowed (and no rule
+/// insists on asking), otherwise ask the client through the conversation.
+void ask_client(self_ptr self) {
+  auto& st = self->state;
+  if (st.allowed_by && !st.must_ask) {
+    decide(self, protocol::approval_decision::accept(), *st.allowed_by, st.allow_reason);
+    return;
+  }
+  auto key = st.ask.key;
+  self->request(st.conversation, st.svc.config->approval_timeout, atom::ask::value, st.ask)
+      .then(
+          [self, key](protocol::approval_decision& d) {
+            PARLEY_DEBUG("approval key={} event=decided decision={}", key,
+                         protocol::to_string(d.value));
+            decide(self, std::move(d), "client", {});
+          },
+          [self, key](caf::error& err) {
+            auto out = outcome_of_error(err);
+            if (out.how == approval_outcome::kind::timed_out) {
+              // Fail closed, and let the client close its prompt.
+              self->send(self->state.conversation, atom::withdraw::value, key);
+              PARLEY_INFO("approval key={} event=timeout", key);
+              out.stage = "deadline";
+            } else {
+              PARLEY_INFO("approval key={} event=failed outcome={} detail={}", key,
+                          to_string(out.how), out.detail);
+              out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
+            }
+            finish(self, std::move(out));
+          });
+}
+
+/// Names the stage whose answer may come later (as hook_reply with the
+/// returned token); any other token is a late or foreign answer.
+uint64_t reserve_token(self_ptr self, std::string stage) {
+  static std::atomic<uint64_t> tokens{0};
+  auto& st = self->state;
+  st.waiting_token = ++tokens;
+  st.waiting_stage = std::move(stage);
+  return st.waiting_token;
+}
+
+/// Runs one external hook program; its verdict continues the pipeline.
+void run_external_hook(self_ptr self, const hooks::external_hook_spec& spec) {
+  auto& st = self->state;
+  auto stage = "hook:" + spec.name;
+  auto token = reserve_token(self, stage);
+  // Linked: an interrupted turn ends this approval, and with it the program.
+  auto runner = self->spawn<caf::linked>(external_hook_runner, spec, hooks::to_json(st.review).dump(),
+                                         st.svc.reactor);
+  st.runner_addr = runner.address();
+  // The runner enforces the program's deadline itself; this margin only
+  // covers a runner that could not answer at all.
+  self->request(runner, spec.timeout + std::chrono::seconds(2), atom::decide::value)
+      .then(
+          [self, token](hooks::verdict& v) {
+            auto& s = self->state;
+            if (s.resolved || token != s.waiting_token) return;
+            s.waiting_token = 0;
+            if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
+          },
+          [self, token, stage](caf::error& err) {
+            auto& s = self->state;
+            if (s.resolved || token != s.waiting_token) return;
+            s.waiting_token = 0;
+            decide(self, protocol::approval_decision::decline(), stage,
+                   stage + " failed: " + caf::to_string(err));
+          });
+}
+
+/// Runs the hooks from `next_hook` on (in-process ones, then external
+/// programs), until one waits or all answered; then the client stage.
+void continue_hooks(self_ptr self) {
+  auto& st = self->state;
+  const auto& hooks = st.svc.config->hooks;
+  const auto& programs = st.svc.config->external_hooks;
+  while (st.next_hook < hooks.size() + programs.size()) {
+    auto index = st.next_hook++;
+    if (index >= hooks.size()) {
+      const auto& spec = programs[index - hooks.size()];
+      if (!spec.reviews(st.review.what)) continue;
+      return run_external_hook(self, spec);
+    }
+    const auto& hook = hooks[index];
+    auto stage = "hook:" + hook->name();
+    hooks::hook_reply reply;
+    try {
+      hook->prepare(st.review);
+      hooks::decision_handle handle{caf::actor_cast<caf::weak_actor_ptr>(self->ctrl()),
+                                    reserve_token(self, stage)};
+      switch (st.review.what) {
+        case hooks::action_kind::command:
+          reply = hook->review_command(st.review, handle);
+          break;
+        case hooks::action_kind::file_change:
+          reply = hook->review_file(st.review, handle);
+          break;
+        case hooks::action_kind::tool:
+          reply = hook->review_tool(st.review, handle);
+          break;
+      }
+    } catch (const std::exception& e) {
+      reply = hooks::hook_reply::deny(stage + " failed: " + e.what());
+    } catch (...) {
+      reply = hooks::hook_reply::deny(stage + " failed");
+    }
+    if (reply.async) {
+      PARLEY_DEBUG("approval key={} event=hook_waiting hook={}", st.ask.key, stage);
+      self->delayed_send(self, hook->timeout(), atom::deadline::value, st.waiting_token);
+      return;  // hook_reply or deadline continues
+    }
+    st.waiting_token = 0;  // answered at once: the reserved deadline is void
+    if (!take_verdict(self, stage, reply.now)) return;
+  }
+  ask_client(self);
+}
+
+void start(self_ptr self) {
+  auto& st = self->state;
+  st.started = true;
+  st.asked_at = std::chrono::steady_clock::now();
+  approval_telemetry().on_requested();
+  if (st.svc.audit)
+    self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});
+  // Rules: what the deployment wrote down. "ask" keeps the client in the loop.
+  if (st.svc.rules) {
+    if (auto m = check_rules(*st.svc.rules->current(), st.ask)) {
+      switch (m->verdict) {
+        case rules::decision::deny:
+          return decide(self, protocol::approval_decision::decline(), "rules", m->explanation);
+        case rules::decision::allow:
+          take_verdict(self, "rules", verdict::allow(m->explanation));
+          break;
+        case rules::decision::ask:
+          st.must_ask = true;
+          break;
+      }
+    }
+  }
+  // Session grants: what the user already accepted for this thread.
+  if (granted(st.ask, st.grants)
+      && !take_verdict(self, "grants", verdict::allow("accepted for the session")))
+    return;
+  st.review = review_of(st.ask);
+  continue_hooks(self);
+}
+
+}  // namespace
+
+approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
+                                       conversation_actor conversation, approval_ask ask,
+                                       runtime_services svc, session_grants grants) {
+  install_default_handlers(self, "approval");
+  auto& st = self->state;
+  st.conversation = std::move(conversation);
+  st.ask = std::move(ask);
+  st.svc = std::move(svc);
+  st.grants = std::move(grants);
+  // Interrupting the turn ends this actor through its link: the turn itself
+  // resolves the ask (withdraw + item declined) so the order of events holds.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    if (!em.reason) return;  // the turn finished normally, or a linked hook run ended
+    auto& s = self->state;
+    if (em.source == s.runner_addr) {
+      // A hook program's runner crashed: that stage failed, so it denies.
+      s.runner_addr = caf::actor_addr{};
+      if (!s.resolved && s.waiting_token != 0)
+        decide(self, protocol::approval_decision::decline(), s.waiting_stage,
+               s.waiting_stage + " failed: " + caf::to_string(em.reason));
+      return;
+    }
+    PARLEY_DEBUG("approval key={} event=cancelled reason={}", s.ask.key, caf::to_string(em.reason));
+    if (s.started && !s.resolved) {
+      approval_outcome out;
+      out.how = approval_outcome::kind::cancelled;
+      out.detail = "turn interrupted";
+      out.stage = "interrupt";
+      finish(self, std::move(out));
+    }
+    self->quit(em.reason);
+  });
+  return {
+      [self](atom::decide) -> caf::result<approval_outcome> {
+        auto& s = self->state;
+        auto rp = self->make_response_promise<approval_outcome>();
+        if (s.started) {
+          rp.deliver(make_error(errc::invalid_request, "approval already started"));
+          return rp;
+        }
+        s.promise = rp;
+        start(self);
+        return rp;
+      },
+      [self](atom::hook_reply, uint64_t token, hooks::verdict& v) {
+        auto& s = self->state;
+        if (s.resolved || token == 0 || token != s.waiting_token) {
+          PARLEY_INFO("approval key={} event=late_hook_answer verdict={} ignored", s.ask.key,
+                      hooks::to_string(v.what));
+          return;
+        }
+        s.waiting_token = 0;
+        if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
+      },
+      [self](atom::deadline, uint64_t token) {
+        auto& s = self->state;
+        if (s.resolved || token != s.waiting_token) return;  // answered in time
+        s.waiting_token = 0;
+        PARLEY_INFO("approval key={} event=hook_timeout hook={}", s.ask.key, s.waiting_stage);
+        decide(self, protocol::approval_decision::decline(), s.waiting_stage, "approval timeout");
+      },
+  };
+}
+
+}  // namespace parley

@@ -1,0 +1,33 @@
+#pragma once
+// The audit actor: owns the tamper-evident audit log and appends what the
+// approval actors report. Detached (its own thread): appends are file I/O.
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <optional>
+#include <string>
+
+#include "actors/core/atoms.hpp"
+#include "actors/approval/audit/audit_log.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::audit::record)
+
+namespace parley {
+
+using audit_actor = caf::typed_actor<caf::reacts_to<atom::append, audit::record>>;
+
+struct audit_writer_state {
+  static inline const char* name = "audit_writer";
+  std::optional<audit::audit_log> log;
+};
+
+/// Appends to the log at `path` (created if missing). If it cannot be
+/// opened, the error is logged and events are dropped (approvals still fail
+/// closed; auditing is not a decision stage).
+audit_actor::behavior_type audit_writer(audit_actor::stateful_pointer<audit_writer_state> self,
+                                        std::string path);
+
+}  // namespace parley

@@ -1,0 +1,63 @@
+#pragma once
+// Runtime settings shared (immutably) by every actor of one runtime.
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/approval/hooks/approval_hook.hpp"
+#include "actors/approval/hooks/external_hook.hpp"
+
+namespace parley {
+
+struct runtime_config {
+  /// How long an approval waits for a decision before it counts as declined.
+  std::chrono::milliseconds approval_timeout = std::chrono::minutes(10);
+  /// Bytes of command output kept per command; the rest is dropped with a note.
+  size_t output_cap_bytes = size_t{1} << 20;
+  /// Reported as `codexHome`; the store lives here (later).
+  std::string home;
+  /// cwd for threads that do not name one; empty = the process's cwd.
+  std::string default_cwd;
+  /// The scripted model's name, as model/list and thread/start report it.
+  std::string model_id = "parley-scripted";
+  std::string model_provider = "parley";
+  std::string cli_version = "0.1.0";
+  /// Scheduler worker threads; 0 = one per core.
+  size_t scheduler_threads = 0;
+  /// Where threads are stored: in this process only, or under `home`.
+  enum class store_kind { memory, local };
+  store_kind store = store_kind::memory;
+  /// When appended records are fsync'ed (local store): after every record,
+  /// after each completed turn, or never (the OS decides).
+  enum class durability_kind { item, turn, none };
+  durability_kind durability = durability_kind::turn;
+  /// The approval audit log (JSONL, hash-chained); empty = no audit.
+  std::string audit_path;
+  /// Encode event params where events are made (spread over many actors):
+  /// on when JSON clients are served (stdio), off for in-process hosts.
+  bool encode_events = false;
+  /// A loaded thread with no subscriber and no active turn is unloaded after this.
+  std::chrono::milliseconds idle_unload = std::chrono::minutes(30);
+  /// The rules directory (*.rules, Codex execpolicy syntax plus path_rule);
+  /// empty = no rules stage. `parley app-server` uses HOME/rules.
+  std::string rules_dir;
+  /// In-process approval hooks, asked in order after the rules and session
+  /// grants and before the client (see hooks/approval_hook.hpp).
+  std::vector<std::shared_ptr<hooks::approval_hook>> hooks;
+  /// External hook programs (HOME/hooks.json for `parley app-server`), asked
+  /// after the in-process hooks.
+  std::vector<hooks::external_hook_spec> external_hooks;
+};
+
+/// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers
+/// are seconds). Returns false on anything else.
+bool parse_duration(const std::string& text, std::chrono::milliseconds& out);
+
+/// The home when --home is not given: $PARLEY_HOME, else ~/.parley. Every
+/// subcommand that reads or writes the home resolves it here.
+std::string default_home();
+
+}  // namespace parley

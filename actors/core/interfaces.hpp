@@ -1,0 +1,144 @@
+#pragma once
+// Every actor interface of parley, in one place (Tenzir's layout). The actor
+// tree and the flows between these interfaces are described in README.md.
+
+#include <caf/replies_to.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+#include <string>
+#include <vector>
+
+#include "actors/core/atoms.hpp"
+#include "actors/core/messages.hpp"
+#include "actors/core/errors.hpp"
+
+namespace parley {
+
+/// A client of the runtime: a connection that receives a thread's events and
+/// answers its approvals. The stdio JSON-RPC connection and the in-process
+/// connection both implement it.
+using client_actor = caf::typed_actor<
+    // A notification for this client.
+    caf::reacts_to<atom::event, notification_ptr>,
+    // Ask the client to decide; the reply comes when the client answers, or an
+    // error (client_error, malformed_reply, transport_closed, withdrawn).
+    caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
+    // The ask is void (timeout, interrupt): resolve it without a decision.
+    caf::reacts_to<atom::withdraw, uint64_t>>;
+
+/// The durable history of threads.
+using store_actor = caf::typed_actor<
+    // Append one record to a thread; ok once it is stored.
+    caf::replies_to<atom::append, std::string, store_record>::with<atom::ok>,
+    // A thread's metadata and turns, by id ("no rollout found for thread id").
+    caf::replies_to<atom::load, std::string>::with<stored_thread>,
+    // The same from an explicit rollout path (validated before any read).
+    caf::replies_to<atom::load, rollout_path>::with<stored_thread>,
+    // thread/list over every stored thread (status notLoaded).
+    caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
+    // Archive (true) or unarchive (false) a thread; its metadata afterwards.
+    caf::replies_to<atom::archive, std::string, bool>::with<stored_thread>>;
+
+/// Where a turn's next step comes from.
+using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
+
+/// One pending approval: runs its pipeline (rules, session grants, hooks,
+/// client) to exactly one outcome.
+using approval_actor = caf::typed_actor<
+    caf::replies_to<atom::decide>::with<approval_outcome>,
+    // An async in-process hook's answer (the stage's token).
+    caf::reacts_to<atom::hook_reply, uint64_t, hooks::verdict>,
+    // A stage's deadline passed (the stage's token).
+    caf::reacts_to<atom::deadline, uint64_t>>;
+
+/// Receives what a running subprocess produces (from the process reactor).
+using exec_actor =
+    caf::typed_actor<caf::reacts_to<atom::output, std::string>, caf::reacts_to<atom::exited, exit_info>>;
+
+/// One turn: receives what its command produces.
+using turn_actor = exec_actor;
+
+/// One loaded thread.
+using conversation_actor = caf::typed_actor<
+    // -- from connections (through the thread manager) --
+    // Subscribe a client and describe the thread (thread/start).
+    caf::replies_to<atom::open, client_actor>::with<protocol::thread_session_response>,
+    // Start a turn, or return the active one.
+    caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
+        protocol::turn_start_response>,
+    // Subscribe a client to a loaded thread (thread/resume): its turns from
+    // the store unless excluded, no thread/started.
+    caf::replies_to<atom::resume, client_actor, protocol::thread_resume_params>::with<
+        protocol::thread_session_response>,
+    // Stop sending this client the thread's events: "unsubscribed" | "notSubscribed".
+    caf::replies_to<atom::unsub, client_actor>::with<std::string>,
+    // thread/name/set on a loaded thread.
+    caf::replies_to<atom::rename, protocol::thread_name_set_params>::with<atom::ok>,
+    // The idle-unload timer (generation): quit if still idle and unsubscribed.
+    caf::reacts_to<atom::idle, uint64_t>,
+    // Interrupt the active turn with this id.
+    caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
+    // The thread, with or without its turns.
+    caf::replies_to<atom::read, bool>::with<protocol::thread_read_response>,
+    // A client disconnected: stop sending to it.
+    caf::reacts_to<atom::gone, client_actor>,
+    // Finish the active turn (interrupted) and quit.
+    caf::replies_to<atom::shutdown>::with<atom::ok>,
+    // -- from its turn and approvals --
+    // An event of the active turn, to store and fan out in order.
+    caf::reacts_to<atom::event, notification_ptr>,
+    // The turn waits on a decision about this item (true: status
+    // waitingOnApproval) or no longer does (false).
+    caf::reacts_to<atom::awaiting, std::string, bool>,
+    // Forward an ask to the turn's client.
+    caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
+    // Void an ask (approval timeout or turn interrupt).
+    caf::reacts_to<atom::withdraw, uint64_t>,
+    // Remember "acceptForSession" (an exact command) for this thread.
+    caf::reacts_to<atom::grant, std::string>,
+    // Remember an execpolicy amendment (a command prefix) for this thread.
+    caf::reacts_to<atom::grant, std::vector<std::string>>,
+    // Remember files accepted for the session.
+    caf::reacts_to<atom::grant, path_grant>,
+    // The turn ended.
+    caf::reacts_to<atom::turn_done, turn_result>>;
+
+/// Thread id -> conversation; the entry point connections talk to.
+using thread_manager_actor = caf::typed_actor<
+    caf::replies_to<atom::open, protocol::thread_start_params, client_actor>::with<
+        protocol::thread_session_response>,
+    caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
+        protocol::turn_start_response>,
+    caf::replies_to<atom::interrupt, protocol::turn_interrupt_params>::with<atom::ok>,
+    caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
+    caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
+        protocol::thread_loaded_list_response>,
+    caf::replies_to<atom::resume, protocol::thread_resume_params, client_actor>::with<
+        protocol::thread_session_response>,
+    caf::replies_to<atom::fork, protocol::thread_fork_params, client_actor>::with<
+        protocol::thread_session_response>,
+    caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
+    // thread/archive (true) and thread/unarchive (false); the thread afterwards.
+    caf::replies_to<atom::archive, protocol::thread_id_params, bool, client_actor>::with<
+        protocol::thread>,
+    caf::replies_to<atom::rename, protocol::thread_name_set_params, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::unsub, protocol::thread_id_params, client_actor>::with<
+        protocol::thread_unsubscribe_response>,
+    // Live counts of runtime objects.
+    caf::replies_to<atom::stats>::with<runtime_counts>,
+    // A client disconnected.
+    caf::reacts_to<atom::gone, client_actor>,
+    // Stop every conversation (their turns end interrupted), then quit.
+    caf::replies_to<atom::shutdown>::with<atom::ok>>;
+
+/// One per runtime: starts the store, the model and the thread manager, and
+/// stops them in order.
+using server_actor = caf::typed_actor<
+    // The thread manager, the entry point for connections.
+    caf::replies_to<atom::get>::with<thread_manager_actor>,
+    // Stop every thread (turns end interrupted), then the store and model.
+    caf::replies_to<atom::shutdown>::with<atom::ok>>;
+
+}  // namespace parley

@@ -1,0 +1,184 @@
+#pragma once
+// Payloads that travel between parley's actors. All are local-only for now
+// (whitelisted, not serialised); a remote deployment would give them inspect().
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "actors/approval/hooks/review.hpp"
+#include "protocol/approvals.hpp"
+#include "protocol/methods.hpp"
+#include "protocol/notifications.hpp"
+
+namespace parley {
+
+/// A notification on its way to clients, shared so fan-out never copies it.
+/// When the runtime serves JSON clients, the actor that creates the event
+/// also encodes its params, so that work is spread over the threads'
+/// actors instead of piling up in the connection.
+struct outgoing_event {
+  protocol::notification body;
+  std::string wire_params;  // `params` as JSON text; empty when not encoded ahead
+};
+using notification_ptr = std::shared_ptr<const outgoing_event>;
+
+template <class T>
+notification_ptr make_notification(T&& x, bool encode) {
+  auto e = std::make_shared<outgoing_event>();
+  e->body = std::forward<T>(x);
+  if (encode) e->wire_params = protocol::dump_line(protocol::params_of(e->body));
+  return e;
+}
+
+/// What a turn asks to have decided. `key` is unique in the process and
+/// names the ask until it is answered or withdrawn. `digest` binds the
+/// decision to exactly the action that was shown.
+struct approval_ask {
+  uint64_t key = 0;
+  std::string thread_id;
+  hooks::action_kind what = hooks::action_kind::command;
+  protocol::command_approval_params command;  // what == command: the v2 request params
+  protocol::file_change_approval_params file;  // what == file_change: the v2 request params
+  std::vector<protocol::file_update_change> changes;  // file_change: what the item shows
+  std::string raw_command;  // command: the line /bin/sh -c runs
+  std::string cwd;
+  std::string digest;  // "sha256:<hex>" of the command + cwd, or of the changes
+
+  bool is_file_change() const { return what == hooks::action_kind::file_change; }
+  const std::string& turn_id() const { return is_file_change() ? file.turn_id : command.turn_id; }
+  const std::string& item_id() const { return is_file_change() ? file.item_id : command.item_id; }
+};
+
+/// Files accepted for the rest of the session ("acceptForSession" on a patch).
+struct path_grant {
+  std::vector<std::string> paths;
+};
+
+/// How an approval ended, as the turn sees it. Only `decided` with a decision
+/// that allows_run() lets the action run.
+struct approval_outcome {
+  enum class kind { decided, client_error, malformed, timed_out, transport_closed, cancelled };
+  kind how = kind::cancelled;
+  protocol::approval_decision decision;
+  std::string detail;
+  /// Which pipeline stage decided: "rules", "grants", "hook:<name>",
+  /// "client", "deadline", "interrupt".
+  std::string stage = "client";
+  /// The digest of the action this outcome is for (the ask's).
+  std::string digest;
+};
+const char* to_string(approval_outcome::kind x);
+
+/// How a turn ended, reported to its conversation just before it quits.
+struct turn_result {
+  protocol::turn_status status = protocol::turn_status::completed;
+  std::optional<protocol::turn_error> error;
+};
+
+/// A finished subprocess.
+struct exit_info {
+  int exit_code = -1;       // the code, or 128 + signal number
+  int64_t duration_ms = 0;
+  int64_t pid = 0;
+  /// Why it never started (cannot start, killed or shut down while its
+  /// start was queued); empty = it ran. Then pid is 0 and nothing ran.
+  std::string not_started;
+};
+
+/// Context the model gets for its next step: the user's text and what the
+/// previous steps of this turn produced.
+struct model_context {
+  std::string user_text;
+  std::vector<std::string> step_results;  // one entry per finished step
+};
+
+/// One step of a turn, as decided by the model.
+struct model_step {
+  enum class kind { say, run, patch, done };
+  kind what = kind::done;
+  std::vector<std::string> deltas;  // say: the message in streamed pieces
+  std::string command;              // run: a shell command for /bin/sh -c
+  std::string patch;                // patch: apply_patch text (*** Begin Patch ... *** End Patch)
+};
+
+/// Durable records of a thread's history (the store's unit of append).
+struct thread_created_record {
+  protocol::thread meta;
+};
+struct turn_started_record {
+  std::string turn_id;
+  int64_t started_at = 0;
+};
+struct item_record {
+  std::string turn_id;
+  protocol::thread_item item;
+};
+struct turn_completed_record {
+  protocol::turn turn;  // status, error, timestamps; items are stored separately
+};
+struct thread_renamed_record {
+  std::optional<std::string> name;
+};
+using store_record = std::variant<thread_created_record, turn_started_record, item_record,
+                                  turn_completed_record, thread_renamed_record>;
+
+/// A thread as the store holds it.
+struct stored_thread {
+  protocol::thread meta;  // turns filled in; meta.path is the rollout
+  bool archived = false;
+};
+
+/// An explicit rollout path from a client (validated before any read).
+struct rollout_path {
+  std::string path;
+};
+
+/// Live counts of runtime objects, for leak checks and `parley/debug/counts`.
+struct runtime_counts {
+  int64_t conversations = 0;
+  int64_t turns = 0;
+  int64_t approvals = 0;
+  int64_t execs = 0;
+  int64_t pending_asks = 0;     // asks held by conversations
+  int64_t pending_requests = 0; // server->client requests held by connections
+  int64_t processes = 0;        // subprocesses not yet reaped
+};
+
+}  // namespace parley
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::notification_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::path_grant)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::hooks::verdict)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::exit_info)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_context)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_step)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_resume_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_fork_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_id_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_name_set_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_unsubscribe_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::runtime_counts)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::approval_decision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_start_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_session_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_read_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_read_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_loaded_list_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_loaded_list_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_interrupt_params)

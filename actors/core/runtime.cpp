@@ -1,0 +1,67 @@
+#include "actors/core/runtime.hpp"
+
+#include <caf/scoped_actor.hpp>
+#include <thread>
+
+#include "actors/core/log.hpp"
+#include "actors/core/errors.hpp"
+#include "actors/core/server.hpp"
+
+namespace parley {
+
+uint64_t next_ask_key() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  cfg.set("scheduler.policy", caf::atom("sharing"));
+  cfg.set("scheduler.max-threads", threads);
+}
+
+runtime::runtime(runtime_config config) {
+  if (config.store == runtime_config::store_kind::local) {
+    auto lock = store::home_lock::acquire(config.home);
+    if (!lock) throw std::runtime_error(message_of(lock.error()));
+    lock_.emplace(std::move(*lock));
+  }
+  // Rules that do not load stop the start: serving without them would
+  // decide differently from what the deployment wrote.
+  std::shared_ptr<rules::rules_book> rules;
+  if (!config.rules_dir.empty()) rules = std::make_shared<rules::rules_book>(config.rules_dir);
+  configure_scheduler(caf_config_, config.scheduler_threads);
+  system_ = std::make_unique<caf::actor_system>(caf_config_);
+  config_ = std::make_shared<const runtime_config>(std::move(config));
+  reactor_ = std::make_shared<process_reactor>();
+  server_ = system_->spawn(server, config_, reactor_, std::move(rules));
+  caf::scoped_actor self{*system_};
+  self->request(server_, std::chrono::seconds(10), atom::get::value)
+      .receive([this](thread_manager_actor& threads) { threads_ = std::move(threads); },
+               [](caf::error& err) {
+                 throw std::runtime_error("parley runtime failed to start: " + caf::to_string(err));
+               });
+}
+
+void runtime::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  {
+    caf::scoped_actor self{*system_};
+    self->request(server_, std::chrono::seconds(90), atom::shutdown::value)
+        .receive([](atom::ok) {},
+                 [](caf::error& err) {
+                   // request_receiver_down: the server already stopped on its own.
+                   if (err == caf::sec::request_receiver_down) return;
+                   PARLEY_WARN("runtime event=shutdown_incomplete error={}", caf::to_string(err));
+                 });
+  }
+  reactor_->stop();
+}
+
+runtime::~runtime() {
+  shutdown();
+  system_->await_all_actors_done();
+}
+
+}  // namespace parley

@@ -1,0 +1,56 @@
+#pragma once
+// The embeddable parley runtime: an actor system, the process reactor, and
+// the server actor (which owns the store, the model and the thread manager). A host links parley_actors,
+// creates a runtime, and attaches connections: the stdio JSON-RPC connection
+// (transport/) or an in_process_client (typed messages, no JSON, no pipes).
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <memory>
+
+#include "actors/core/config.hpp"
+#include "actors/core/interfaces.hpp"
+#include "actors/core/services.hpp"
+#include "actors/store/rollout_file.hpp"
+#include <optional>
+
+namespace parley {
+
+class runtime {
+ public:
+  /// Throws std::runtime_error if the runtime cannot start (e.g. another
+  /// process owns the home of a local store).
+  explicit runtime(runtime_config config = {});
+  /// Shuts down (if not done yet) and waits for every actor.
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  caf::actor_system& system() { return *system_; }
+  const runtime_config& config() const { return *config_; }
+  std::shared_ptr<const runtime_config> shared_config() const { return config_; }
+
+  /// The entry point connections send requests to.
+  thread_manager_actor threads() const { return threads_; }
+
+  /// Orderly stop: every active turn ends interrupted (pending approvals are
+  /// withdrawn, running commands killed), then the store and model stop.
+  /// Blocks the calling (non-actor) thread until that is done.
+  void shutdown();
+
+ private:
+  std::optional<store::home_lock> lock_;  // local store: one process per home
+  caf::actor_system_config caf_config_;
+  std::unique_ptr<caf::actor_system> system_;
+  std::shared_ptr<const runtime_config> config_;
+  std::shared_ptr<process_reactor> reactor_;
+  server_actor server_;
+  thread_manager_actor threads_;
+  bool stopped_ = false;
+};
+
+/// CAF settings parley runs with: the sharing scheduler, one worker per core
+/// (the work-stealing default collapses on fan-out on small machines).
+void configure_scheduler(caf::actor_system_config& cfg, size_t threads);
+
+}  // namespace parley

@@ -1,0 +1,75 @@
+#include "actors/core/server.hpp"
+
+#include <caf/spawn_options.hpp>
+
+#include "actors/core/handlers.hpp"
+#include "actors/store/memory_store.hpp"
+#include "actors/store/local_store.hpp"
+#include "actors/model/scripted_model.hpp"
+#include "actors/threads/thread_manager.hpp"
+
+namespace parley {
+
+server_actor::behavior_type server(server_actor::stateful_pointer<server_state> self,
+                                   std::shared_ptr<const runtime_config> config,
+                                   std::shared_ptr<process_reactor> reactor,
+                                   std::shared_ptr<rules::rules_book> rules) {
+  install_default_handlers(self, "server");
+  auto& st = self->state;
+  st.svc.config = std::move(config);
+  st.svc.reactor = std::move(reactor);
+  if (rules) {
+    st.svc.rules = std::move(rules);
+    st.svc.rules_keeper = self->spawn<caf::detached + caf::monitored>(rules_keeper, st.svc.rules);
+  }
+  if (st.svc.config->store == runtime_config::store_kind::local)
+    st.svc.store = self->spawn<caf::monitored>(store::local_store, st.svc.config);
+  else
+    st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
+  st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
+  if (!st.svc.config->audit_path.empty())
+    st.svc.audit = self->spawn<caf::detached + caf::monitored>(audit_writer, st.svc.config->audit_path);
+  st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& s = self->state;
+    if (s.stopping) return;
+    if (!dm.reason && dm.source == s.threads.address()) {
+      // The thread manager finished an orderly shutdown (the stdio connection
+      // asks for one when its input ends): stop the rest.
+      s.stopping = true;
+      self->send_exit(s.svc.store, caf::exit_reason::user_shutdown);
+      self->send_exit(s.svc.model, caf::exit_reason::user_shutdown);
+      if (s.svc.audit) self->send_exit(s.svc.audit, caf::exit_reason::user_shutdown);
+      if (s.svc.rules_keeper) self->send_exit(s.svc.rules_keeper, caf::exit_reason::user_shutdown);
+      self->quit();
+      return;
+    }
+    // A core actor died: nothing can be served reliably any more.
+    PARLEY_ERROR("server event=core_actor_down reason={}", caf::to_string(dm.reason));
+    self->quit(dm.reason);
+  });
+  return {
+      [self](atom::get) { return self->state.threads; },
+      [self](atom::shutdown) -> caf::result<atom::ok> {
+        auto& s = self->state;
+        auto rp = self->make_response_promise<atom::ok>();
+        s.stopping = true;
+        auto finish = [self, rp]() mutable {
+          auto& svc = self->state.svc;
+          self->send_exit(svc.store, caf::exit_reason::user_shutdown);
+          self->send_exit(svc.model, caf::exit_reason::user_shutdown);
+          if (svc.audit) self->send_exit(svc.audit, caf::exit_reason::user_shutdown);
+          if (svc.rules_keeper) self->send_exit(svc.rules_keeper, caf::exit_reason::user_shutdown);
+          self->send_exit(self->state.threads, caf::exit_reason::user_shutdown);
+          rp.deliver(atom::ok::value);
+          self->quit();
+        };
+        self->request(s.threads, std::chrono::seconds(60), atom::shutdown::value)
+            .then([finish](atom::ok) mutable { finish(); },
+                  [finish](caf::error&) mutable { finish(); });  // already stopped
+        return rp;
+      },
+  };
+}
+
+}  // namespace parley

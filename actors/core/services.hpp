@@ -1,0 +1,35 @@
+#pragma once
+// What every conversation and turn of one runtime shares.
+
+#include <atomic>
+#include <memory>
+
+#include "actors/approval/audit/audit_writer.hpp"
+#include "actors/core/config.hpp"
+#include "actors/core/interfaces.hpp"
+#include "actors/threads/process_reactor.hpp"
+#include "actors/approval/rules/rules_book.hpp"
+
+namespace parley {
+
+struct runtime_services {
+  std::shared_ptr<const runtime_config> config;
+  store_actor store;
+  model_actor model;
+  std::shared_ptr<process_reactor> reactor;
+  audit_actor audit;  // invalid when auditing is off
+  std::shared_ptr<rules::rules_book> rules;  // null when there is no rules directory
+  rules_actor rules_keeper;                  // writes amendments; invalid without rules
+};
+
+/// A notification made by one of this runtime's actors (encoded ahead when
+/// the runtime serves JSON clients).
+template <class T>
+notification_ptr make_event(const runtime_services& svc, T&& x) {
+  return make_notification(std::forward<T>(x), svc.config->encode_events);
+}
+
+/// A process-unique key for an approval ask.
+uint64_t next_ask_key();
+
+}  // namespace parley

@@ -1,0 +1,114 @@
+#include "actors/model/scripted_model.hpp"
+
+#include "actors/core/handlers.hpp"
+
+namespace parley {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return {};
+  auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+}  // namespace
+
+const std::string& scripted_model_help() {
+  static const std::string text =
+      "I am parley's scripted model. Write one directive per line: "
+      "`run: <command>` runs a shell command (after approval), "
+      "`say: <text>` makes me say the text, "
+      "`patch:` followed by an apply_patch patch (through `*** End Patch`) changes files "
+      "(after approval).";
+  return text;
+}
+
+std::vector<std::string> split_into_deltas(const std::string& text) {
+  // Three words per delta, spaces kept, so the concatenation is the text.
+  std::vector<std::string> out;
+  std::string current;
+  int words = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    current += text[i];
+    bool word_end = text[i] == ' ' && (i + 1 == text.size() || text[i + 1] != ' ');
+    if (word_end && ++words == 3) {
+      out.push_back(std::move(current));
+      current.clear();
+      words = 0;
+    }
+  }
+  if (!current.empty() || out.empty()) out.push_back(std::move(current));
+  return out;
+}
+
+std::vector<model_step> plan_steps(const std::string& user_text) {
+  std::vector<std::string> lines;
+  for (size_t pos = 0; pos <= user_text.size();) {
+    auto end = user_text.find('\n', pos);
+    if (end == std::string::npos) end = user_text.size();
+    auto line = user_text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    pos = end + 1;
+  }
+  std::vector<model_step> steps;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto line = trim(lines[i]);
+    if (starts_with(line, "run:")) {
+      auto command = trim(line.substr(4));
+      if (command.empty()) continue;
+      model_step s;
+      s.what = model_step::kind::run;
+      s.command = std::move(command);
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "say:")) {
+      model_step s;
+      s.what = model_step::kind::say;
+      s.deltas = split_into_deltas(trim(line.substr(4)));
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "patch:")) {
+      // The patch's lines are taken verbatim (a hunk's context lines start
+      // with a space) through "*** End Patch", or to the end of the text.
+      model_step s;
+      s.what = model_step::kind::patch;
+      auto first = trim(line.substr(6));
+      if (!first.empty()) s.patch = first + "\n";
+      bool ended = trim(first) == "*** End Patch";
+      while (!ended && i + 1 < lines.size()) {
+        const auto& body = lines[++i];
+        s.patch += body + "\n";
+        ended = trim(body) == "*** End Patch";
+      }
+      steps.push_back(std::move(s));
+    }
+  }
+  if (steps.empty()) {
+    model_step s;
+    s.what = model_step::kind::say;
+    s.deltas = split_into_deltas(scripted_model_help());
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+model_step next_step(const model_context& ctx) {
+  auto steps = plan_steps(ctx.user_text);
+  if (ctx.step_results.size() < steps.size()) return steps[ctx.step_results.size()];
+  return model_step{};
+}
+
+model_actor::behavior_type scripted_model(model_actor::pointer self,
+                                          std::shared_ptr<const runtime_config>) {
+  install_default_handlers(self, "model");
+  return {
+      [](atom::step, const model_context& ctx) { return next_step(ctx); },
+  };
+}
+
+}  // namespace parley

@@ -1,0 +1,41 @@
+#pragma once
+// The built-in deterministic "model": it reads the user's text and turns it
+// into steps. Its language (one directive per line):
+//
+//   run: <command>   run a shell command (asks for approval per policy)
+//   say: <text>      stream an agent message
+//   patch:           change files: the following lines, through
+//                    "*** End Patch", are a Codex apply_patch patch
+//
+// Directives run in order. Text with no directive is answered with a message
+// that explains this language. A real model provider implements model_actor
+// the same way (see interfaces.hpp).
+
+#include <string>
+#include <vector>
+
+#include "actors/core/config.hpp"
+#include "actors/core/interfaces.hpp"
+#include <memory>
+#include "actors/core/messages.hpp"
+
+namespace parley {
+
+/// The steps a user text asks for, in order (never empty for non-empty input).
+std::vector<model_step> plan_steps(const std::string& user_text);
+
+/// The next step for a turn: plan_steps(text)[results so far], then done.
+model_step next_step(const model_context& ctx);
+
+/// Splits a message into the pieces streamed as deltas (a few words each).
+std::vector<std::string> split_into_deltas(const std::string& text);
+
+/// The help message for text without directives.
+const std::string& scripted_model_help();
+
+/// A stateless actor answering next_step(). (`config` keeps the spawn from
+/// being argument-less, which CAF 0.17 trips UBSan on.)
+model_actor::behavior_type scripted_model(model_actor::pointer self,
+                                          std::shared_ptr<const runtime_config> config);
+
+}  // namespace parley

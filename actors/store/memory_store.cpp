@@ -1,0 +1,157 @@
+#include "actors/store/memory_store.hpp"
+
+#include <algorithm>
+
+#include "actors/core/handlers.hpp"
+#include "actors/store/rollout_format.hpp"
+#include "actors/store/thread_index.hpp"
+
+namespace parley {
+
+namespace {
+
+protocol::turn* find_turn(stored_thread& t, const std::string& id) {
+  // The turn being written is almost always the last one.
+  for (auto i = t.meta.turns.rbegin(); i != t.meta.turns.rend(); ++i)
+    if (i->id == id) return &*i;
+  return nullptr;
+}
+
+}  // namespace
+
+void apply_record(stored_thread& thread, const store_record& record) {
+  std::visit(
+      [&thread](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, thread_created_record>) {
+          thread.meta = r.meta;  // a fork arrives with its copied turns
+        } else if constexpr (std::is_same_v<T, turn_started_record>) {
+          protocol::turn t;
+          t.id = r.turn_id;
+          t.status = protocol::turn_status::in_progress;
+          t.started_at = r.started_at;
+          thread.meta.turns.push_back(std::move(t));
+          thread.meta.updated_at = r.started_at;
+        } else if constexpr (std::is_same_v<T, item_record>) {
+          if (auto* t = find_turn(thread, r.turn_id)) t->items.push_back(r.item);
+          auto* user = std::get_if<protocol::user_message_item>(&r.item);
+          if (user && thread.meta.preview.empty())
+            thread.meta.preview = protocol::joined_text(user->content);
+        } else if constexpr (std::is_same_v<T, turn_completed_record>) {
+          if (auto* t = find_turn(thread, r.turn.id)) {
+            t->status = r.turn.status;
+            t->error = r.turn.error;
+            t->completed_at = r.turn.completed_at;
+            t->duration_ms = r.turn.duration_ms;
+            if (r.turn.completed_at) thread.meta.updated_at = *r.turn.completed_at;
+          }
+        } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
+          thread.meta.name = r.name;
+        }
+      },
+      record);
+}
+
+std::vector<protocol::thread> select_threads(const std::vector<const stored_thread*>& all,
+                                            const protocol::thread_list_params& params,
+                                            std::optional<std::string>& next_cursor) {
+  bool by_created = params.sort_key == "created_at";
+  bool descending = params.sort_direction != "asc";
+  auto key_of = [by_created](const protocol::thread& t) {
+    return by_created ? t.created_at : t.updated_at;
+  };
+  auto contains = [](const std::string& hay, const std::string& needle) {
+    auto lower = [](std::string s) {
+      for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return s;
+    };
+    return lower(hay).find(lower(needle)) != std::string::npos;
+  };
+  std::vector<const protocol::thread*> rows;
+  for (auto* st : all) {
+    const auto& t = st->meta;
+    if (t.turns.empty() || st->archived != params.archived) continue;  // listed once it has a turn
+    if (!params.cwds.empty()
+        && std::find(params.cwds.begin(), params.cwds.end(), t.cwd) == params.cwds.end())
+      continue;
+    if (!params.model_providers.empty()
+        && std::find(params.model_providers.begin(), params.model_providers.end(),
+                     t.model_provider)
+               == params.model_providers.end())
+      continue;
+    if (!params.source_kinds.empty()
+        && std::find(params.source_kinds.begin(), params.source_kinds.end(), t.source)
+               == params.source_kinds.end())
+      continue;
+    if (params.search_term && !contains(t.preview, *params.search_term)
+        && !contains(t.name.value_or(""), *params.search_term))
+      continue;
+    rows.push_back(&t);
+  }
+  std::sort(rows.begin(), rows.end(), [&](const protocol::thread* a, const protocol::thread* b) {
+    auto ka = std::make_pair(key_of(*a), a->id);
+    auto kb = std::make_pair(key_of(*b), b->id);
+    return descending ? kb < ka : ka < kb;
+  });
+  int64_t cursor_key = 0;
+  std::string cursor_id;
+  auto begin = rows.begin();
+  if (params.cursor && store::decode_cursor(*params.cursor, cursor_key, cursor_id)) {
+    auto pos = std::make_pair(cursor_key, cursor_id);
+    begin = std::find_if(rows.begin(), rows.end(), [&](const protocol::thread* t) {
+      auto k = std::make_pair(key_of(*t), t->id);
+      return descending ? k < pos : pos < k;
+    });
+  }
+  uint32_t limit = params.limit && *params.limit > 0 ? *params.limit : 25;
+  std::vector<protocol::thread> out;
+  for (auto i = begin; i != rows.end() && out.size() < limit; ++i) {
+    out.push_back(**i);
+    out.back().turns.clear();
+    out.back().status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  }
+  if (!out.empty() && begin + static_cast<std::ptrdiff_t>(out.size()) != rows.end())
+    next_cursor = store::encode_cursor(key_of(out.back()), out.back().id);
+  return out;
+}
+
+store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_store_state> self,
+                                        std::shared_ptr<const runtime_config>) {
+  install_default_handlers(self, "memory_store");
+  return {
+      [self](atom::append, const std::string& thread_id, const store_record& record) {
+        apply_record(self->state.threads[thread_id], record);
+        return atom::ok::value;
+      },
+      [self](atom::load, const std::string& thread_id) -> caf::result<stored_thread> {
+        auto i = self->state.threads.find(thread_id);
+        if (i == self->state.threads.end())
+          return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
+        return i->second;
+      },
+      [](atom::load, const rollout_path& path) -> caf::result<stored_thread> {
+        // Explicit rollout files are read from disk whatever the store.
+        return store::read_rollout(path.path);
+      },
+      [self](atom::list, const protocol::thread_list_params& params) {
+        std::vector<const stored_thread*> all;
+        for (auto& [id, t] : self->state.threads) all.push_back(&t);
+        protocol::thread_list_response r;
+        r.data = select_threads(all, params, r.next_cursor);
+        return r;
+      },
+      [self](atom::archive, const std::string& thread_id, bool archived) -> caf::result<stored_thread> {
+        auto i = self->state.threads.find(thread_id);
+        if (i == self->state.threads.end() || i->second.meta.turns.empty()
+            || (archived && i->second.archived))
+          return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
+        if (!archived && !i->second.archived)  // Codex: only an archived thread unarchives
+          return make_error(errc::invalid_request,
+                            "no archived rollout found for thread id " + thread_id);
+        i->second.archived = archived;
+        return i->second;
+      },
+  };
+}
+
+}  // namespace parley

@@ -1,0 +1,96 @@
+#pragma once
+// One loaded thread. The conversation is the single sequencer of its
+// thread's events: everything a client sees about the thread (turn and item
+// events, approval requests and their withdrawal, status changes) leaves
+// through its outbox, in order. Events that must be durable first (a
+// completed item, a completed turn) wait in the outbox until the store has
+// acknowledged them, and hold back everything behind them.
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/core/counters.hpp"
+#include "actors/core/interfaces.hpp"
+#include "actors/approval/policy.hpp"
+#include "actors/core/services.hpp"
+
+namespace parley {
+
+/// Sticky settings of a thread (thread/start, overridden by turn/start).
+struct conversation_settings {
+  std::string cwd;
+  protocol::approval_policy policy;
+  protocol::sandbox_policy sandbox;
+  std::string reviewer = "user";
+  std::string model;
+};
+
+/// An approval request on its way to (or waiting at) a client.
+struct pending_ask {
+  caf::typed_response_promise<protocol::approval_decision> promise;
+  std::string turn_id;
+  std::string item_id;
+  client_actor client;
+  bool sent = false;
+  counted live{counters().pending_asks};
+};
+
+struct active_turn {
+  turn_actor handle;
+  std::string id;
+  int64_t started_at = 0;     // unix seconds
+  int64_t started_ms = 0;
+  client_actor owner;         // the client that started it answers its asks
+  std::set<std::string> waiting;  // items waiting on a decision
+  std::set<uint64_t> withdrawn;   // asks voided before they arrived
+  bool interrupt_sent = false;
+};
+
+struct outbox_entry {
+  uint64_t seq = 0;
+  bool ready = false;
+  std::function<void()> deliver;
+};
+
+struct conversation_state {
+  static inline const char* name = "conversation";
+  counted live{counters().conversations};
+  runtime_services svc;
+  protocol::thread meta;
+  conversation_settings settings;
+  std::vector<client_actor> subscribers;
+  session_grants grants;
+  std::optional<active_turn> active;
+  std::unordered_map<uint64_t, std::unique_ptr<pending_ask>> asks;
+  std::deque<outbox_entry> outbox;
+  uint64_t next_seq = 0;
+  std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
+  bool closing = false;
+  /// Replies promised to requesters that wait on the store: the actor must
+  /// not quit before they are delivered (CAF 0.17 drops an undelivered
+  /// promise silently, and the requester would wait forever).
+  size_t awaiting_store = 0;
+  /// A fork's copied history, for the reply to its first open (then dropped).
+  std::vector<protocol::turn> fork_turns;
+  /// Generation of the idle-unload timer (a newer arm voids older ones).
+  uint64_t idle_generation = 0;
+};
+
+/// `meta.turns` is the thread's history when it is a fork (written to the
+/// store with the thread and returned by the first open); otherwise empty.
+conversation_actor::behavior_type conversation(
+    conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
+    protocol::thread meta, conversation_settings settings);
+
+/// Settings for a thread from its stored metadata plus a client's overrides.
+conversation_settings settings_for(const protocol::thread& meta,
+                                   const protocol::thread_overrides& overrides,
+                                   const runtime_config& config);
+
+}  // namespace parley

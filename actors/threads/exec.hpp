@@ -1,0 +1,26 @@
+#pragma once
+// One running command: starts the subprocess through the process reactor,
+// forwards its output and exit to the turn, and kills the whole process group
+// if it ends (turn interrupted, shutdown) before the command did.
+
+#include <memory>
+#include <string>
+
+#include "actors/core/counters.hpp"
+#include "actors/core/interfaces.hpp"
+#include "actors/threads/process_reactor.hpp"
+
+namespace parley {
+
+struct exec_state {
+  static inline const char* name = "exec";
+  counted live{counters().execs};
+  turn_actor turn;
+  process_id process = 0;
+};
+
+exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, turn_actor turn,
+                               std::string command, std::string cwd,
+                               std::shared_ptr<process_reactor> reactor);
+
+}  // namespace parley

@@ -1,0 +1,38 @@
+#pragma once
+// Thread id -> conversation. Starts conversations, routes requests to them,
+// lists what is loaded, and stops them all in an orderly shutdown.
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actors/core/interfaces.hpp"
+#include "actors/core/services.hpp"
+
+namespace parley {
+
+struct thread_manager_state {
+  static inline const char* name = "thread_manager";
+  runtime_services svc;
+  std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
+  std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
+  /// Work that waits for a thread that is unloading to be gone (a resume
+  /// that came too late to rejoin it loads it again from the store).
+  std::multimap<std::string, std::function<void()>> on_unloaded;
+  /// Replies this actor still owes (each waits on the store or a thread):
+  /// shutdown completes only once they are all delivered.
+  size_t owed = 0;
+  bool shutting_down = false;
+};
+
+thread_manager_actor::behavior_type thread_manager(
+    thread_manager_actor::stateful_pointer<thread_manager_state> self, runtime_services svc);
+
+/// Resolves a thread's cwd: `requested` if given (relative to the process's
+/// cwd), else the configured default, else the process's cwd. Fails unless
+/// the result is an existing directory.
+caf::expected<std::string> resolve_cwd(const std::optional<std::string>& requested,
+                                       const std::string& fallback);
+
+}  // namespace parley

@@ -1,0 +1,71 @@
+#pragma once
+// One turn: the agent loop. It asks the model for a step, then says, runs a
+// command or changes files, asking for approval per policy, and reports
+// every item event to its conversation, which orders, stores and fans them
+// out. An exit signal (turn/interrupt) resolves what is pending: the ask is
+// withdrawn, the command's process group is killed, and the turn ends
+// `interrupted`.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/core/counters.hpp"
+#include "actors/core/interfaces.hpp"
+#include "actors/threads/output_buffer.hpp"
+#include "actors/patch/apply_patch.hpp"
+#include "actors/patch/turn_diff.hpp"
+#include "actors/approval/policy.hpp"
+#include "actors/core/services.hpp"
+
+namespace parley {
+
+/// The settings a turn runs with (a snapshot of its conversation's).
+struct turn_settings {
+  std::string thread_id;
+  std::string turn_id;
+  std::string cwd;
+  protocol::approval_policy policy;
+  /// Where patches may write (absolute); empty = cwd only.
+  std::vector<std::string> writable_roots;
+  session_grants grants;
+  std::string user_text;
+};
+
+/// The command item in progress.
+struct command_step {
+  protocol::command_execution_item item;
+  std::string raw;  // what /bin/sh -c runs
+  int64_t started_ms = 0;
+  std::optional<output_buffer> output;  // set while it runs
+  caf::actor_addr exec_addr;
+};
+
+/// The file change item in progress: the planned changes wait for approval.
+struct patch_step {
+  protocol::file_change_item item;
+  std::vector<patch::file_change> planned;
+  int64_t started_ms = 0;
+};
+
+struct turn_state {
+  static inline const char* name = "turn";
+  counted live{counters().turns};
+  runtime_services svc;
+  conversation_actor conversation;
+  turn_settings settings;
+  model_context context;
+  std::optional<command_step> command;
+  std::optional<patch_step> patch;
+  std::optional<uint64_t> pending_ask;
+  std::string pending_digest;  // what the pending ask was asked about
+  caf::actor_addr approval_addr;
+  patch::turn_diff diff;  // every change this turn applied
+  bool finished = false;
+};
+
+turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
+                               conversation_actor conversation, runtime_services svc,
+                               turn_settings settings);
+
+}  // namespace parley
