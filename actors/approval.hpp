@@ -16,16 +16,16 @@
 #include <string>
 
 #include "actors/audit/audit_writer.hpp"
-#include "actors/counters.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/policy.hpp"
 #include "actors/services.hpp"
+#include "actors/telemetry.hpp"
 
 namespace parley {
 
 struct approval_state {
   static inline const char* name = "approval";
-  counted live{counters().approvals};
+  counted live;  // the runtime's approvals
   conversation_actor conversation;
   approval_ask ask;
   runtime_services svc;

@@ -105,9 +105,4 @@ approval_stats_snapshot approval_stats::snapshot() const {
   return s;
 }
 
-approval_stats& approval_telemetry() {
-  static approval_stats instance;
-  return instance;
-}
-
 }  // namespace parley
