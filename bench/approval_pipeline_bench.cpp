@@ -81,7 +81,7 @@ double run_once(caf::actor_system& sys, const parley::runtime_services& svc,
   ask.cwd = "/tmp";
   int started = 0, finished = 0, allowed = 0;
   auto start_one = [&] {
-    ask.key = parley::next_ask_key();
+    ask.key = svc.telemetry->next_ask_key();
     auto a = self->spawn(parley::approval, client, ask, svc, parley::session_grants{});
     self->send(a, parley::atom::decide::value);
     ++started;
@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
     parley::runtime_config c;
     parley::runtime_services svc;
     svc.reactor = reactor;
+    svc.telemetry = std::make_shared<parley::runtime_telemetry>();
     m.setup(c, svc);
     svc.config = std::make_shared<const parley::runtime_config>(c);
     int n = std::max(1, opt.approvals / m.approvals_divisor);

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   auto out = rt.system().spawn(watcher, log);
   connection_options options;
   options.config = rt.shared_config();
+  options.telemetry = rt.telemetry();
   options.shutdown_on_close = false;
   auto conn = rt.system().spawn(connection, rt.threads(), out, options);
   auto line = [&](const json& j) { caf::anon_send(conn, atom::line::value, j.dump()); };

@@ -116,8 +116,9 @@ void approval_round_trip(benchmark::State& state) {
   auto cfg = std::make_shared<parley::runtime_config>();
   cfg->approval_timeout = std::chrono::milliseconds(5000);
   svc.config = cfg;
+  svc.telemetry = std::make_shared<parley::runtime_telemetry>();
   for (auto _ : state) {
-    ask.key = parley::next_ask_key();
+    ask.key = svc.telemetry->next_ask_key();
     auto a = sys.spawn(parley::approval, decider, ask, svc, parley::session_grants{});
     self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
         .receive([](parley::approval_outcome&) {}, [&](caf::error&) { state.SkipWithError("failed"); });

@@ -44,6 +44,7 @@ int run_app_server(runtime_config config) {
   auto writer = rt.system().spawn<caf::detached>(line_writer, STDOUT_FILENO);
   connection_options options;
   options.config = rt.shared_config();
+  options.telemetry = rt.telemetry();
   options.shutdown_on_close = true;
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   {

@@ -1,9 +1,8 @@
 #include "transport/connection.hpp"
 
-#include <atomic>
 #include <utility>
 
-#include "actors/approval/approval_stats.hpp"
+#include "actors/core/telemetry.hpp"
 #include "actors/core/handlers.hpp"
 
 namespace parley {
@@ -13,15 +12,6 @@ namespace {
 using self_ptr = connection_actor::stateful_pointer<connection_state>;
 
 constexpr auto call_timeout = std::chrono::seconds(120);
-
-/// Server->client request ids, unique in the process: a reply meant for
-/// another connection's request never matches one of this connection's.
-/// (Codex numbers 0, 1, 2, ... per connection; with one connection per
-/// process, as over stdio, the numbers are the same.)
-int64_t next_request_id() {
-  static std::atomic<int64_t> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
 
 /// The runtime as the session sees it: each call is one CAF request to the
 /// thread manager, answered through the session's reply.
@@ -74,7 +64,9 @@ class thread_manager_port final : public rpc::runtime_port {
   void debug_counts(reply<runtime_counts> done) override {
     forward(std::move(done), atom::stats::value);
   }
-  protocol::json approval_stats() override { return approval_telemetry().snapshot(); }
+  protocol::json approval_stats() override {
+    return self_->state.options.telemetry->approvals.snapshot();
+  }
 
  private:
   client_actor client() const { return caf::actor_cast<client_actor>(self_); }
@@ -110,13 +102,17 @@ void on_eof(self_ptr self) {
             });
 }
 
-rpc::session_config session_config_of(const runtime_config& cfg) {
+rpc::session_config session_config_of(const connection_options& options) {
+  auto& cfg = *options.config;
   rpc::session_config sc;
   sc.cli_version = cfg.cli_version;
   sc.codex_home = cfg.home;
   sc.model_id = cfg.model_id;
-  sc.next_request_id = next_request_id;
-  sc.on_refused_reply = [] { approval_telemetry().on_refused_reply(); };
+  // Ids come from the runtime, not the connection: a reply meant for another
+  // connection's request never matches one of this connection's.
+  sc.next_request_id = [t = options.telemetry] { return t->next_request_id(); };
+  sc.on_refused_reply = [t = options.telemetry] { t->approvals.on_refused_reply(); };
+  sc.telemetry = options.telemetry;
   return sc;
 }
 
@@ -132,7 +128,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   st.options = std::move(options);
   st.runtime = std::make_unique<thread_manager_port>(self);
   st.session = std::make_unique<rpc::session>(
-      session_config_of(*st.options.config), *st.runtime,
+      session_config_of(st.options), *st.runtime,
       [self](std::string line) { self->send(self->state.out, std::move(line)); });
   return {
       [self](atom::line, const std::string& line) { self->state.session->on_line(line); },

@@ -9,6 +9,7 @@
 
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
+#include "actors/core/telemetry.hpp"
 #include "transport/line_writer.hpp"
 #include "transport/rpc_session.hpp"
 
@@ -22,6 +23,9 @@ using connection_actor = client_actor::extend<
 
 struct connection_options {
   std::shared_ptr<const runtime_config> config;
+  /// The runtime's (runtime::telemetry()): its counts and approval stats, and
+  /// the ids of this connection's requests to the client. Required.
+  std::shared_ptr<runtime_telemetry> telemetry;
   /// stdio: the server lives as long as its one connection. When the input
   /// ends, every thread is shut down before the connection stops.
   bool shutdown_on_close = true;

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "actors/core/counters.hpp"
 #include "actors/core/log.hpp"
 #include "actors/core/errors.hpp"
 #include "protocol/ids.hpp"
@@ -52,7 +51,7 @@ struct session::outgoing_request {
   decision_sink sink;
   approval_binding binding;
   uint64_t key = 0;
-  counted live{counters().pending_requests};
+  counted live;  // the runtime's pending_requests
 };
 
 session::session(session_config config, runtime_port& runtime, line_sink out)
@@ -310,6 +309,7 @@ void session::ask(const approval_ask& ask, decision_sink sink) {
   auto rid = config_.next_request_id();
   auto shown = approval_request_for(ask, capabilities_.legacy_approvals);
   auto req = std::make_unique<outgoing_request>();
+  req->live = count_live(config_.telemetry, &live_counters::pending_requests);
   req->sink = std::move(sink);
   req->binding = std::move(shown.binding);
   req->key = ask.key;

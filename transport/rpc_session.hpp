@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "actors/core/messages.hpp"
+#include "actors/core/telemetry.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
@@ -38,6 +39,8 @@ struct session_config {
   /// Names this connection in the trace of every line in and out
   /// (`--log-level trace`), e.g. "stdio".
   std::string label = "stdio";
+  /// Where requests in flight are counted (the runtime's); null: not counted.
+  std::shared_ptr<runtime_telemetry> telemetry;
 };
 
 /// A method's params need no check beyond decoding.

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <caf/sec.hpp>
 
-#include "actors/approval/approval_stats.hpp"
+#include "actors/core/approval_stats.hpp"
 #include "actors/approval/hooks/external_hook_runner.hpp"
 #include "actors/core/handlers.hpp"
 
@@ -138,7 +138,7 @@ void record_outcome(self_ptr self, const approval_outcome& out) {
   auto& st = self->state;
   auto latency = std::chrono::steady_clock::now() - st.asked_at;
   bool runs = out.how == approval_outcome::kind::decided && out.decision.allows_run();
-  approval_telemetry().on_outcome(to_string(out.how), out.stage, runs, latency);
+  st.svc.telemetry->approvals.on_outcome(to_string(out.how), out.stage, runs, latency);
   if (!st.svc.audit) return;
   auto fields = audit_fields(st.ask);
   fields["stage"] = out.stage;
@@ -317,7 +317,7 @@ void start(self_ptr self) {
   auto& st = self->state;
   st.started = true;
   st.asked_at = std::chrono::steady_clock::now();
-  approval_telemetry().on_requested();
+  st.svc.telemetry->approvals.on_requested();
   if (st.svc.audit)
     self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});
   // Rules: what the deployment wrote down. "ask" keeps the client in the loop.
@@ -353,6 +353,7 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
   st.conversation = std::move(conversation);
   st.ask = std::move(ask);
   st.svc = std::move(svc);
+  st.live = count_live(st.svc.telemetry, &live_counters::approvals);
   st.grants = std::move(grants);
   // Interrupting the turn ends this actor through its link: the turn itself
   // resolves the ask (withdraw + item declined) so the order of events holds.

@@ -16,16 +16,16 @@
 #include <string>
 
 #include "actors/approval/audit/audit_writer.hpp"
-#include "actors/core/counters.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/approval/policy.hpp"
 #include "actors/core/services.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
 struct approval_state {
   static inline const char* name = "approval";
-  counted live{counters().approvals};
+  counted live;  // the runtime's approvals
   conversation_actor conversation;
   approval_ask ask;
   runtime_services svc;

@@ -1,24 +1,7 @@
 #include "actors/core/counters.hpp"
+#include "actors/core/messages.hpp"
 
 namespace parley {
-
-live_counters& counters() {
-  static live_counters instance;
-  return instance;
-}
-
-runtime_counts snapshot_counts() {
-  auto& c = counters();
-  runtime_counts r;
-  r.conversations = c.conversations.load();
-  r.turns = c.turns.load();
-  r.approvals = c.approvals.load();
-  r.execs = c.execs.load();
-  r.pending_asks = c.pending_asks.load();
-  r.pending_requests = c.pending_requests.load();
-  r.processes = c.processes.load();
-  return r;
-}
 
 const char* to_string(approval_outcome::kind x) {
   switch (x) {

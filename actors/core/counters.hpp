@@ -1,12 +1,12 @@
 #pragma once
-// Process-wide live counts of runtime objects. Each actor state holds a
-// `counted` member, so a count drops exactly when the state is destroyed:
-// after a turn ends, nothing of it may remain (see tests).
+// Live counts of one runtime's objects (see actors/telemetry.hpp). Each actor
+// state holds a `counted` member, so a count drops exactly when the state is
+// destroyed: after a turn ends, nothing of it may remain (see tests).
 
 #include <atomic>
 #include <cstdint>
-
-#include "actors/core/messages.hpp"
+#include <memory>
+#include <utility>
 
 namespace parley {
 
@@ -20,20 +20,35 @@ struct live_counters {
   std::atomic<int64_t> processes{0};
 };
 
-live_counters& counters();
-
-runtime_counts snapshot_counts();
-
-/// RAII: +1 while alive.
+/// RAII: +1 on a counter while alive. It shares ownership of what holds the
+/// counter (an aliasing shared_ptr), so the counter outlives every guard even
+/// when an actor state is destroyed after its runtime let go. Empty: counts
+/// nothing.
 class counted {
  public:
-  explicit counted(std::atomic<int64_t>& c) : c_(&c) { c_->fetch_add(1, std::memory_order_relaxed); }
+  counted() = default;
+  explicit counted(std::shared_ptr<std::atomic<int64_t>> c) : c_(std::move(c)) {
+    if (c_) c_->fetch_add(1, std::memory_order_relaxed);
+  }
   counted(const counted&) = delete;
   counted& operator=(const counted&) = delete;
-  ~counted() { c_->fetch_sub(1, std::memory_order_relaxed); }
+  counted(counted&& other) noexcept = default;
+  counted& operator=(counted&& other) noexcept {
+    if (this != &other) {
+      release();
+      c_ = std::move(other.c_);
+    }
+    return *this;
+  }
+  ~counted() { release(); }
 
  private:
-  std::atomic<int64_t>* c_;
+  void release() {
+    if (c_) c_->fetch_sub(1, std::memory_order_relaxed);
+    c_.reset();
+  }
+
+  std::shared_ptr<std::atomic<int64_t>> c_;
 };
 
 }  // namespace parley

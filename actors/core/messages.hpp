@@ -35,7 +35,7 @@ notification_ptr make_notification(T&& x, bool encode) {
   return e;
 }
 
-/// What a turn asks to have decided. `key` is unique in the process and
+/// What a turn asks to have decided. `key` is unique in the runtime and
 /// names the ask until it is answered or withdrawn. `digest` binds the
 /// decision to exactly the action that was shown.
 struct approval_ask {

@@ -9,11 +9,6 @@
 
 namespace parley {
 
-uint64_t next_ask_key() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
 void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   cfg.set("scheduler.policy", caf::atom("sharing"));
@@ -33,8 +28,11 @@ runtime::runtime(runtime_config config) {
   configure_scheduler(caf_config_, config.scheduler_threads);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));
-  reactor_ = std::make_shared<process_reactor>();
-  server_ = system_->spawn(server, config_, reactor_, std::move(rules));
+  telemetry_ = std::make_shared<runtime_telemetry>();
+  process_reactor_options reactor_options;
+  reactor_options.telemetry = telemetry_;
+  reactor_ = std::make_shared<process_reactor>(std::move(reactor_options));
+  server_ = system_->spawn(server, config_, reactor_, std::move(rules), telemetry_);
   caf::scoped_actor self{*system_};
   self->request(server_, std::chrono::seconds(10), atom::get::value)
       .receive([this](thread_manager_actor& threads) { threads_ = std::move(threads); },

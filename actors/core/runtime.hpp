@@ -33,6 +33,10 @@ class runtime {
   /// The entry point connections send requests to.
   thread_manager_actor threads() const { return threads_; }
 
+  /// This runtime's counts, approval stats and key sequences (a connection
+  /// gets it at spawn).
+  std::shared_ptr<runtime_telemetry> telemetry() const { return telemetry_; }
+
   /// Orderly stop: every active turn ends interrupted (pending approvals are
   /// withdrawn, running commands killed), then the store and model stop.
   /// Blocks the calling (non-actor) thread until that is done.
@@ -43,6 +47,7 @@ class runtime {
   caf::actor_system_config caf_config_;
   std::unique_ptr<caf::actor_system> system_;
   std::shared_ptr<const runtime_config> config_;
+  std::shared_ptr<runtime_telemetry> telemetry_;
   std::shared_ptr<process_reactor> reactor_;
   server_actor server_;
   thread_manager_actor threads_;

@@ -13,11 +13,13 @@ namespace parley {
 server_actor::behavior_type server(server_actor::stateful_pointer<server_state> self,
                                    std::shared_ptr<const runtime_config> config,
                                    std::shared_ptr<process_reactor> reactor,
-                                   std::shared_ptr<rules::rules_book> rules) {
+                                   std::shared_ptr<rules::rules_book> rules,
+                                   std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "server");
   auto& st = self->state;
   st.svc.config = std::move(config);
   st.svc.reactor = std::move(reactor);
+  st.svc.telemetry = std::move(telemetry);
   if (rules) {
     st.svc.rules = std::move(rules);
     st.svc.rules_keeper = self->spawn<caf::detached + caf::monitored>(rules_keeper, st.svc.rules);

@@ -9,6 +9,7 @@
 #include "actors/core/interfaces.hpp"
 #include "actors/threads/process_reactor.hpp"
 #include "actors/approval/rules/rules_book.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
@@ -20,6 +21,7 @@ struct runtime_services {
   audit_actor audit;  // invalid when auditing is off
   std::shared_ptr<rules::rules_book> rules;  // null when there is no rules directory
   rules_actor rules_keeper;                  // writes amendments; invalid without rules
+  std::shared_ptr<runtime_telemetry> telemetry;  // this runtime's counts, stats and keys
 };
 
 /// A notification made by one of this runtime's actors (encoded ahead when
@@ -28,8 +30,5 @@ template <class T>
 notification_ptr make_event(const runtime_services& svc, T&& x) {
   return make_notification(std::forward<T>(x), svc.config->encode_events);
 }
-
-/// A process-unique key for an approval ask.
-uint64_t next_ask_key();
 
 }  // namespace parley

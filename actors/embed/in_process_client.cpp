@@ -3,8 +3,8 @@
 #include <caf/scoped_actor.hpp>
 #include <unordered_map>
 
-#include "actors/core/counters.hpp"
 #include "actors/core/handlers.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
@@ -16,24 +16,28 @@ struct in_process_state {
   static inline const char* name = "in_process_client";
   std::shared_ptr<in_process_client::handler> host;
   thread_manager_actor threads;
+  std::shared_ptr<runtime_telemetry> telemetry;
   struct pending {
     caf::typed_response_promise<protocol::approval_decision> promise;
-    counted live{counters().pending_requests};
+    counted live;  // the runtime's pending_requests
   };
   std::unordered_map<uint64_t, std::unique_ptr<pending>> asks;
 };
 
 in_process_actor::behavior_type in_process_connection(
     in_process_actor::stateful_pointer<in_process_state> self,
-    std::shared_ptr<in_process_client::handler> host, thread_manager_actor threads) {
+    std::shared_ptr<in_process_client::handler> host, thread_manager_actor threads,
+    std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "in_process_client");
   self->state.host = std::move(host);
   self->state.threads = std::move(threads);
+  self->state.telemetry = std::move(telemetry);
   return {
       [self](atom::event, const notification_ptr& n) { self->state.host->on_notification(n->body); },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto rp = self->make_response_promise<protocol::approval_decision>();
         auto entry = std::make_unique<in_process_state::pending>();
+        entry->live = count_live(self->state.telemetry, &live_counters::pending_requests);
         entry->promise = rp;
         self->state.asks.emplace(ask.key, std::move(entry));
         self->state.host->on_approval(ask, approval_reply{caf::actor_cast<in_process_actor>(self),
@@ -74,7 +78,7 @@ void approval_reply::operator()(protocol::approval_decision decision) const {
 }
 
 in_process_client::in_process_client(runtime& rt, std::shared_ptr<handler> h) : rt_(rt) {
-  actor_ = rt.system().spawn(in_process_connection, std::move(h), rt.threads());
+  actor_ = rt.system().spawn(in_process_connection, std::move(h), rt.threads(), rt.telemetry());
 }
 
 in_process_client::~in_process_client() { caf::anon_send(actor_, atom::close::value); }

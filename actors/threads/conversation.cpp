@@ -337,6 +337,7 @@ conversation_actor::behavior_type conversation(
     protocol::thread meta, conversation_settings settings) {
   install_default_handlers(self, "conversation");
   self->state.svc = std::move(svc);
+  self->state.live = count_live(self->state.svc.telemetry, &live_counters::conversations);
   self->state.fork_turns = meta.turns;
   self->state.meta = std::move(meta);
   self->state.settings = std::move(settings);
@@ -509,6 +510,7 @@ conversation_actor::behavior_type conversation(
           return rp;
         }
         auto entry = std::make_unique<pending_ask>();
+        entry->live = count_live(st.svc.telemetry, &live_counters::pending_asks);
         entry->promise = rp;
         entry->turn_id = ask.turn_id();
         entry->item_id = ask.item_id();

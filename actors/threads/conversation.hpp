@@ -15,10 +15,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/core/counters.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/approval/policy.hpp"
 #include "actors/core/services.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
@@ -38,7 +38,7 @@ struct pending_ask {
   std::string item_id;
   client_actor client;
   bool sent = false;
-  counted live{counters().pending_asks};
+  counted live;  // the runtime's pending_asks
 };
 
 struct active_turn {
@@ -60,7 +60,7 @@ struct outbox_entry {
 
 struct conversation_state {
   static inline const char* name = "conversation";
-  counted live{counters().conversations};
+  counted live;  // the runtime's conversations
   runtime_services svc;
   protocol::thread meta;
   conversation_settings settings;

@@ -6,8 +6,10 @@ namespace parley {
 
 exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, turn_actor turn,
                                std::string command, std::string cwd,
-                               std::shared_ptr<process_reactor> reactor) {
+                               std::shared_ptr<process_reactor> reactor,
+                               std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "exec");
+  self->state.live = count_live(telemetry, &live_counters::execs);
   self->state.turn = turn;
   // Queued: the reactor's spawner thread creates the process, so this
   // worker (and every decision waiting for one) never waits on it.

@@ -6,21 +6,22 @@
 #include <memory>
 #include <string>
 
-#include "actors/core/counters.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/threads/process_reactor.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
 struct exec_state {
   static inline const char* name = "exec";
-  counted live{counters().execs};
+  counted live;  // the runtime's execs
   turn_actor turn;
   process_id process = 0;
 };
 
 exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, turn_actor turn,
                                std::string command, std::string cwd,
-                               std::shared_ptr<process_reactor> reactor);
+                               std::shared_ptr<process_reactor> reactor,
+                               std::shared_ptr<runtime_telemetry> telemetry);
 
 }  // namespace parley

@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "actors/core/counters.hpp"
 #include "actors/core/log.hpp"
 #include "actors/threads/process_launch.hpp"
 #include "actors/core/errors.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
@@ -55,7 +55,7 @@ struct process_reactor::process {
   bool exited = false;
   bool eof = false;
   int exit_code = -1;
-  counted live{counters().processes};
+  counted live;
 };
 
 process_reactor::process_reactor(process_reactor_options options)
@@ -196,6 +196,7 @@ void process_reactor::start_one(queued_spawn& q) {
     return;
   }
   auto p = std::make_shared<process>();
+  p->live = count_live(options_.telemetry, &live_counters::processes);
   p->id = q.id;
   p->pid = started->pid;
   p->out_fd = started->out_fd;

@@ -25,6 +25,8 @@
 
 namespace parley {
 
+class runtime_telemetry;
+
 /// What to start. The process always gets a new process group, default
 /// signal dispositions and its stdout in a pipe to the reactor.
 struct spawn_spec {
@@ -49,6 +51,8 @@ struct process_reactor_options {
   std::function<void()> before_spawn;
   /// Threads that create processes; 0 = one per core.
   unsigned spawners = 0;
+  /// Where live processes are counted (the runtime's); null: not counted.
+  std::shared_ptr<runtime_telemetry> telemetry;
 };
 
 class process_reactor {

@@ -458,7 +458,7 @@ thread_manager_actor::behavior_type thread_manager(
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         return rp.promise();
       },
-      [](atom::stats) { return snapshot_counts(); },
+      [self](atom::stats) { return self->state.svc.telemetry->counts(); },
       [self](atom::gone, const client_actor& client) {
         for (auto& [id, conv] : self->state.threads) self->send(conv, atom::gone::value, client);
       },

@@ -87,7 +87,7 @@ void start_exec(self_ptr self) {
   auto& cmd = *st.command;
   cmd.output.emplace(st.svc.config->output_cap_bytes);
   auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<turn_actor>(self), cmd.raw,
-                                         st.settings.cwd, st.svc.reactor);
+                                         st.settings.cwd, st.svc.reactor, st.svc.telemetry);
   cmd.exec_addr = runner.address();
 }
 
@@ -234,7 +234,7 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
 
 void ask_approval(self_ptr self, approval_ask ask) {
   auto& st = self->state;
-  ask.key = next_ask_key();
+  ask.key = st.svc.telemetry->next_ask_key();
   st.pending_ask = ask.key;
   st.pending_digest = ask.digest;
   auto key = ask.key;
@@ -425,6 +425,7 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   install_default_handlers(self, "turn");
   self->state.conversation = std::move(conversation);
   self->state.svc = std::move(svc);
+  self->state.live = count_live(self->state.svc.telemetry, &live_counters::turns);
   self->state.context.user_text = settings.user_text;
   self->state.settings = std::move(settings);
   self->set_exit_handler([self](caf::exit_msg& em) {

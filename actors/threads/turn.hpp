@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/core/counters.hpp"
+#include "actors/core/telemetry.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/threads/output_buffer.hpp"
 #include "actors/patch/apply_patch.hpp"
@@ -50,7 +50,7 @@ struct patch_step {
 
 struct turn_state {
   static inline const char* name = "turn";
-  counted live{counters().turns};
+  counted live;  // the runtime's turns
   runtime_services svc;
   conversation_actor conversation;
   turn_settings settings;

@@ -92,7 +92,7 @@ class process_spawner_test : public ::testing::Test {
       : sys(configured()),
         dir(fs::temp_directory_path() / ("parley-spawner-" + std::to_string(::getpid()))),
         reactor(std::make_unique<process_reactor>(
-            process_reactor_options{[this] { held.pass(); }, spawners})) {
+            process_reactor_options{[this] { held.pass(); }, spawners, /*telemetry=*/nullptr})) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }

@@ -1,4 +1,4 @@
-#include "actors/approval/approval_stats.hpp"
+#include "actors/core/approval_stats.hpp"
 
 namespace parley {
 
@@ -103,11 +103,6 @@ approval_stats_snapshot approval_stats::snapshot() const {
   s.p50_ms = percentile(0.50);
   s.p99_ms = percentile(0.99);
   return s;
-}
-
-approval_stats& approval_telemetry() {
-  static approval_stats instance;
-  return instance;
 }
 
 }  // namespace parley

@@ -1,5 +1,5 @@
 #pragma once
-// Process-wide approval telemetry for `parley/stats`: how many approvals are
+// One runtime's approval telemetry for `parley/stats`: how many approvals are
 // pending, how they ended and which stage decided them, and the time from
 // request to decision (p50/p99 from a log-linear histogram). Lock-free: every
 // approval actor records into it, readers take a snapshot.
@@ -51,7 +51,5 @@ class approval_stats {
   std::atomic<int64_t> by_rules_{0}, by_grants_{0}, by_hooks_{0}, by_client_{0};
   std::array<std::atomic<uint64_t>, buckets> histogram_{};
 };
-
-approval_stats& approval_telemetry();
 
 }  // namespace parley

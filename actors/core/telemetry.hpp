@@ -1,0 +1,46 @@
+#pragma once
+// What one runtime counts about itself: its live objects (parley/debug/counts),
+// its approvals (parley/stats), and the sequences that name its approval asks
+// and its server->client requests. The runtime makes one and hands it to every
+// actor through runtime_services and to each connection at spawn, so two
+// runtimes in one process (a host embedding parley twice, tests) never see
+// each other's figures.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "actors/core/approval_stats.hpp"
+#include "actors/core/counters.hpp"
+#include "actors/core/messages.hpp"
+
+namespace parley {
+
+class runtime_telemetry {
+ public:
+  live_counters live;
+  approval_stats approvals;
+
+  runtime_counts counts() const;
+
+  /// A key for an approval ask, unique in this runtime (the clients an ask
+  /// can reach all belong to it).
+  uint64_t next_ask_key() { return ask_keys_.fetch_add(1, std::memory_order_relaxed); }
+
+  /// A server->client request id, unique in this runtime: a reply meant for
+  /// another connection's request never matches one of this connection's.
+  /// (Codex numbers 0, 1, 2, ... per connection; with one connection, as over
+  /// stdio, the numbers are the same.)
+  int64_t next_request_id() { return request_ids_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> ask_keys_{1};
+  std::atomic<int64_t> request_ids_{0};
+};
+
+/// +1 on `t`'s counter `which` while the guard lives; the guard keeps `t`
+/// alive. A null `t` counts nothing (parts used alone, as in their tests).
+counted count_live(const std::shared_ptr<runtime_telemetry>& t,
+                   std::atomic<int64_t> live_counters::*which);
+
+}  // namespace parley
