@@ -145,7 +145,7 @@ result<std::vector<file_change>> plan(const parsed_patch& patch, const std::stri
                                       const std::vector<std::string>& writable_roots);
 
 /// Writes planned changes: all of them or none. Fails, changing nothing, if a
-/// file changed since plan() read it. See apply_patch.cpp for the one window
+/// file changed since plan() read it. See write.cpp for the one window
 /// (a crash in the middle of the final renames) where this cannot hold.
 status apply(const std::vector<file_change>& changes);
 

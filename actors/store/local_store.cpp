@@ -71,70 +71,78 @@ struct rollout_io_state {
   }
 };
 
-rollout_io_actor::behavior_type rollout_io(rollout_io_actor::stateful_pointer<rollout_io_state> self,
-                                           std::string home) {
+using io_ptr = rollout_io_actor::stateful_pointer<rollout_io_state>;
+
+caf::result<atom::ok> append_lines(io_ptr self, const std::string& path,
+                                   const std::vector<std::string>& lines, bool sync) {
+  auto fd = self->state.open_file(path, sync);
+  if (!fd) return std::move(fd.error());
+  struct stat before {};
+  if (::fstat(*fd, &before) != 0)
+    return make_error(errc::internal, "cannot stat " + path + ": " + std::strerror(errno));
+  std::string data;
+  for (auto& l : lines) {
+    data += l;
+    data += '\n';
+  }
+  // One write per record batch: a crash loses at most the line being written.
+  size_t done = 0;
+  while (done < data.size()) {
+    auto n = ::write(*fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      auto err = make_error(errc::internal, "cannot append to " + path + ": " + std::strerror(errno));
+      // A full disk must not leave half a batch for the next one to glue onto.
+      [[maybe_unused]] auto rc = ::ftruncate(*fd, before.st_size);
+      return err;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (sync && ::fdatasync(*fd) != 0)
+    return make_error(errc::internal, "cannot sync " + path + ": " + std::strerror(errno));
+  return atom::ok::value;
+}
+
+caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, const std::string& to) {
+  self->state.close_file(from);
+  std::error_code ec;
+  fs::create_directories(fs::path(to).parent_path(), ec);
+  auto lines = read_rollout_lines(from);
+  if (!lines) return std::move(lines.error());
+  std::string content;
+  for (auto& l : *lines) content += l + "\n";
+  if (ends_with(to, ".zst")) {
+    if (auto err = write_compressed(to, content)) return err;
+  } else {
+    auto tmp = to + ".tmp";
+    {
+      std::FILE* f = std::fopen(tmp.c_str(), "wb");
+      if (!f) return make_error(errc::internal, "cannot write " + tmp);
+      std::fwrite(content.data(), 1, content.size(), f);
+      std::fflush(f);
+      ::fsync(::fileno(f));
+      std::fclose(f);
+    }
+    fs::rename(tmp, to, ec);
+    if (ec) return make_error(errc::internal, "cannot move to " + to + ": " + ec.message());
+  }
+  fs::remove(from, ec);
+  return atom::ok::value;
+}
+
+rollout_io_actor::behavior_type rollout_io(io_ptr self, std::string home) {
   install_default_handlers(self, "rollout_io");
   (void)home;
   return {
       [self](atom::append, const std::string& path, const std::vector<std::string>& lines,
-             bool sync) -> caf::result<atom::ok> {
-        auto fd = self->state.open_file(path, sync);
-        if (!fd) return std::move(fd.error());
-        struct stat before {};
-        if (::fstat(*fd, &before) != 0)
-          return make_error(errc::internal, "cannot stat " + path + ": " + std::strerror(errno));
-        std::string data;
-        for (auto& l : lines) {
-          data += l;
-          data += '\n';
-        }
-        // One write per record batch: a crash loses at most the line being written.
-        size_t done = 0;
-        while (done < data.size()) {
-          auto n = ::write(*fd, data.data() + done, data.size() - done);
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) {
-            auto err = make_error(errc::internal, "cannot append to " + path + ": " + std::strerror(errno));
-            // A full disk must not leave half a batch for the next one to glue onto.
-            [[maybe_unused]] auto rc = ::ftruncate(*fd, before.st_size);
-            return err;
-          }
-          done += static_cast<size_t>(n);
-        }
-        if (sync && ::fdatasync(*fd) != 0)
-          return make_error(errc::internal, "cannot sync " + path + ": " + std::strerror(errno));
-        return atom::ok::value;
-      },
+             bool sync) -> caf::result<atom::ok> { return append_lines(self, path, lines, sync); },
       [self](atom::load, const std::string& path) -> caf::result<stored_thread> {
         auto t = read_rollout(path);
         if (!t) return std::move(t.error());
         return std::move(*t);
       },
       [self](atom::archive, const std::string& from, const std::string& to) -> caf::result<atom::ok> {
-        self->state.close_file(from);
-        std::error_code ec;
-        fs::create_directories(fs::path(to).parent_path(), ec);
-        auto lines = read_rollout_lines(from);
-        if (!lines) return std::move(lines.error());
-        std::string content;
-        for (auto& l : *lines) content += l + "\n";
-        if (ends_with(to, ".zst")) {
-          if (auto err = write_compressed(to, content)) return err;
-        } else {
-          auto tmp = to + ".tmp";
-          {
-            std::FILE* f = std::fopen(tmp.c_str(), "wb");
-            if (!f) return make_error(errc::internal, "cannot write " + tmp);
-            std::fwrite(content.data(), 1, content.size(), f);
-            std::fflush(f);
-            ::fsync(::fileno(f));
-            std::fclose(f);
-          }
-          fs::rename(tmp, to, ec);
-          if (ec) return make_error(errc::internal, "cannot move to " + to + ": " + ec.message());
-        }
-        fs::remove(from, ec);
-        return atom::ok::value;
+        return archive_rollout(self, from, to);
       },
   };
 }
@@ -263,6 +271,164 @@ std::string unarchived_path(const std::string& home, const protocol::thread& met
   return home + "/" + rollout_relative_path(meta.created_at, meta.id);
 }
 
+// -- the store's handlers --------------------------------------------------------
+
+caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const store_record& record) {
+  auto& st = self->state;
+  if (auto* created = std::get_if<thread_created_record>(&record)) {
+    auto& f = st.files[id];
+    f.meta = created->meta;
+    f.meta.turns.clear();
+    f.path = f.meta.path.value_or(st.config->home + "/"
+                                  + rollout_relative_path(f.meta.created_at, id));
+    f.meta.path = f.path;
+    if (created->meta.turns.empty()) return atom::ok::value;  // written with its first turn
+    // A fork: its copied history is written at once.
+    auto lines = encode_thread(created->meta);
+    f.on_disk = true;
+    put_index(self, f);
+    return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
+                          st.config->durability != runtime_config::durability_kind::none);
+  }
+  auto i = st.files.find(id);
+  if (i == st.files.end())
+    return make_error(errc::internal, "store: append to an unknown thread " + id);
+  auto& f = i->second;
+  std::vector<std::string> lines;
+  bool first = !f.on_disk;
+  if (first) lines.push_back(encode_session_meta(f.meta));
+  for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
+  stored_thread tracker{f.meta, f.archived};
+  apply_record(tracker, record);
+  f.meta = std::move(tracker.meta);
+  f.meta.turns.clear();
+  f.on_disk = true;
+  if (first || std::holds_alternative<turn_completed_record>(record)
+      || std::holds_alternative<thread_renamed_record>(record))
+    put_index(self, f);
+  return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
+                        must_sync(*st.config, record));
+}
+
+caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<stored_thread>();
+  if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
+    rp.deliver(stored_thread{i->second.meta, false});  // not written yet: no turns
+    return rp;
+  }
+  locate(
+      self, id, [self, rp](const std::string& path) { load_into(self, path, rp); },
+      [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
+caf::result<stored_thread> on_load_path(self_ptr self, const rollout_path& p) {
+  if (auto err = validate_rollout_path(p.path)) return err;
+  auto rp = self->make_response_promise<stored_thread>();
+  load_into(self, fs::absolute(p.path).lexically_normal().string(), rp);
+  return rp;
+}
+
+list_query query_for(const protocol::thread_list_params& params) {
+  list_query q;
+  q.key = params.sort_key == "created_at" ? list_query::sort_key::created_at
+                                          : list_query::sort_key::updated_at;
+  q.descending = params.sort_direction != "asc";
+  q.archived = params.archived;
+  q.cwds = params.cwds;
+  q.model_providers = params.model_providers;
+  q.search = params.search_term;
+  q.cursor = params.cursor;
+  q.limit = params.limit.value_or(25);
+  return q;
+}
+
+/// A listed thread as thread/list shows it: not loaded, no turns.
+protocol::thread listed_thread(const index_entry& e) {
+  protocol::thread t;
+  t.id = e.id;
+  t.preview = e.preview;
+  t.model_provider = e.model_provider;
+  t.model = e.model;
+  t.created_at = e.created_at;
+  t.updated_at = e.updated_at;
+  t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  t.path = e.path;
+  t.cwd = e.cwd;
+  t.cli_version = "";
+  t.source = e.source;
+  t.name = e.name;
+  t.forked_from_id = e.forked_from;
+  return t;
+}
+
+caf::result<protocol::thread_list_response> on_list(self_ptr self,
+                                                     const protocol::thread_list_params& params) {
+  auto rp = self->make_response_promise<protocol::thread_list_response>();
+  self->request(self->state.index, io_timeout, atom::list::value, query_for(params))
+      .then(
+          [rp, kinds = params.source_kinds](list_page& page) mutable {
+            protocol::thread_list_response r;
+            for (auto& e : page.entries) {
+              if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), e.source) == kinds.end())
+                continue;
+              r.data.push_back(listed_thread(e));
+            }
+            r.next_cursor = page.next_cursor;
+            rp.deliver(std::move(r));
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
+/// Moves the loaded thread `t`'s rollout at `from` into archived_sessions
+/// (`archive`) or back, then answers `rp` with the thread.
+void move_rollout(self_ptr self, caf::typed_response_promise<stored_thread> rp,
+                  const std::string& from, bool archive, stored_thread t) {
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  bool is_archived = from.find("/archived_sessions/") != std::string::npos;
+  auto& home = self->state.config->home;
+  auto to = archive ? archived_path(home, from) : unarchived_path(home, t.meta);
+  auto finish = [self, rp, t, to, archive]() mutable {
+    t.archived = archive;
+    t.meta.path = to;
+    remember(self, t, to);
+    put_index(self, self->state.files[t.meta.id]);
+    rp.deliver(std::move(t));
+  };
+  if (is_archived == archive) {  // Codex: nothing to move is an error
+    fail(make_error(errc::invalid_request,
+                    std::string{archive ? "no rollout found for thread id "
+                                        : "no archived rollout found for "
+                                          "thread id "}
+                        + t.meta.id));
+    return;
+  }
+  self->request(io_for(self, from), io_timeout, atom::archive::value, from, to)
+      .then([finish](atom::ok) mutable { finish(); },
+            [fail](caf::error& err) mutable { fail(std::move(err)); });
+}
+
+caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool archive) {
+  auto rp = self->make_response_promise<stored_thread>();
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  // Read it first: the metadata is needed for the unarchived location
+  // and for the reply.
+  locate(
+      self, id,
+      [self, rp, archive, fail](const std::string& from) mutable {
+        self->request(io_for(self, from), io_timeout, atom::load::value, from)
+            .then(
+                [self, rp, archive, from](stored_thread& t) mutable {
+                  move_rollout(self, rp, from, archive, std::move(t));
+                },
+                [fail](caf::error& err) mutable { fail(std::move(err)); });
+      },
+      fail);
+  return rp;
+}
+
 }  // namespace
 
 std::string index_path(const std::string& home) { return home + "/parley-index.sqlite"; }
@@ -345,138 +511,18 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
       self->spawn<caf::detached + caf::linked>(index_owner, self->state.config->home);
   return {
       [self](atom::append, const std::string& id, const store_record& record) -> caf::result<atom::ok> {
-        auto& st = self->state;
-        if (auto* created = std::get_if<thread_created_record>(&record)) {
-          auto& f = st.files[id];
-          f.meta = created->meta;
-          f.meta.turns.clear();
-          f.path = f.meta.path.value_or(st.config->home + "/"
-                                        + rollout_relative_path(f.meta.created_at, id));
-          f.meta.path = f.path;
-          if (created->meta.turns.empty()) return atom::ok::value;  // written with its first turn
-          // A fork: its copied history is written at once.
-          auto lines = encode_thread(created->meta);
-          f.on_disk = true;
-          put_index(self, f);
-          return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                                st.config->durability != runtime_config::durability_kind::none);
-        }
-        auto i = st.files.find(id);
-        if (i == st.files.end())
-          return make_error(errc::internal, "store: append to an unknown thread " + id);
-        auto& f = i->second;
-        std::vector<std::string> lines;
-        bool first = !f.on_disk;
-        if (first) lines.push_back(encode_session_meta(f.meta));
-        for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
-        stored_thread tracker{f.meta, f.archived};
-        apply_record(tracker, record);
-        f.meta = std::move(tracker.meta);
-        f.meta.turns.clear();
-        f.on_disk = true;
-        if (first || std::holds_alternative<turn_completed_record>(record)
-            || std::holds_alternative<thread_renamed_record>(record))
-          put_index(self, f);
-        return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                              must_sync(*st.config, record));
+        return on_append(self, id, record);
       },
       [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
-        auto& st = self->state;
-        auto rp = self->make_response_promise<stored_thread>();
-        if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
-          rp.deliver(stored_thread{i->second.meta, false});  // not written yet: no turns
-          return rp;
-        }
-        locate(
-            self, id, [self, rp](const std::string& path) { load_into(self, path, rp); },
-            [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
-        return rp;
+        return on_load(self, id);
       },
       [self](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
-        if (auto err = validate_rollout_path(p.path)) return err;
-        auto rp = self->make_response_promise<stored_thread>();
-        load_into(self, fs::absolute(p.path).lexically_normal().string(), rp);
-        return rp;
+        return on_load_path(self, p);
       },
       [self](atom::list, const protocol::thread_list_params& params)
-          -> caf::result<protocol::thread_list_response> {
-        list_query q;
-        q.key = params.sort_key == "created_at" ? list_query::sort_key::created_at
-                                                : list_query::sort_key::updated_at;
-        q.descending = params.sort_direction != "asc";
-        q.archived = params.archived;
-        q.cwds = params.cwds;
-        q.model_providers = params.model_providers;
-        q.search = params.search_term;
-        q.cursor = params.cursor;
-        q.limit = params.limit.value_or(25);
-        auto rp = self->make_response_promise<protocol::thread_list_response>();
-        self->request(self->state.index, io_timeout, atom::list::value, q)
-            .then(
-                [rp, kinds = params.source_kinds](list_page& page) mutable {
-                  protocol::thread_list_response r;
-                  for (auto& e : page.entries) {
-                    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), e.source) == kinds.end())
-                      continue;
-                    protocol::thread t;
-                    t.id = e.id;
-                    t.preview = e.preview;
-                    t.model_provider = e.model_provider;
-                    t.model = e.model;
-                    t.created_at = e.created_at;
-                    t.updated_at = e.updated_at;
-                    t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
-                    t.path = e.path;
-                    t.cwd = e.cwd;
-                    t.cli_version = "";
-                    t.source = e.source;
-                    t.name = e.name;
-                    t.forked_from_id = e.forked_from;
-                    r.data.push_back(std::move(t));
-                  }
-                  r.next_cursor = page.next_cursor;
-                  rp.deliver(std::move(r));
-                },
-                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-        return rp;
-      },
+          -> caf::result<protocol::thread_list_response> { return on_list(self, params); },
       [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
-        auto rp = self->make_response_promise<stored_thread>();
-        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
-        // Read it first: the metadata is needed for the unarchived location
-        // and for the reply.
-        locate(
-            self, id,
-            [self, rp, archive, fail](const std::string& from) mutable {
-              self->request(io_for(self, from), io_timeout, atom::load::value, from)
-                  .then(
-                      [self, rp, archive, from, fail](stored_thread& t) mutable {
-                        bool is_archived = from.find("/archived_sessions/") != std::string::npos;
-                        auto& home = self->state.config->home;
-                        auto to = archive ? archived_path(home, from) : unarchived_path(home, t.meta);
-                        auto finish = [self, rp, t, to, archive]() mutable {
-                          t.archived = archive;
-                          t.meta.path = to;
-                          remember(self, t, to);
-                          put_index(self, self->state.files[t.meta.id]);
-                          rp.deliver(std::move(t));
-                        };
-                        if (is_archived == archive) {  // Codex: nothing to move is an error
-                          fail(make_error(errc::invalid_request,
-                                          std::string{archive ? "no rollout found for thread id "
-                                                              : "no archived rollout found for "
-                                                                "thread id "}
-                                              + t.meta.id));
-                          return;
-                        }
-                        self->request(io_for(self, from), io_timeout, atom::archive::value, from, to)
-                            .then([finish](atom::ok) mutable { finish(); },
-                                  [fail](caf::error& err) mutable { fail(std::move(err)); });
-                      },
-                      [fail](caf::error& err) mutable { fail(std::move(err)); });
-            },
-            fail);
-        return rp;
+        return on_archive(self, id, archive);
       },
   };
 }
