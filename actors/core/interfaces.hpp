@@ -1,7 +1,11 @@
 #pragma once
-// Every actor interface of parley, in one place (Tenzir's layout). The actor
-// tree and the flows between these interfaces are described in README.md.
+// Every interface between parley's components, in one place (Tenzir's
+// layout). The actor tree and the flows between these interfaces are
+// described in README.md. A component's private actors (the local store's
+// I/O actors, a hook program's runner, the stdio line writer, the
+// connection) are declared beside their component: nobody else talks to them.
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_actor.hpp>
@@ -10,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "actors/approval/audit/audit_log.hpp"
 #include "actors/core/atoms.hpp"
-#include "actors/core/messages.hpp"
 #include "actors/core/errors.hpp"
+#include "actors/core/messages.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::audit::record)
 
 namespace parley {
 
@@ -53,12 +60,20 @@ using approval_actor = caf::typed_actor<
     // A stage's deadline passed (the stage's token).
     caf::reacts_to<atom::deadline, uint64_t>>;
 
-/// Receives what a running subprocess produces (from the process reactor).
-using exec_actor =
-    caf::typed_actor<caf::reacts_to<atom::output, std::string>, caf::reacts_to<atom::exited, exit_info>>;
+/// Receives what a running subprocess produces: its output in chunks, then
+/// exactly one exit. The process reactor sends it to an exec actor (or a hook
+/// runner), and the exec relays it to its turn; to the outside a turn is
+/// nothing more (it is started by its conversation and stopped by an exit
+/// signal), so exec and turn share this one interface.
+using process_sink_actor = caf::typed_actor<caf::reacts_to<atom::output, std::string>,
+                                            caf::reacts_to<atom::exited, exit_info>>;
 
-/// One turn: receives what its command produces.
-using turn_actor = exec_actor;
+/// The audit log's writer: appends what the approval actors report.
+using audit_actor = caf::typed_actor<caf::reacts_to<atom::append, audit::record>>;
+
+/// The rule book's keeper: writes the amendments a client accepted
+/// (acceptWithExecpolicyAmendment) to the rules directory.
+using rules_actor = caf::typed_actor<caf::reacts_to<atom::amend, std::vector<std::string>>>;
 
 /// One loaded thread.
 using conversation_actor = caf::typed_actor<

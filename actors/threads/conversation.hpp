@@ -42,7 +42,7 @@ struct pending_ask {
 };
 
 struct active_turn {
-  turn_actor handle;
+  process_sink_actor handle;  // the turn actor (stopped with an exit signal)
   std::string id;
   int64_t started_at = 0;     // unix seconds
   int64_t started_ms = 0;

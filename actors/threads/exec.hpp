@@ -15,13 +15,13 @@ namespace parley {
 struct exec_state {
   static inline const char* name = "exec";
   counted live;  // the runtime's execs
-  turn_actor turn;
+  process_sink_actor turn;
   process_id process = 0;
 };
 
-exec_actor::behavior_type exec(exec_actor::stateful_pointer<exec_state> self, turn_actor turn,
-                               std::string command, std::string cwd,
-                               std::shared_ptr<process_reactor> reactor,
-                               std::shared_ptr<runtime_telemetry> telemetry);
+process_sink_actor::behavior_type exec(process_sink_actor::stateful_pointer<exec_state> self,
+                                       process_sink_actor turn, std::string command,
+                                       std::string cwd, std::shared_ptr<process_reactor> reactor,
+                                       std::shared_ptr<runtime_telemetry> telemetry);
 
 }  // namespace parley

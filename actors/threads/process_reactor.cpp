@@ -32,7 +32,7 @@ int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pi
 uint64_t tag(process_id id, bool is_pidfd) { return (id << 1) | (is_pidfd ? 1u : 0u); }
 
 // The one exit of a process that never ran.
-void report_not_started(const exec_actor& sink, int exit_code, std::string why) {
+void report_not_started(const process_sink_actor& sink, int exit_code, std::string why) {
   exit_info info;
   info.exit_code = exit_code;
   info.not_started = std::move(why);
@@ -49,7 +49,7 @@ struct process_reactor::process {
   int64_t pid = 0;
   int out_fd = -1;
   int pid_fd = -1;
-  exec_actor sink;
+  process_sink_actor sink;
   clock_type::time_point started;
   clock_type::time_point exited_at;
   bool exited = false;
@@ -107,14 +107,14 @@ void process_reactor::wake() {
 }
 
 process_id process_reactor::spawn(const std::string& command, const std::string& cwd,
-                                  exec_actor sink) {
+                                  process_sink_actor sink) {
   spawn_spec spec;
   spec.argv = {"/bin/sh", "-c", command};
   spec.cwd = cwd;
   return spawn(std::move(spec), std::move(sink));
 }
 
-process_id process_reactor::spawn(spawn_spec spec, exec_actor sink) {
+process_id process_reactor::spawn(spawn_spec spec, process_sink_actor sink) {
   process_id id = 0;
   bool queued = false;
   {

@@ -66,11 +66,11 @@ class process_reactor {
   /// `sink` receives its output and then exactly one atom::exited; if it
   /// never started (cannot start, killed while queued, stop) that exit says
   /// why in `not_started` and no output comes before it.
-  process_id spawn(spawn_spec spec, exec_actor sink);
+  process_id spawn(spawn_spec spec, process_sink_actor sink);
 
   /// `/bin/sh -c command` in `cwd`, stdin from /dev/null, stdout and stderr
   /// into one pipe.
-  process_id spawn(const std::string& command, const std::string& cwd, exec_actor sink);
+  process_id spawn(const std::string& command, const std::string& cwd, process_sink_actor sink);
 
   /// Kills the process's whole group (SIGKILL) unless it was reaped; a start
   /// still queued never happens, one in progress is killed as it returns.
@@ -85,7 +85,7 @@ class process_reactor {
   struct queued_spawn {
     process_id id = 0;
     spawn_spec spec;
-    exec_actor sink;
+    process_sink_actor sink;
   };
   struct request {
     enum class kind { add, kill } what;

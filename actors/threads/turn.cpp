@@ -13,7 +13,7 @@ namespace parley {
 
 namespace {
 
-using self_ptr = turn_actor::stateful_pointer<turn_state>;
+using self_ptr = process_sink_actor::stateful_pointer<turn_state>;
 using protocol::item_status;
 
 constexpr auto model_timeout = std::chrono::minutes(5);
@@ -86,7 +86,7 @@ void start_exec(self_ptr self) {
   auto& st = self->state;
   auto& cmd = *st.command;
   cmd.output.emplace(st.svc.config->output_cap_bytes);
-  auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<turn_actor>(self), cmd.raw,
+  auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
                                          st.settings.cwd, st.svc.reactor, st.svc.telemetry);
   cmd.exec_addr = runner.address();
 }
@@ -419,9 +419,9 @@ void interrupt(self_ptr self, const caf::error& reason) {
 
 }  // namespace
 
-turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
-                               conversation_actor conversation, runtime_services svc,
-                               turn_settings settings) {
+process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn_state> self,
+                                       conversation_actor conversation, runtime_services svc,
+                                       turn_settings settings) {
   install_default_handlers(self, "turn");
   self->state.conversation = std::move(conversation);
   self->state.svc = std::move(svc);

@@ -64,8 +64,8 @@ struct turn_state {
   bool finished = false;
 };
 
-turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
-                               conversation_actor conversation, runtime_services svc,
-                               turn_settings settings);
+process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn_state> self,
+                                       conversation_actor conversation, runtime_services svc,
+                                       turn_settings settings);
 
 }  // namespace parley

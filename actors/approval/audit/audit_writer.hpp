@@ -10,14 +10,11 @@
 #include <optional>
 #include <string>
 
-#include "actors/core/atoms.hpp"
 #include "actors/approval/audit/audit_log.hpp"
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::audit::record)
+#include "actors/core/atoms.hpp"
+#include "actors/core/interfaces.hpp"
 
 namespace parley {
-
-using audit_actor = caf::typed_actor<caf::reacts_to<atom::append, audit::record>>;
 
 struct audit_writer_state {
   static inline const char* name = "audit_writer";

@@ -61,7 +61,7 @@ hook_runner_actor::behavior_type external_hook_runner(
   // stdout is the hook's answer; its diagnostics go to parley's stderr.
   run.merge_stderr = false;
   // Queued: the reactor's spawner thread creates the process.
-  auto id = reactor->spawn(std::move(run), caf::actor_cast<exec_actor>(self));
+  auto id = reactor->spawn(std::move(run), caf::actor_cast<process_sink_actor>(self));
   st.process = id;
   // Whatever ends this runner (a kill from its owner, shutdown), the hook's
   // process group must not outlive it (nor start later). After the exit the

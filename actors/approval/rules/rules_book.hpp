@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/core/atoms.hpp"
 #include "actors/approval/rules/rules.hpp"
+#include "actors/core/atoms.hpp"
+#include "actors/core/interfaces.hpp"
 
 namespace parley::rules {
 
@@ -39,9 +40,8 @@ class rules_book {
 
 namespace parley {
 
-/// The rules keeper: writes execpolicy amendments (detached: file I/O).
-using rules_actor = caf::typed_actor<caf::reacts_to<atom::amend, std::vector<std::string>>>;
-
+/// The rules keeper (rules_actor, core/interfaces.hpp): writes execpolicy
+/// amendments (detached: file I/O).
 rules_actor::behavior_type rules_keeper(rules_actor::pointer self,
                                         std::shared_ptr<rules::rules_book> book);
 

@@ -35,7 +35,7 @@ struct collected {
   }
 };
 
-exec_actor::behavior_type probe(exec_actor::pointer, std::shared_ptr<collected> c) {
+process_sink_actor::behavior_type probe(process_sink_actor::pointer, std::shared_ptr<collected> c) {
   return {
       [c](atom::output, const std::string& chunk) {
         std::lock_guard<std::mutex> lock{c->mtx};
