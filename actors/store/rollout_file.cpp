@@ -1,18 +1,23 @@
 #include "actors/store/rollout_file.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <system_error>
-#include <unistd.h>
-#include <zstd.h>
+#include <thread>
 
 #include "actors/core/errors.hpp"
 #include "protocol/ids.hpp"
@@ -200,13 +205,23 @@ caf::expected<home_lock> home_lock::acquire(const std::string& home) {
   auto path = home + "/parley.lock";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return make_error(errc::internal, "cannot open " + path + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // A parley killed a moment ago can leave the lock held for a few
+  // milliseconds more: a command it was starting holds copies of its files
+  // until that command's exec closes them. So while the process named in the
+  // lock is gone, wait for the lock; while it lives, refuse at once.
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {0};
     [[maybe_unused]] auto n = ::pread(fd, pid, sizeof pid - 1, 0);
-    ::close(fd);
-    return make_error(errc::internal, "another parley process (pid " + std::string{pid}
-                                          + ") is using the home " + home
-                                          + "; stop it or pick another --home");
+    auto holder = std::atol(pid);
+    bool holder_gone = holder > 0 && ::kill(static_cast<pid_t>(holder), 0) != 0 && errno == ESRCH;
+    if (!holder_gone || std::chrono::steady_clock::now() > give_up) {
+      ::close(fd);
+      return make_error(errc::internal, "another parley process (pid " + std::string{pid}
+                                            + ") is using the home " + home
+                                            + "; stop it or pick another --home");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   auto me = std::to_string(::getpid());
   [[maybe_unused]] auto t = ::ftruncate(fd, 0);
