@@ -56,9 +56,13 @@ class async_hook : public parley::hooks::approval_hook {
 
 /// A stand-in for the conversation: the client accepts at once.
 caf::behavior instant_client(caf::event_based_actor*, int) {
-  return {[](parley::atom::ask, const parley::approval_ask&) {
-    return parley::protocol::approval_decision::accept();
-  }};
+  return {
+      [](parley::atom::ask, const parley::approval_ask&) {
+        return parley::protocol::approval_decision::accept();
+      },
+      [](parley::atom::awaiting, const parley::approval_ref&) {},
+      [](parley::atom::settled, const parley::approval_ref&, bool) {},
+  };
 }
 
 struct options {
@@ -82,7 +86,12 @@ double run_once(caf::actor_system& sys, const parley::runtime_services& svc,
   int started = 0, finished = 0, allowed = 0;
   auto start_one = [&] {
     ask.key = svc.telemetry->next_ask_key();
-    auto a = self->spawn(parley::approval, client, ask, svc, parley::session_grants{});
+    // What the turn does: plan (rules read once), then spawn the approval.
+    std::shared_ptr<const parley::rules::rule_set> rules;
+    if (svc.rules) rules = svc.rules->current();
+    auto plan = parley::plan_approval(parley::policy_verdict::ask, ask, rules.get(), {},
+                                      {&svc.config->hooks, &svc.config->external_hooks});
+    auto a = self->spawn(parley::approval, client, ask, std::move(plan), svc, nullptr);
     self->send(a, parley::atom::decide::value);
     ++started;
   };

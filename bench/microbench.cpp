@@ -79,9 +79,13 @@ caf::actor_system& bench_system() {
 
 /// A stand-in for the conversation: answers every ask at once with accept.
 caf::behavior instant_decider(caf::event_based_actor*, int) {
-  return {[](parley::atom::ask, const parley::approval_ask&) {
-    return parley::protocol::approval_decision::accept();
-  }};
+  return {
+      [](parley::atom::ask, const parley::approval_ask&) {
+        return parley::protocol::approval_decision::accept();
+      },
+      [](parley::atom::awaiting, const parley::approval_ref&) {},
+      [](parley::atom::settled, const parley::approval_ref&, bool) {},
+  };
 }
 
 caf::behavior echo(caf::event_based_actor*, int) {
@@ -119,7 +123,7 @@ void approval_round_trip(benchmark::State& state) {
   svc.telemetry = std::make_shared<parley::runtime_telemetry>();
   for (auto _ : state) {
     ask.key = svc.telemetry->next_ask_key();
-    auto a = sys.spawn(parley::approval, decider, ask, svc, parley::session_grants{});
+    auto a = sys.spawn(parley::approval, decider, ask, parley::approval_plan{}, svc, nullptr);
     self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
         .receive([](parley::approval_outcome&) {}, [&](caf::error&) { state.SkipWithError("failed"); });
   }

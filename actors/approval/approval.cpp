@@ -1,11 +1,10 @@
 #include "actors/approval/approval.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <caf/sec.hpp>
 
-#include "actors/core/approval_stats.hpp"
 #include "actors/approval/hooks/external_hook_runner.hpp"
+#include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"
 
 namespace parley {
@@ -34,78 +33,6 @@ approval_outcome outcome_of_error(const caf::error& err) {
     out.how = approval_outcome::kind::transport_closed;
   }
   return out;
-}
-
-std::optional<rules::match> check_rules(const rules::rule_set& rules, const approval_ask& ask) {
-  if (rules.size() == 0) return std::nullopt;
-  if (ask.is_file_change()) {
-    std::vector<std::string> paths;
-    for (const auto& c : ask.changes) {
-      paths.push_back(c.path);
-      if (c.move_path) paths.push_back(*c.move_path);
-    }
-    return rules.check_paths(paths, ask.cwd);
-  }
-  if (auto words = split_simple_command(ask.raw_command)) return rules.check_command(*words);
-  // A list of simple commands (`a && b; c | d`): a rule that forbids any one
-  // of them forbids the whole line; the rules allow it only if they allow
-  // every one; otherwise the line is left to the next stages.
-  auto parts = split_command_list(ask.raw_command);
-  if (!parts) return std::nullopt;
-  std::optional<rules::match> strictest;
-  bool all_allowed = true;
-  for (const auto& words : *parts) {
-    auto m = rules.check_command(words);
-    if (!m || m->verdict != rules::decision::allow) all_allowed = false;
-    if (m && (!strictest || m->verdict > strictest->verdict)) strictest = std::move(m);
-  }
-  if (strictest && strictest->verdict == rules::decision::allow && !all_allowed) return std::nullopt;
-  return strictest;
-}
-
-bool granted(const approval_ask& ask, const session_grants& grants) {
-  if (!ask.is_file_change()) return grants.covers(ask.raw_command);
-  std::vector<std::string> paths;
-  for (const auto& c : ask.changes) {
-    paths.push_back(c.path);
-    if (c.move_path) paths.push_back(*c.move_path);
-  }
-  return grants.covers_paths(paths);
-}
-
-bool decided_without_waiting(const approval_ask& ask, const session_grants& grants,
-                             const runtime_services& svc) {
-  const auto& cfg = *svc.config;
-  bool hooks_apply = !cfg.hooks.empty()
-                     || std::any_of(cfg.external_hooks.begin(), cfg.external_hooks.end(),
-                                    [&](const auto& spec) { return spec.reviews(ask.what); });
-  std::optional<rules::match> m;
-  if (svc.rules) m = check_rules(*svc.rules->current(), ask);
-  if (m && m->verdict == rules::decision::deny) return true;
-  if (m && m->verdict == rules::decision::ask) return false;
-  bool allowed = (m && m->verdict == rules::decision::allow) || granted(ask, grants);
-  return allowed && !hooks_apply;
-}
-
-hooks::review_request review_of(const approval_ask& ask) {
-  hooks::review_request r;
-  r.what = ask.what;
-  r.approval_key = ask.key;
-  r.thread_id = ask.thread_id;
-  r.turn_id = ask.turn_id();
-  r.item_id = ask.item_id();
-  r.cwd = ask.cwd;
-  r.digest = ask.digest;
-  if (ask.is_file_change()) {
-    r.reason = ask.file.reason;
-    for (const auto& c : ask.changes)
-      r.changes.push_back({c.path, protocol::to_string(c.type), c.move_path, c.diff});
-  } else {
-    r.reason = ask.command.reason;
-    r.command = ask.raw_command;
-    r.argv = split_simple_command(ask.raw_command);
-  }
-  return r;
 }
 
 namespace {
@@ -147,14 +74,35 @@ void record_outcome(self_ptr self, const approval_outcome& out) {
   if (out.how == approval_outcome::kind::decided)
     fields["decision"] = protocol::to_string(out.decision.value);
   if (!out.detail.empty()) fields["detail"] = out.detail;
-  self->send(st.svc.audit, atom::append::value, audit::record{to_string(out.how), std::move(fields)});
+  self->send(st.svc.audit, atom::append::value,
+             audit::record{to_string(out.how), std::move(fields)});
 }
 
-/// Delivers the one outcome of this approval and ends it.
+approval_ref ref_of(const approval_ask& ask) {
+  return approval_ref{ask.key, ask.turn_id(), ask.item_id()};
+}
+
+/// Codex's order: a file change's item starts before the thread waits on
+/// it; a command's waiting status comes first, then its item.
+void announce(self_ptr self) {
+  auto& st = self->state;
+  auto started = [&] {
+    if (st.item_started) self->send(st.conversation, atom::event::value, st.item_started);
+  };
+  if (st.ask.is_file_change()) started();
+  if (st.plan.waits()) self->send(st.conversation, atom::awaiting::value, ref_of(st.ask));
+  if (!st.ask.is_file_change()) started();
+}
+
+/// Delivers the one outcome of this approval and ends it. The conversation
+/// hears first (the thread no longer waits; a prompt still open is void),
+/// so whatever the turn does next is ordered after it.
 void finish(self_ptr self, approval_outcome out) {
   auto& st = self->state;
   if (st.resolved) return;  // exactly one outcome
   st.resolved = true;
+  if (st.plan.waits())
+    self->send(st.conversation, atom::settled::value, ref_of(st.ask), st.prompt_open);
   out.digest = st.ask.digest;
   PARLEY_DEBUG("approval key={} event=outcome how={} stage={} detail=\"{}\"", st.ask.key,
                to_string(out.how), out.stage, out.detail);
@@ -205,21 +153,23 @@ void ask_client(self_ptr self) {
     return;
   }
   auto key = st.ask.key;
+  st.prompt_open = true;
   self->request(st.conversation, st.svc.config->approval_timeout, atom::ask::value, st.ask)
       .then(
           [self, key](protocol::approval_decision& d) {
             PARLEY_DEBUG("approval key={} event=decided decision={}", key,
                          protocol::to_string(d.value));
+            self->state.prompt_open = false;
             decide(self, std::move(d), "client", {});
           },
           [self, key](caf::error& err) {
             auto out = outcome_of_error(err);
             if (out.how == approval_outcome::kind::timed_out) {
-              // Fail closed, and let the client close its prompt.
-              self->send(self->state.conversation, atom::withdraw::value, key);
+              // Fail closed; settling voids the client's prompt.
               PARLEY_INFO("approval key={} event=timeout", key);
               out.stage = "deadline";
             } else {
+              self->state.prompt_open = false;  // the client (or its loss) answered
               PARLEY_INFO("approval key={} event=failed outcome={} detail={}", key,
                           to_string(out.how), out.detail);
               out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
@@ -244,8 +194,8 @@ void run_external_hook(self_ptr self, const hooks::external_hook_spec& spec) {
   auto stage = "hook:" + spec.name;
   auto token = reserve_token(self, stage);
   // Linked: an interrupted turn ends this approval, and with it the program.
-  auto runner = self->spawn<caf::linked>(external_hook_runner, spec, hooks::to_json(st.review).dump(),
-                                         st.svc.reactor);
+  auto runner = self->spawn<caf::linked>(external_hook_runner, spec,
+                                         hooks::to_json(st.review).dump(), st.svc.reactor);
   st.runner_addr = runner.address();
   // The runner enforces the program's deadline itself; this margin only
   // covers a runner that could not answer at all.
@@ -320,24 +270,23 @@ void start(self_ptr self) {
   st.svc.telemetry->approvals.on_requested();
   if (st.svc.audit)
     self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});
-  // Rules: what the deployment wrote down. "ask" keeps the client in the loop.
-  if (st.svc.rules) {
-    if (auto m = check_rules(*st.svc.rules->current(), st.ask)) {
-      switch (m->verdict) {
-        case rules::decision::deny:
-          return decide(self, protocol::approval_decision::decline(), "rules", m->explanation);
-        case rules::decision::allow:
-          take_verdict(self, "rules", verdict::allow(m->explanation));
-          break;
-        case rules::decision::ask:
-          st.must_ask = true;
-          break;
-      }
+  announce(self);
+  // Rules: what the deployment wrote down (as planned: the rules are not
+  // read again). "ask" keeps the client in the loop.
+  if (const auto& m = st.plan.rule) {
+    switch (m->verdict) {
+      case rules::decision::deny:
+        return decide(self, protocol::approval_decision::decline(), "rules", m->explanation);
+      case rules::decision::allow:
+        take_verdict(self, "rules", verdict::allow(m->explanation));
+        break;
+      case rules::decision::ask:
+        st.must_ask = true;
+        break;
     }
   }
   // Session grants: what the user already accepted for this thread.
-  if (granted(st.ask, st.grants)
-      && !take_verdict(self, "grants", verdict::allow("accepted for the session")))
+  if (st.plan.granted && !take_verdict(self, "grants", verdict::allow("accepted for the session")))
     return;
   st.review = review_of(st.ask);
   continue_hooks(self);
@@ -347,16 +296,31 @@ void start(self_ptr self) {
 
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
                                        conversation_actor conversation, approval_ask ask,
-                                       runtime_services svc, session_grants grants) {
+                                       approval_plan plan, runtime_services svc,
+                                       notification_ptr item_started) {
   install_default_handlers(self, "approval");
   auto& st = self->state;
   st.conversation = std::move(conversation);
   st.ask = std::move(ask);
+  st.plan = std::move(plan);
   st.svc = std::move(svc);
+  st.item_started = std::move(item_started);
   st.live = count_live(st.svc.telemetry, &live_counters::approvals);
-  st.grants = std::move(grants);
-  // Interrupting the turn ends this actor through its link: the turn itself
-  // resolves the ask (withdraw + item declined) so the order of events holds.
+  // A bug in a stage must not leave the prompt open or the turn waiting:
+  // the approval settles (fail closed) before it goes down.
+  self->set_exception_handler([self](caf::scheduled_actor*, std::exception_ptr& e) -> caf::error {
+    auto what = "approval failed: " + describe_exception(e);
+    PARLEY_ERROR("approval key={} event=crashed what=\"{}\"", self->state.ask.key, what);
+    approval_outcome out;
+    out.how = approval_outcome::kind::client_error;
+    out.detail = what;
+    out.stage = "approval";
+    finish(self, std::move(out));
+    return make_error(errc::internal, what);
+  });
+  // The turn interrupted (its exit signal, forwarded or through the link):
+  // the approval settles cancelled (voiding the client's prompt), and the
+  // turn, which waits for this outcome, ends the item after that.
   self->set_exit_handler([self](caf::exit_msg& em) {
     if (!em.reason) return;  // the turn finished normally, or a linked hook run ended
     auto& s = self->state;
@@ -376,7 +340,7 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
       out.stage = "interrupt";
       finish(self, std::move(out));
     }
-    self->quit(em.reason);
+    self->quit();  // an orderly end: the turn has the outcome
   });
   return {
       [self](atom::decide) -> caf::result<approval_outcome> {

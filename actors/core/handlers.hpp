@@ -5,10 +5,22 @@
 #include <caf/scheduled_actor.hpp>
 #include <caf/to_string.hpp>
 #include <exception>
+#include <string>
 
 #include "actors/core/log.hpp"
 
 namespace parley {
+
+/// What an exception caught by an actor says (for logs and outcomes).
+inline std::string describe_exception(const std::exception_ptr& eptr) {
+  try {
+    std::rethrow_exception(eptr);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown";
+  }
+}
 
 template <class Self>
 void install_default_handlers(Self* self, const char* name) {
@@ -23,13 +35,7 @@ void install_default_handlers(Self* self, const char* name) {
     PARLEY_WARN("{} event=unhandled_error error={}", name, caf::to_string(err));
   });
   self->set_exception_handler([name](caf::scheduled_actor*, std::exception_ptr& eptr) -> caf::error {
-    try {
-      std::rethrow_exception(eptr);
-    } catch (const std::exception& e) {
-      PARLEY_ERROR("{} event=exception what={}", name, e.what());
-    } catch (...) {
-      PARLEY_ERROR("{} event=exception what=unknown", name);
-    }
+    PARLEY_ERROR("{} event=exception what={}", name, describe_exception(eptr));
     return caf::sec::runtime_error;
   });
 }

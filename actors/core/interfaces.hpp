@@ -51,9 +51,12 @@ using store_actor = caf::typed_actor<
 /// Where a turn's next step comes from.
 using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
 
-/// One pending approval: runs its pipeline (rules, session grants, hooks,
-/// client) to exactly one outcome.
+/// One pending approval, the one owner of its decision: it announces the
+/// item and the waiting status, runs its plan (rules, session grants, hooks,
+/// client), withdraws the client's prompt when it must, and reports exactly
+/// one outcome. An exit signal (the turn interrupted) settles it cancelled.
 using approval_actor = caf::typed_actor<
+    // Start deciding; the reply is the outcome (sent once).
     caf::replies_to<atom::decide>::with<approval_outcome>,
     // An async in-process hook's answer (the stage's token).
     caf::reacts_to<atom::hook_reply, uint64_t, hooks::verdict>,
@@ -101,16 +104,19 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::gone, client_actor>,
     // Finish the active turn (interrupted) and quit.
     caf::replies_to<atom::shutdown>::with<atom::ok>,
-    // -- from its turn and approvals --
+    // -- from its turn --
     // An event of the active turn, to store and fan out in order.
     caf::reacts_to<atom::event, notification_ptr>,
-    // The turn waits on a decision about this item (true: status
-    // waitingOnApproval) or no longer does (false).
-    caf::reacts_to<atom::awaiting, std::string, bool>,
-    // Forward an ask to the turn's client.
+    // -- from its approvals (each approval alone sends these) --
+    // The approval waits on someone (a hook or the client): the thread shows
+    // waitingOnApproval until the approval has settled.
+    caf::reacts_to<atom::awaiting, approval_ref>,
+    // Relay an ask to the client that decides it, in order with the thread's
+    // events; the client answers the approval directly.
     caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
-    // Void an ask (approval timeout or turn interrupt).
-    caf::reacts_to<atom::withdraw, uint64_t>,
+    // The approval has its outcome. true: the client's prompt is still open
+    // (a deadline or an interrupt decided), so the client is told it is void.
+    caf::reacts_to<atom::settled, approval_ref, bool>,
     // Remember "acceptForSession" (an exact command) for this thread.
     caf::reacts_to<atom::grant, std::string>,
     // Remember an execpolicy amendment (a command prefix) for this thread.

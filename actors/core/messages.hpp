@@ -54,6 +54,14 @@ struct approval_ask {
   const std::string& item_id() const { return is_file_change() ? file.item_id : command.item_id; }
 };
 
+/// Which approval a conversation hears about: its key, and the turn and item
+/// it decides for.
+struct approval_ref {
+  uint64_t key = 0;
+  std::string turn_id;
+  std::string item_id;
+};
+
 /// Files accepted for the rest of the session ("acceptForSession" on a patch).
 struct path_grant {
   std::vector<std::string> paths;
@@ -154,6 +162,7 @@ struct runtime_counts {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::notification_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::path_grant)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::hooks::verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_result)

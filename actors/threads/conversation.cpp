@@ -134,31 +134,50 @@ std::optional<client_actor> pick_client(self_ptr self) {
   return st.subscribers.front();
 }
 
-/// Ends an ask with `answer` (a decision or an error), exactly once.
-template <class Answer>
-void settle_ask(self_ptr self, uint64_t key, Answer&& answer) {
+/// Relays an approval's ask to the client that decides it, behind every
+/// event already queued; the client's answer goes to the approval.
+caf::result<protocol::approval_decision> relay_ask(self_ptr self, const approval_ask& ask) {
   auto& st = self->state;
-  auto i = st.asks.find(key);
-  if (i == st.asks.end()) {
-    PARLEY_INFO("conversation {} event=late_answer key={} ignored", st.meta.id, key);
-    return;
+  auto rp = self->make_response_promise<protocol::approval_decision>();
+  if (!st.active || st.active->id != ask.turn_id()) {
+    rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
+    return rp;
   }
-  i->second->promise.deliver(std::forward<Answer>(answer));
-  if (st.active) st.active->waiting.erase(i->second->item_id);
-  st.asks.erase(i);
-  update_status(self);
+  auto client = pick_client(self);
+  if (!client) {
+    rp.deliver(make_error(errc::transport_closed, "no client can decide"));
+    return rp;
+  }
+  relayed_ask relay;
+  relay.client = *client;
+  relay.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
+  st.asks.emplace(ask.key, std::move(relay));
+  post(self, [self, ask, rp]() mutable {
+    auto i = self->state.asks.find(ask.key);
+    if (i == self->state.asks.end()) {  // settled while queued: never shown
+      rp.deliver(make_error(errc::withdrawn, "approval settled"));
+      return;
+    }
+    i->second.sent = true;
+    rp.delegate(i->second.client, atom::ask::value, ask);
+  });
+  return rp;
 }
 
-void withdraw_ask(self_ptr self, uint64_t key, const std::string& why) {
+/// An approval has its outcome: its item no longer waits, and a prompt
+/// still open at the client is void.
+void settle_ask(self_ptr self, const approval_ref& ref, bool prompt_open) {
   auto& st = self->state;
-  if (st.active) st.active->withdrawn.insert(key);
-  auto i = st.asks.find(key);
-  if (i == st.asks.end()) return;
-  if (i->second->sent) {
-    auto client = i->second->client;
-    post(self, [self, client, key] { self->send(client, atom::withdraw::value, key); });
+  if (auto i = st.asks.find(ref.key); i != st.asks.end()) {
+    if (prompt_open && i->second.sent) {
+      auto client = i->second.client;
+      auto key = ref.key;
+      post(self, [self, client, key] { self->send(client, atom::withdraw::value, key); });
+    }
+    st.asks.erase(i);
   }
-  settle_ask(self, key, make_error(errc::withdrawn, why));
+  if (st.active && st.active->id == ref.turn_id) st.active->waiting.erase(ref.item_id);
+  update_status(self);
 }
 
 // -- turns -------------------------------------------------------------------
@@ -174,11 +193,6 @@ protocol::turn describe_active(const active_turn& t, bool with_start) {
 void finalize_turn(self_ptr self, turn_result result) {
   auto& st = self->state;
   if (!st.active) return;
-  // Backstop: nothing of this turn may stay pending anywhere.
-  std::vector<uint64_t> keys;
-  for (auto& [key, ask] : st.asks)
-    if (ask->turn_id == st.active->id) keys.push_back(key);
-  for (auto key : keys) withdraw_ask(self, key, "turn ended");
   auto now_ms = protocol::unix_ms();
   protocol::turn done;
   done.id = st.active->id;
@@ -487,51 +501,16 @@ conversation_actor::behavior_type conversation(
         else
           emit(self, std::move(n));
       },
-      [self](atom::awaiting, const std::string& item_id, bool waiting) {
+      [self](atom::awaiting, const approval_ref& ref) {
         auto& st = self->state;
-        if (!st.active) return;
-        if (waiting)
-          st.active->waiting.insert(item_id);
-        else
-          st.active->waiting.erase(item_id);
+        if (!st.active || st.active->id != ref.turn_id) return;
+        st.active->waiting.insert(ref.item_id);
         update_status(self);
       },
-      [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
-        auto& st = self->state;
-        auto rp = self->make_response_promise<protocol::approval_decision>();
-        if (!st.active || st.active->id != ask.turn_id()
-            || st.active->withdrawn.count(ask.key) > 0) {
-          rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
-          return rp;
-        }
-        auto client = pick_client(self);
-        if (!client) {
-          rp.deliver(make_error(errc::transport_closed, "no client can decide"));
-          return rp;
-        }
-        auto entry = std::make_unique<pending_ask>();
-        entry->live = count_live(st.svc.telemetry, &live_counters::pending_asks);
-        entry->promise = rp;
-        entry->turn_id = ask.turn_id();
-        entry->item_id = ask.item_id();
-        entry->client = *client;
-        st.active->waiting.insert(ask.item_id());
-        st.asks.emplace(ask.key, std::move(entry));
-        update_status(self);
-        post(self, [self, ask] {
-          auto& s = self->state;
-          auto i = s.asks.find(ask.key);
-          if (i == s.asks.end()) return;  // withdrawn while queued
-          i->second->sent = true;
-          auto key = ask.key;
-          self->request(i->second->client, s.svc.config->approval_timeout + client_margin,
-                        atom::ask::value, ask)
-              .then([self, key](protocol::approval_decision& d) { settle_ask(self, key, d); },
-                    [self, key](caf::error& err) { settle_ask(self, key, err); });
-        });
-        return rp;
+      [self](atom::ask, const approval_ask& ask) { return relay_ask(self, ask); },
+      [self](atom::settled, const approval_ref& ref, bool prompt_open) {
+        settle_ask(self, ref, prompt_open);
       },
-      [self](atom::withdraw, uint64_t key) { withdraw_ask(self, key, "approval withdrawn"); },
       [self](atom::grant, const std::string& command) {
         self->state.grants.commands.insert(command);
       },

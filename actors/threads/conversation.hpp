@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/core/interfaces.hpp"
 #include "actors/approval/policy.hpp"
+#include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
 #include "actors/core/telemetry.hpp"
 
@@ -31,11 +31,10 @@ struct conversation_settings {
   std::string model;
 };
 
-/// An approval request on its way to (or waiting at) a client.
-struct pending_ask {
-  caf::typed_response_promise<protocol::approval_decision> promise;
-  std::string turn_id;
-  std::string item_id;
+/// An approval's ask on its way to (or open at) a client. The conversation
+/// only relays it, in order with the thread's events: the client answers the
+/// approval directly, and the approval settles it.
+struct relayed_ask {
   client_actor client;
   bool sent = false;
   counted live;  // the runtime's pending_asks
@@ -44,11 +43,10 @@ struct pending_ask {
 struct active_turn {
   process_sink_actor handle;  // the turn actor (stopped with an exit signal)
   std::string id;
-  int64_t started_at = 0;     // unix seconds
+  int64_t started_at = 0;  // unix seconds
   int64_t started_ms = 0;
-  client_actor owner;         // the client that started it answers its asks
-  std::set<std::string> waiting;  // items waiting on a decision
-  std::set<uint64_t> withdrawn;   // asks voided before they arrived
+  client_actor owner;             // the client that started it answers its asks
+  std::set<std::string> waiting;  // items whose approval waits on someone
   bool interrupt_sent = false;
 };
 
@@ -67,7 +65,7 @@ struct conversation_state {
   std::vector<client_actor> subscribers;
   session_grants grants;
   std::optional<active_turn> active;
-  std::unordered_map<uint64_t, std::unique_ptr<pending_ask>> asks;
+  std::unordered_map<uint64_t, relayed_ask> asks;  // by approval key
   std::deque<outbox_entry> outbox;
   uint64_t next_seq = 0;
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;

@@ -5,8 +5,8 @@
 
 #include "actors/approval/action_digest.hpp"
 #include "actors/approval/approval.hpp"
-#include "actors/threads/exec.hpp"
 #include "actors/core/handlers.hpp"
+#include "actors/threads/exec.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley {
@@ -24,9 +24,18 @@ void emit(self_ptr self, T&& n) {
              make_event(self->state.svc, std::forward<T>(n)));
 }
 
-void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms) {
+notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_t at_ms) {
   auto& s = self->state.settings;
-  emit(self, protocol::item_started{s.thread_id, s.turn_id, std::move(item), at_ms});
+  return make_event(self->state.svc,
+                    protocol::item_started{s.thread_id, s.turn_id, std::move(item), at_ms});
+}
+
+void send_event(self_ptr self, notification_ptr n) {
+  self->send(self->state.conversation, atom::event::value, std::move(n));
+}
+
+void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms) {
+  send_event(self, started_event(self, std::move(item), at_ms));
 }
 
 void item_completed(self_ptr self, protocol::thread_item item) {
@@ -205,6 +214,12 @@ std::vector<protocol::file_update_change> describe_changes(
 
 // -- approvals ---------------------------------------------------------------
 
+/// Ends the turn interrupted, after its pending approval has settled.
+void end_interrupted(self_ptr self, const caf::error& reason) {
+  finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt});
+  self->quit(reason);
+}
+
 void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
   auto& st = self->state;
   if (!st.pending_ask || *st.pending_ask != key) {
@@ -212,12 +227,12 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     return;  // exactly one decision: this ask was already resolved
   }
   st.pending_ask.reset();
-  st.approval_addr = caf::actor_addr{};
-  if (!st.command && !st.patch) return;  // already resolved by an interrupt
-  // Decided: the thread no longer waits on it (a client's answer already
-  // cleared this when it settled; a rule's or a hook's did not).
-  self->send(st.conversation, atom::awaiting::value,
-             st.command ? st.command->item.id : st.patch->item.id, false);
+  if (st.interrupting) {
+    // Whatever was decided, nothing runs: the approval has voided the
+    // client's prompt, so the item ends now, after it.
+    complete_current(self, item_status::declined, "interrupted");
+    return end_interrupted(self, *st.interrupting);
+  }
   if (out.how == approval_outcome::kind::decided && out.digest != st.pending_digest) {
     // A decision binds to the action that was shown, nothing else.
     PARLEY_WARN("turn {} event=decision_refused key={} reason=digest_mismatch", st.settings.turn_id,
@@ -232,14 +247,28 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     settle(self, out, item_status::declined, [&] { apply_accepted(self, out.decision); });
 }
 
-void ask_approval(self_ptr self, approval_ask ask) {
+/// Plans what happens to an action: run it, refuse it, or let an approval
+/// actor decide.
+approval_plan plan_for(self_ptr self, const approval_ask& ask, policy_verdict verdict) {
+  auto& st = self->state;
+  std::shared_ptr<const rules::rule_set> rules;
+  if (st.svc.rules) rules = st.svc.rules->current();
+  const auto& cfg = *st.svc.config;
+  return plan_approval(verdict, ask, rules.get(), st.settings.grants,
+                       hook_set{&cfg.hooks, &cfg.external_hooks});
+}
+
+/// Hands the action to its approval actor, which announces the item
+/// (`item_started`) and the waiting status in Codex's order.
+void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
+                  notification_ptr item_started) {
   auto& st = self->state;
   ask.key = st.svc.telemetry->next_ask_key();
   st.pending_ask = ask.key;
   st.pending_digest = ask.digest;
   auto key = ask.key;
-  auto pending = self->spawn<caf::linked>(approval, st.conversation, std::move(ask), st.svc,
-                                          st.settings.grants);
+  auto pending = self->spawn<caf::linked>(approval, st.conversation, std::move(ask),
+                                          std::move(plan), st.svc, std::move(item_started));
   st.approval_addr = pending.address();
   // No timeout of its own: the approval owns the deadline, and if it dies
   // before answering, its link tells this turn at once (see the exit handler).
@@ -250,6 +279,60 @@ void ask_approval(self_ptr self, approval_ask ask) {
 
 // -- steps -------------------------------------------------------------------
 
+/// What the approval pipeline and the client see of a command.
+approval_ask command_ask(self_ptr self, const command_step& cmd) {
+  auto& st = self->state;
+  approval_ask ask;
+  ask.what = hooks::action_kind::command;
+  ask.raw_command = cmd.raw;
+  ask.thread_id = st.settings.thread_id;
+  ask.cwd = st.settings.cwd;
+  ask.command.thread_id = st.settings.thread_id;
+  ask.command.turn_id = st.settings.turn_id;
+  ask.command.item_id = cmd.item.id;
+  ask.command.started_at_ms = cmd.started_ms;
+  ask.command.command = cmd.item.command;
+  ask.command.cwd = cmd.item.cwd;
+  ask.command.command_actions = cmd.item.command_actions;
+  if (auto words = split_simple_command(cmd.raw))
+    ask.command.proposed_execpolicy_amendment = *words;
+  ask.digest = command_digest(cmd.raw, st.settings.cwd);
+  return ask;
+}
+
+/// What the approval pipeline and the client see of a planned file change.
+approval_ask file_change_ask(self_ptr self, const patch_step& p) {
+  auto& st = self->state;
+  approval_ask ask;
+  ask.what = hooks::action_kind::file_change;
+  ask.thread_id = st.settings.thread_id;
+  ask.cwd = st.settings.cwd;
+  ask.file.thread_id = st.settings.thread_id;
+  ask.file.turn_id = st.settings.turn_id;
+  ask.file.item_id = p.item.id;
+  ask.file.started_at_ms = p.started_ms;
+  ask.changes = p.item.changes;
+  ask.digest = changes_digest(p.planned);
+  return ask;
+}
+
+/// Carries out the plan for the item in progress: `run` starts it now,
+/// `refuse` ends it declined, `decide` hands it to an approval.
+void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notification_ptr started,
+                 const std::function<void()>& run) {
+  switch (plan.what) {
+    case approval_plan::route::run:
+      send_event(self, std::move(started));
+      return run();
+    case approval_plan::route::refuse:
+      send_event(self, std::move(started));
+      complete_current(self, item_status::declined, plan.refusal);
+      return next_step(self);
+    case approval_plan::route::decide:
+      return ask_approval(self, std::move(ask), std::move(plan), std::move(started));
+  }
+}
+
 void run_command(self_ptr self, const std::string& raw) {
   auto& st = self->state;
   command_step cmd;
@@ -259,48 +342,30 @@ void run_command(self_ptr self, const std::string& raw) {
   cmd.item.command_actions = describe_command(raw);
   cmd.raw = raw;
   cmd.started_ms = protocol::unix_ms();
-  auto verdict = evaluate(st.settings.policy, raw);
-  std::string refusal = "declined by policy";
-  approval_ask ask;
-  ask.what = hooks::action_kind::command;
-  ask.raw_command = raw;
-  if (verdict == policy_verdict::run && st.svc.rules) {
-    // No approval needed, but a forbidding rule still stops the command
-    // (or any command of a `;` / `&&` / `|` list).
-    if (auto m = check_rules(*st.svc.rules->current(), ask);
-        m && m->verdict == rules::decision::deny) {
-      verdict = policy_verdict::decline;
-      refusal = "declined: " + m->explanation;
-    }
-  }
-  if (verdict == policy_verdict::ask) {
-    ask.thread_id = st.settings.thread_id;
-    ask.cwd = st.settings.cwd;
-    ask.command.thread_id = st.settings.thread_id;
-    ask.command.turn_id = st.settings.turn_id;
-    ask.command.item_id = cmd.item.id;
-    ask.command.started_at_ms = cmd.started_ms;
-    ask.command.command = cmd.item.command;
-    ask.command.cwd = cmd.item.cwd;
-    ask.command.command_actions = cmd.item.command_actions;
-    if (auto words = split_simple_command(raw)) ask.command.proposed_execpolicy_amendment = *words;
-    ask.digest = command_digest(raw, st.settings.cwd);
-    // The status change precedes the item, as Codex orders it; none when
-    // the rules or a grant decide at once.
-    if (!decided_without_waiting(ask, st.settings.grants, st.svc))
-      self->send(st.conversation, atom::awaiting::value, cmd.item.id, true);
-  }
-  item_started(self, cmd.item, cmd.started_ms);
+  auto ask = command_ask(self, cmd);
+  auto plan = plan_for(self, ask, evaluate(st.settings.policy, raw));
+  auto started = started_event(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
-  switch (verdict) {
-    case policy_verdict::run:
-      return start_exec(self);
-    case policy_verdict::decline:
-      complete_current(self, item_status::declined, refusal);
-      return next_step(self);
-    case policy_verdict::ask:
-      return ask_approval(self, std::move(ask));
-  }
+  follow_plan(self, std::move(ask), std::move(plan), std::move(started),
+              [self] { start_exec(self); });
+}
+
+/// Parses and plans a patch against the writable roots: the planned changes,
+/// or why not (and whether the policy refused it rather than the patch
+/// being broken).
+struct patch_refusal {
+  std::string reason;
+  bool by_policy = false;
+};
+std::optional<patch_refusal> prepare_patch(self_ptr self, const std::string& text, patch_step& p) {
+  auto& st = self->state;
+  auto parsed = patch::parse(text);
+  if (!parsed) return patch_refusal{parsed.error().message, false};
+  auto planned = patch::plan(*parsed, st.settings.cwd, st.settings.writable_roots);
+  if (!planned) return patch_refusal{planned.error().message, planned.error().refused_by_policy()};
+  p.planned = std::move(*planned);
+  p.item.changes = describe_changes(p.planned);
+  return std::nullopt;
 }
 
 void change_files(self_ptr self, const std::string& text) {
@@ -310,62 +375,21 @@ void change_files(self_ptr self, const std::string& text) {
   p.started_ms = protocol::unix_ms();
   // A patch that does not parse or plan never asks: its item fails (or is
   // declined when it reaches outside the writable roots) with the reason.
-  std::optional<std::string> refusal;
-  bool by_policy = false;
-  auto parsed = patch::parse(text);
-  if (!parsed) {
-    refusal = parsed.error().message;
-  } else {
-    auto planned = patch::plan(*parsed, st.settings.cwd, st.settings.writable_roots);
-    if (!planned) {
-      refusal = planned.error().message;
-      by_policy = planned.error().refused_by_policy();
-    } else {
-      p.planned = std::move(*planned);
-      p.item.changes = describe_changes(p.planned);
-    }
-  }
-  item_started(self, p.item, p.started_ms);
-  st.patch = std::move(p);
-  if (refusal) {
-    PARLEY_INFO("turn {} event=patch_refused reason=\"{}\"", st.settings.turn_id, *refusal);
-    complete_current(self, by_policy ? item_status::declined : item_status::failed,
-                     "patch failed: " + *refusal);
-    say(self, {"apply_patch failed: " + *refusal}, "commentary");
+  if (auto refusal = prepare_patch(self, text, p)) {
+    item_started(self, p.item, p.started_ms);
+    st.patch = std::move(p);
+    PARLEY_INFO("turn {} event=patch_refused reason=\"{}\"", st.settings.turn_id, refusal->reason);
+    complete_current(self, refusal->by_policy ? item_status::declined : item_status::failed,
+                     "patch failed: " + refusal->reason);
+    say(self, {"apply_patch failed: " + refusal->reason}, "commentary");
     return next_step(self);
   }
-  approval_ask ask;
-  ask.what = hooks::action_kind::file_change;
-  ask.thread_id = st.settings.thread_id;
-  ask.cwd = st.settings.cwd;
-  ask.file.thread_id = st.settings.thread_id;
-  ask.file.turn_id = st.settings.turn_id;
-  ask.file.item_id = st.patch->item.id;
-  ask.file.started_at_ms = st.patch->started_ms;
-  ask.changes = st.patch->item.changes;
-  ask.digest = changes_digest(st.patch->planned);
-  auto verdict = evaluate_file_change(st.settings.policy);
-  if (verdict == policy_verdict::run && st.svc.rules) {
-    // No approval needed, but a forbidding path rule still stops the change.
-    if (auto m = check_rules(*st.svc.rules->current(), ask);
-        m && m->verdict == rules::decision::deny) {
-      complete_current(self, item_status::declined, "declined: " + m->explanation);
-      return next_step(self);
-    }
-  }
-  switch (verdict) {
-    case policy_verdict::run:
-      return apply_changes(self);
-    case policy_verdict::decline:
-      complete_current(self, item_status::declined, "declined by policy");
-      return next_step(self);
-    case policy_verdict::ask:
-      break;
-  }
-  // For file changes the item precedes the status change (protocol.md §4).
-  if (!decided_without_waiting(ask, st.settings.grants, st.svc))
-    self->send(st.conversation, atom::awaiting::value, st.patch->item.id, true);
-  ask_approval(self, std::move(ask));
+  auto ask = file_change_ask(self, p);
+  auto plan = plan_for(self, ask, evaluate_file_change(st.settings.policy));
+  auto started = started_event(self, p.item, p.started_ms);
+  st.patch = std::move(p);
+  follow_plan(self, std::move(ask), std::move(plan), std::move(started),
+              [self] { apply_changes(self); });
 }
 
 void next_step(self_ptr self) {
@@ -401,11 +425,15 @@ void next_step(self_ptr self) {
 void interrupt(self_ptr self, const caf::error& reason) {
   auto& st = self->state;
   if (st.pending_ask) {
-    // The client's prompt is closed before the item ends declined.
-    self->send(st.conversation, atom::withdraw::value, *st.pending_ask);
-    st.pending_ask.reset();
-    complete_current(self, item_status::declined, "interrupted");
-  } else if (st.command) {
+    // The approval settles first (its prompt voided, the thread no longer
+    // waiting); its outcome then ends the item and the turn (on_outcome).
+    if (!st.interrupting) {
+      st.interrupting = reason;
+      self->send_exit(st.approval_addr, reason);
+    }
+    return;
+  }
+  if (st.command) {
     // A running command: its exec dies with this turn (link) and kills the
     // process group; the item ends failed with what it printed so far.
     auto& cmd = *st.command;
@@ -413,8 +441,7 @@ void interrupt(self_ptr self, const caf::error& reason) {
     cmd.item.duration_ms = protocol::unix_ms() - cmd.started_ms;
     complete_current(self, item_status::failed, "interrupted");
   }
-  finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt});
-  self->quit(reason);
+  end_interrupted(self, reason);
 }
 
 }  // namespace
@@ -437,8 +464,10 @@ process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn
       complete_current(self, item_status::failed, "command runner failed");
       return next_step(self);
     }
-    if (em.source == st.approval_addr && st.pending_ask) {
-      // The approval crashed before deciding: fail closed, at once.
+    if (em.source == st.approval_addr) {
+      // The approval went down without an outcome: fail closed, at once.
+      // (After its outcome, its end means nothing more.)
+      if (!st.pending_ask) return;
       approval_outcome out;
       out.how = approval_outcome::kind::client_error;
       out.detail = "approval failed: " + caf::to_string(em.reason);

@@ -2,21 +2,22 @@
 // One turn: the agent loop. It asks the model for a step, then says, runs a
 // command or changes files, asking for approval per policy, and reports
 // every item event to its conversation, which orders, stores and fans them
-// out. An exit signal (turn/interrupt) resolves what is pending: the ask is
-// withdrawn, the command's process group is killed, and the turn ends
-// `interrupted`.
+// out. An action that needs a decision is planned here, once, and decided by
+// its approval actor. An exit signal (turn/interrupt) resolves what is
+// pending: it is passed on to the approval, whose outcome ends the item, or
+// the command's process group is killed; the turn ends `interrupted`.
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "actors/core/telemetry.hpp"
+#include "actors/approval/policy.hpp"
 #include "actors/core/interfaces.hpp"
-#include "actors/threads/output_buffer.hpp"
+#include "actors/core/services.hpp"
+#include "actors/core/telemetry.hpp"
 #include "actors/patch/apply_patch.hpp"
 #include "actors/patch/turn_diff.hpp"
-#include "actors/approval/policy.hpp"
-#include "actors/core/services.hpp"
+#include "actors/threads/output_buffer.hpp"
 
 namespace parley {
 
@@ -58,8 +59,11 @@ struct turn_state {
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<uint64_t> pending_ask;
-  std::string pending_digest;  // what the pending ask was asked about
-  caf::actor_addr approval_addr;
+  std::string pending_digest;     // what the pending ask was asked about
+  caf::actor_addr approval_addr;  // the latest approval (pending or done)
+  /// Set when an exit signal arrived while an approval was pending: the
+  /// turn ends with it once the approval has settled.
+  std::optional<caf::error> interrupting;
   patch::turn_diff diff;  // every change this turn applied
   bool finished = false;
 };
