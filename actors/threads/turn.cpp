@@ -3,10 +3,10 @@
 #include <caf/sec.hpp>
 #include <functional>
 
-#include "actors/approval/action_digest.hpp"
 #include "actors/approval/approval.hpp"
 #include "actors/core/handlers.hpp"
 #include "actors/threads/exec.hpp"
+#include "actors/threads/turn_actions.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley {
@@ -186,32 +186,6 @@ void apply_accepted(self_ptr self, const protocol::approval_decision& d) {
   apply_changes(self);
 }
 
-std::vector<protocol::file_update_change> describe_changes(
-    const std::vector<patch::file_change>& planned) {
-  std::vector<protocol::file_update_change> out;
-  for (const auto& c : planned) {
-    protocol::file_update_change u;
-    u.path = c.resolved_path;
-    switch (c.kind) {
-      case patch::change_kind::add:
-        u.type = protocol::file_update_change::kind::add;
-        u.diff = c.new_content;
-        break;
-      case patch::change_kind::remove:
-        u.type = protocol::file_update_change::kind::remove;
-        u.diff = c.old_content;
-        break;
-      case patch::change_kind::update:
-        u.type = protocol::file_update_change::kind::update;
-        if (!c.resolved_move_to.empty()) u.move_path = c.resolved_move_to;
-        u.diff = c.unified_diff;
-        break;
-    }
-    out.push_back(std::move(u));
-  }
-  return out;
-}
-
 // -- approvals ---------------------------------------------------------------
 
 /// Ends the turn interrupted, after its pending approval has settled.
@@ -279,43 +253,6 @@ void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
 
 // -- steps -------------------------------------------------------------------
 
-/// What the approval pipeline and the client see of a command.
-approval_ask command_ask(self_ptr self, const command_step& cmd) {
-  auto& st = self->state;
-  approval_ask ask;
-  ask.what = hooks::action_kind::command;
-  ask.raw_command = cmd.raw;
-  ask.thread_id = st.settings.thread_id;
-  ask.cwd = st.settings.cwd;
-  ask.command.thread_id = st.settings.thread_id;
-  ask.command.turn_id = st.settings.turn_id;
-  ask.command.item_id = cmd.item.id;
-  ask.command.started_at_ms = cmd.started_ms;
-  ask.command.command = cmd.item.command;
-  ask.command.cwd = cmd.item.cwd;
-  ask.command.command_actions = cmd.item.command_actions;
-  if (auto words = split_simple_command(cmd.raw))
-    ask.command.proposed_execpolicy_amendment = *words;
-  ask.digest = command_digest(cmd.raw, st.settings.cwd);
-  return ask;
-}
-
-/// What the approval pipeline and the client see of a planned file change.
-approval_ask file_change_ask(self_ptr self, const patch_step& p) {
-  auto& st = self->state;
-  approval_ask ask;
-  ask.what = hooks::action_kind::file_change;
-  ask.thread_id = st.settings.thread_id;
-  ask.cwd = st.settings.cwd;
-  ask.file.thread_id = st.settings.thread_id;
-  ask.file.turn_id = st.settings.turn_id;
-  ask.file.item_id = p.item.id;
-  ask.file.started_at_ms = p.started_ms;
-  ask.changes = p.item.changes;
-  ask.digest = changes_digest(p.planned);
-  return ask;
-}
-
 /// Carries out the plan for the item in progress: `run` starts it now,
 /// `refuse` ends it declined, `decide` hands it to an approval.
 void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notification_ptr started,
@@ -342,30 +279,12 @@ void run_command(self_ptr self, const std::string& raw) {
   cmd.item.command_actions = describe_command(raw);
   cmd.raw = raw;
   cmd.started_ms = protocol::unix_ms();
-  auto ask = command_ask(self, cmd);
+  auto ask = command_ask(st.settings, cmd);
   auto plan = plan_for(self, ask, evaluate(st.settings.policy, raw));
   auto started = started_event(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
   follow_plan(self, std::move(ask), std::move(plan), std::move(started),
               [self] { start_exec(self); });
-}
-
-/// Parses and plans a patch against the writable roots: the planned changes,
-/// or why not (and whether the policy refused it rather than the patch
-/// being broken).
-struct patch_refusal {
-  std::string reason;
-  bool by_policy = false;
-};
-std::optional<patch_refusal> prepare_patch(self_ptr self, const std::string& text, patch_step& p) {
-  auto& st = self->state;
-  auto parsed = patch::parse(text);
-  if (!parsed) return patch_refusal{parsed.error().message, false};
-  auto planned = patch::plan(*parsed, st.settings.cwd, st.settings.writable_roots);
-  if (!planned) return patch_refusal{planned.error().message, planned.error().refused_by_policy()};
-  p.planned = std::move(*planned);
-  p.item.changes = describe_changes(p.planned);
-  return std::nullopt;
 }
 
 void change_files(self_ptr self, const std::string& text) {
@@ -375,7 +294,7 @@ void change_files(self_ptr self, const std::string& text) {
   p.started_ms = protocol::unix_ms();
   // A patch that does not parse or plan never asks: its item fails (or is
   // declined when it reaches outside the writable roots) with the reason.
-  if (auto refusal = prepare_patch(self, text, p)) {
+  if (auto refusal = prepare_patch(st.settings, text, p)) {
     item_started(self, p.item, p.started_ms);
     st.patch = std::move(p);
     PARLEY_INFO("turn {} event=patch_refused reason=\"{}\"", st.settings.turn_id, refusal->reason);
@@ -384,7 +303,7 @@ void change_files(self_ptr self, const std::string& text) {
     say(self, {"apply_patch failed: " + refusal->reason}, "commentary");
     return next_step(self);
   }
-  auto ask = file_change_ask(self, p);
+  auto ask = file_change_ask(st.settings, p);
   auto plan = plan_for(self, ask, evaluate_file_change(st.settings.policy));
   auto started = started_event(self, p.item, p.started_ms);
   st.patch = std::move(p);
@@ -444,6 +363,62 @@ void interrupt(self_ptr self, const caf::error& reason) {
   end_interrupted(self, reason);
 }
 
+// -- what the turn hears ------------------------------------------------------
+
+/// An exit signal: a linked helper went down, or the turn is interrupted.
+void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
+  if (!em.reason) return;  // a linked approval or exec finished normally
+  auto& st = self->state;
+  if (st.command && em.source == st.command->exec_addr && !st.pending_ask) {
+    // The command runner died without reporting an exit.
+    st.command->exec_addr = caf::actor_addr{};
+    complete_current(self, item_status::failed, "command runner failed");
+    return next_step(self);
+  }
+  if (em.source == st.approval_addr) {
+    // The approval went down without an outcome: fail closed, at once.
+    // (After its outcome, its end means nothing more.)
+    if (!st.pending_ask) return;
+    approval_outcome out;
+    out.how = approval_outcome::kind::client_error;
+    out.detail = "approval failed: " + caf::to_string(em.reason);
+    return on_outcome(self, *st.pending_ask, std::move(out));
+  }
+  interrupt(self, em.reason);
+}
+
+/// A chunk of the running command's output, streamed as a delta.
+void on_output(self_ptr self, const std::string& chunk) {
+  auto& st = self->state;
+  if (!st.command || !st.command->output) return;
+  auto delta = st.command->output->add(chunk);
+  if (delta.empty()) return;
+  auto& s = st.settings;
+  emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, st.command->item.id,
+                                            std::move(delta)});
+}
+
+/// The command ended: its last output, then the item, then the next step.
+void on_exited(self_ptr self, const exit_info& info) {
+  auto& st = self->state;
+  if (!st.command || !st.command->output) return;
+  auto& cmd = *st.command;
+  cmd.exec_addr = caf::actor_addr{};
+  if (auto tail = cmd.output->finish(); !tail.empty()) {
+    auto& s = st.settings;
+    emit(self,
+         protocol::command_output_delta{s.thread_id, s.turn_id, cmd.item.id, std::move(tail)});
+  }
+  cmd.item.aggregated_output = cmd.output->aggregated();
+  cmd.item.exit_code = info.exit_code;
+  cmd.item.duration_ms = info.duration_ms;
+  if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);
+  cmd.output.reset();
+  complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
+                   "exit code " + std::to_string(info.exit_code));
+  next_step(self);
+}
+
 }  // namespace
 
 process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn_state> self,
@@ -455,56 +430,11 @@ process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn
   self->state.live = count_live(self->state.svc.telemetry, &live_counters::turns);
   self->state.context.user_text = settings.user_text;
   self->state.settings = std::move(settings);
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    if (!em.reason) return;  // a linked approval or exec finished normally
-    auto& st = self->state;
-    if (st.command && em.source == st.command->exec_addr && !st.pending_ask) {
-      // The command runner died without reporting an exit.
-      st.command->exec_addr = caf::actor_addr{};
-      complete_current(self, item_status::failed, "command runner failed");
-      return next_step(self);
-    }
-    if (em.source == st.approval_addr) {
-      // The approval went down without an outcome: fail closed, at once.
-      // (After its outcome, its end means nothing more.)
-      if (!st.pending_ask) return;
-      approval_outcome out;
-      out.how = approval_outcome::kind::client_error;
-      out.detail = "approval failed: " + caf::to_string(em.reason);
-      return on_outcome(self, *st.pending_ask, std::move(out));
-    }
-    interrupt(self, em.reason);
-  });
+  self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
   next_step(self);
   return {
-      [self](atom::output, const std::string& chunk) {
-        auto& st = self->state;
-        if (!st.command || !st.command->output) return;
-        auto delta = st.command->output->add(chunk);
-        if (delta.empty()) return;
-        auto& s = st.settings;
-        emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, st.command->item.id,
-                                                  std::move(delta)});
-      },
-      [self](atom::exited, const exit_info& info) {
-        auto& st = self->state;
-        if (!st.command || !st.command->output) return;
-        auto& cmd = *st.command;
-        cmd.exec_addr = caf::actor_addr{};
-        if (auto tail = cmd.output->finish(); !tail.empty()) {
-          auto& s = st.settings;
-          emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, cmd.item.id,
-                                                    std::move(tail)});
-        }
-        cmd.item.aggregated_output = cmd.output->aggregated();
-        cmd.item.exit_code = info.exit_code;
-        cmd.item.duration_ms = info.duration_ms;
-        if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);
-        cmd.output.reset();
-        complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
-                         "exit code " + std::to_string(info.exit_code));
-        next_step(self);
-      },
+      [self](atom::output, const std::string& chunk) { on_output(self, chunk); },
+      [self](atom::exited, const exit_info& info) { on_exited(self, info); },
   };
 }
 

@@ -1,0 +1,77 @@
+#include "actors/threads/turn_actions.hpp"
+
+#include "actors/approval/action_digest.hpp"
+
+namespace parley {
+
+approval_ask command_ask(const turn_settings& settings, const command_step& cmd) {
+  approval_ask ask;
+  ask.what = hooks::action_kind::command;
+  ask.raw_command = cmd.raw;
+  ask.thread_id = settings.thread_id;
+  ask.cwd = settings.cwd;
+  ask.command.thread_id = settings.thread_id;
+  ask.command.turn_id = settings.turn_id;
+  ask.command.item_id = cmd.item.id;
+  ask.command.started_at_ms = cmd.started_ms;
+  ask.command.command = cmd.item.command;
+  ask.command.cwd = cmd.item.cwd;
+  ask.command.command_actions = cmd.item.command_actions;
+  if (auto words = split_simple_command(cmd.raw))
+    ask.command.proposed_execpolicy_amendment = *words;
+  ask.digest = command_digest(cmd.raw, settings.cwd);
+  return ask;
+}
+
+approval_ask file_change_ask(const turn_settings& settings, const patch_step& p) {
+  approval_ask ask;
+  ask.what = hooks::action_kind::file_change;
+  ask.thread_id = settings.thread_id;
+  ask.cwd = settings.cwd;
+  ask.file.thread_id = settings.thread_id;
+  ask.file.turn_id = settings.turn_id;
+  ask.file.item_id = p.item.id;
+  ask.file.started_at_ms = p.started_ms;
+  ask.changes = p.item.changes;
+  ask.digest = changes_digest(p.planned);
+  return ask;
+}
+
+std::vector<protocol::file_update_change> describe_changes(
+    const std::vector<patch::file_change>& planned) {
+  std::vector<protocol::file_update_change> out;
+  for (const auto& c : planned) {
+    protocol::file_update_change u;
+    u.path = c.resolved_path;
+    switch (c.kind) {
+      case patch::change_kind::add:
+        u.type = protocol::file_update_change::kind::add;
+        u.diff = c.new_content;
+        break;
+      case patch::change_kind::remove:
+        u.type = protocol::file_update_change::kind::remove;
+        u.diff = c.old_content;
+        break;
+      case patch::change_kind::update:
+        u.type = protocol::file_update_change::kind::update;
+        if (!c.resolved_move_to.empty()) u.move_path = c.resolved_move_to;
+        u.diff = c.unified_diff;
+        break;
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+std::optional<patch_refusal> prepare_patch(const turn_settings& settings, const std::string& text,
+                                           patch_step& p) {
+  auto parsed = patch::parse(text);
+  if (!parsed) return patch_refusal{parsed.error().message, false};
+  auto planned = patch::plan(*parsed, settings.cwd, settings.writable_roots);
+  if (!planned) return patch_refusal{planned.error().message, planned.error().refused_by_policy()};
+  p.planned = std::move(*planned);
+  p.item.changes = describe_changes(p.planned);
+  return std::nullopt;
+}
+
+}  // namespace parley
