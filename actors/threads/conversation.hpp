@@ -6,8 +6,6 @@
 // completed item, a completed turn) wait in the outbox until the store has
 // acknowledged them, and hold back everything behind them.
 
-#include <deque>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -19,6 +17,7 @@
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
 #include "actors/core/telemetry.hpp"
+#include "actors/threads/event_outbox.hpp"
 
 namespace parley {
 
@@ -50,12 +49,6 @@ struct active_turn {
   bool interrupt_sent = false;
 };
 
-struct outbox_entry {
-  uint64_t seq = 0;
-  bool ready = false;
-  std::function<void()> deliver;
-};
-
 struct conversation_state {
   static inline const char* name = "conversation";
   counted live;  // the runtime's conversations
@@ -66,8 +59,7 @@ struct conversation_state {
   session_grants grants;
   std::optional<active_turn> active;
   std::unordered_map<uint64_t, relayed_ask> asks;  // by approval key
-  std::deque<outbox_entry> outbox;
-  uint64_t next_seq = 0;
+  event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   bool closing = false;
   /// Replies promised to requesters that wait on the store: the actor must

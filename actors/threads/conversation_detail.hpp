@@ -1,0 +1,84 @@
+#pragma once
+// Inside the conversation actor: the steps its handlers share. Only
+// conversation*.cpp include this; everybody else talks to a conversation
+// through conversation_actor.
+//
+//   conversation.cpp          the factory: the messages it handles, client requests
+//   conversation_events.cpp   the outbox, status, subscribers, unloading
+//   conversation_turns.cpp    starting and ending turns; relaying approvals' asks
+
+#include <functional>
+
+#include "actors/threads/conversation.hpp"
+
+namespace parley::conversation_detail {
+
+using self_ptr = conversation_actor::stateful_pointer<conversation_state>;
+
+// -- events (conversation_events.cpp) ----------------------------------------
+
+/// Queues an action behind everything already queued.
+void post(self_ptr self, std::function<void()> deliver);
+
+/// Queues an action that runs once `record` is stored (ephemeral threads
+/// store nothing).
+void post_stored(self_ptr self, store_record record, std::function<void()> deliver);
+
+/// A notification for every subscriber, in order.
+void emit(self_ptr self, notification_ptr n);
+
+/// The same, sent only once `record` is stored.
+void emit_stored(self_ptr self, store_record record, notification_ptr n);
+
+/// Emits thread/status/changed when the status moved.
+void update_status(self_ptr self);
+
+void subscribe(self_ptr self, const client_actor& client);
+
+/// Loads this thread's stored history for a reply, keeping the actor alive
+/// until `then` or `fail` has delivered it.
+void load_history(self_ptr self, std::function<void(stored_thread&)> then,
+                  std::function<void(caf::error&)> fail);
+
+/// The answer to a request that reaches a thread which is unloading.
+caf::error unloading_error(self_ptr self);
+
+/// Unloads the thread after `idle_unload` without subscribers or turns.
+void arm_idle_timer(self_ptr self);
+
+/// The thread unloads: subscribers learn it (status notLoaded,
+/// thread/closed), waiters get their ok, and the actor quits once the outbox
+/// is drained and nothing waits on the store.
+void close(self_ptr self);
+
+/// Quits if the thread is unloading and nothing is left to deliver.
+void quit_if_done(self_ptr self);
+
+// -- turns (conversation_turns.cpp) ------------------------------------------
+
+caf::result<protocol::turn_start_response> start_turn(self_ptr self,
+                                                      protocol::turn_start_params& params,
+                                                      client_actor client);
+
+/// The turn reported its end (or died): store and announce it.
+void finalize_turn(self_ptr self, turn_result result);
+
+/// Sends the active turn its exit signal (once).
+void interrupt_active(self_ptr self);
+
+/// A stored turn without an end record reads back as interrupted; the one
+/// this conversation is running is in progress.
+void mark_active(self_ptr self, std::vector<protocol::turn>& turns);
+
+/// Relays an approval's ask to the client that decides it, behind every
+/// event already queued; the client's answer goes to the approval.
+caf::result<protocol::approval_decision> relay_ask(self_ptr self, const approval_ask& ask);
+
+/// An approval waits on someone: the thread shows waitingOnApproval.
+void mark_waiting(self_ptr self, const approval_ref& ref);
+
+/// An approval has its outcome: its item no longer waits, and a prompt
+/// still open at the client is void.
+void settle_ask(self_ptr self, const approval_ref& ref, bool prompt_open);
+
+}  // namespace parley::conversation_detail

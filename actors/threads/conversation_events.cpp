@@ -1,0 +1,116 @@
+// The conversation as its thread's single sequencer: the outbox every event
+// leaves through, the thread's status, its subscribers, and unloading.
+
+#include <algorithm>
+
+#include "actors/core/log.hpp"
+#include "actors/threads/conversation_detail.hpp"
+
+namespace parley::conversation_detail {
+
+namespace {
+
+constexpr auto store_timeout = std::chrono::seconds(60);
+
+void broadcast(self_ptr self, const notification_ptr& n) {
+  for (auto& client : self->state.subscribers) self->send(client, atom::event::value, n);
+}
+
+}  // namespace
+
+void quit_if_done(self_ptr self) {
+  auto& st = self->state;
+  if (st.closing && st.outbox.empty() && !st.active && st.awaiting_store == 0) self->quit();
+}
+
+void post(self_ptr self, std::function<void()> deliver) {
+  self->state.outbox.post(std::move(deliver));
+  quit_if_done(self);
+}
+
+void post_stored(self_ptr self, store_record record, std::function<void()> deliver) {
+  auto& st = self->state;
+  if (st.meta.ephemeral) return post(self, std::move(deliver));
+  auto seq = st.outbox.post_held(std::move(deliver));
+  auto release = [self, seq] {
+    self->state.outbox.release(seq);
+    quit_if_done(self);
+  };
+  // No timeout: every store answers an append itself or through a linked I/O
+  // actor that replies at once, so a failure bounces back as an error; a
+  // timed request costs two wakeups of CAF's clock thread, on every record.
+  self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
+      .then([release](atom::ok) { release(); },
+            [self, release](caf::error& err) {
+              PARLEY_ERROR("conversation {} event=store_append_failed error={}",
+                           self->state.meta.id, caf::to_string(err));
+              release();
+            });
+}
+
+void emit(self_ptr self, notification_ptr n) {
+  post(self, [self, n = std::move(n)] { broadcast(self, n); });
+}
+
+void emit_stored(self_ptr self, store_record record, notification_ptr n) {
+  post_stored(self, std::move(record), [self, n = std::move(n)] { broadcast(self, n); });
+}
+
+void update_status(self_ptr self) {
+  auto& st = self->state;
+  auto status = st.active ? protocol::thread_status::active(!st.active->waiting.empty())
+                          : protocol::thread_status::idle();
+  if (status == st.meta.status) return;
+  st.meta.status = status;
+  emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, status}));
+}
+
+void subscribe(self_ptr self, const client_actor& client) {
+  auto& subs = self->state.subscribers;
+  if (std::find(subs.begin(), subs.end(), client) == subs.end()) subs.push_back(client);
+}
+
+void load_history(self_ptr self, std::function<void(stored_thread&)> then,
+                  std::function<void(caf::error&)> fail) {
+  auto& st = self->state;
+  ++st.awaiting_store;
+  auto done = [self] {
+    --self->state.awaiting_store;
+    quit_if_done(self);
+  };
+  self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
+      .then(
+          [then, done](stored_thread& stored) {
+            then(stored);
+            done();
+          },
+          [fail, done](caf::error& err) {
+            fail(err);
+            done();
+          });
+}
+
+caf::error unloading_error(self_ptr self) {
+  return make_error(errc::unloading,
+                    "thread " + self->state.meta.id + " is unloading; resume it to load it again");
+}
+
+void arm_idle_timer(self_ptr self) {
+  auto& st = self->state;
+  if (st.active || !st.subscribers.empty() || st.closing) return;
+  self->delayed_send(self, st.svc.config->idle_unload, atom::idle::value, ++st.idle_generation);
+}
+
+void close(self_ptr self) {
+  auto& st = self->state;
+  if (st.closing) return;
+  st.meta.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, st.meta.status}));
+  emit(self, make_event(st.svc, protocol::thread_closed{st.meta.id}));
+  for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
+  st.shutdown_waiters.clear();
+  st.closing = true;
+  quit_if_done(self);
+}
+
+}  // namespace parley::conversation_detail

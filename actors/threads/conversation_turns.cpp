@@ -1,0 +1,206 @@
+// The conversation's turns: starting one (its settings, its first events),
+// ending it, interrupting it, and relaying its approvals' asks to the client
+// in order with everything else the thread says.
+
+#include <algorithm>
+
+#include "actors/threads/conversation_detail.hpp"
+#include "actors/threads/turn.hpp"
+#include "protocol/ids.hpp"
+
+namespace parley::conversation_detail {
+
+namespace {
+
+protocol::turn describe_active(const active_turn& t, bool with_start) {
+  protocol::turn out;
+  out.id = t.id;
+  out.status = protocol::turn_status::in_progress;
+  if (with_start) out.started_at = t.started_at;
+  return out;
+}
+
+/// Where a turn's patches may write: anywhere with full access, otherwise
+/// the cwd and the sandbox's extra writable roots.
+std::vector<std::string> writable_roots_of(const conversation_settings& s) {
+  using kind = protocol::sandbox_policy::kind;
+  if (s.sandbox.type == kind::danger_full_access || s.sandbox.type == kind::external_sandbox)
+    return {"/"};
+  std::vector<std::string> roots{s.cwd};
+  roots.insert(roots.end(), s.sandbox.writable_roots.begin(), s.sandbox.writable_roots.end());
+  return roots;
+}
+
+/// turn/start's overrides stick to the thread.
+void apply_overrides(conversation_state& st, const protocol::turn_start_params& params) {
+  if (params.cwd) st.settings.cwd = *params.cwd;
+  if (params.approval_policy_) st.settings.policy = *params.approval_policy_;
+  if (params.sandbox_policy_) st.settings.sandbox = *params.sandbox_policy_;
+  if (params.model) st.settings.model = *params.model;
+  st.meta.cwd = st.settings.cwd;
+  st.meta.model = st.settings.model;
+}
+
+/// The settings the turn runs with: a snapshot of the thread's.
+turn_settings settings_of_turn(const conversation_state& st, const active_turn& t,
+                               std::string user_text) {
+  turn_settings ts;
+  ts.thread_id = st.meta.id;
+  ts.turn_id = t.id;
+  ts.cwd = st.settings.cwd;
+  ts.policy = st.settings.policy;
+  ts.grants = st.grants;
+  ts.writable_roots = writable_roots_of(st.settings);
+  ts.user_text = std::move(user_text);
+  return ts;
+}
+
+/// turn/started, then the user's message as an item (started, completed).
+void announce_turn(self_ptr self, protocol::turn_start_params& params, int64_t now_ms) {
+  auto& st = self->state;
+  const auto& turn_id = st.active->id;
+  update_status(self);
+  emit_stored(
+      self, turn_started_record{turn_id, st.active->started_at},
+      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+  protocol::user_message_item msg;
+  msg.id = protocol::new_uuid_v7();
+  msg.content = std::move(params.input);
+  msg.client_id = params.client_user_message_id;
+  emit(self, make_event(st.svc, protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
+  emit_stored(self, item_record{turn_id, msg},
+              make_event(st.svc, protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
+}
+
+/// Who is asked: the client that started the turn, while it is subscribed;
+/// otherwise the first subscriber.
+std::optional<client_actor> pick_client(self_ptr self) {
+  auto& st = self->state;
+  if (st.subscribers.empty()) return std::nullopt;
+  if (st.active) {
+    auto owner = st.active->owner;
+    if (std::find(st.subscribers.begin(), st.subscribers.end(), owner) != st.subscribers.end())
+      return owner;
+  }
+  return st.subscribers.front();
+}
+
+}  // namespace
+
+caf::result<protocol::turn_start_response> start_turn(self_ptr self,
+                                                      protocol::turn_start_params& params,
+                                                      client_actor client) {
+  auto& st = self->state;
+  subscribe(self, client);
+  if (st.active) {
+    // Codex steers the input into the active turn; parley's scripted turns
+    // cannot take more input, so the caller gets the active turn's id.
+    return protocol::turn_start_response{describe_active(*st.active, false)};
+  }
+  apply_overrides(st, params);
+  auto now_ms = protocol::unix_ms();
+  active_turn t;
+  t.id = protocol::new_uuid_v7();
+  t.started_at = now_ms / 1000;
+  t.started_ms = now_ms;
+  t.owner = client;
+  auto text = protocol::joined_text(params.input);
+  if (st.meta.preview.empty()) st.meta.preview = text;
+  st.meta.updated_at = t.started_at;
+  auto settings = settings_of_turn(st, t, std::move(text));
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(settings));
+  st.active = std::move(t);
+  // The reply leaves before the turn's first event, as Codex orders them.
+  auto rp = self->make_response_promise<protocol::turn_start_response>();
+  rp.deliver(protocol::turn_start_response{describe_active(*st.active, false)});
+  announce_turn(self, params, now_ms);
+  return rp;
+}
+
+void finalize_turn(self_ptr self, turn_result result) {
+  auto& st = self->state;
+  if (!st.active) return;
+  auto now_ms = protocol::unix_ms();
+  protocol::turn done;
+  done.id = st.active->id;
+  done.status = result.status;
+  done.error = std::move(result.error);
+  done.started_at = st.active->started_at;
+  done.completed_at = now_ms / 1000;
+  done.duration_ms = now_ms - st.active->started_ms;
+  st.active.reset();
+  st.meta.updated_at = now_ms / 1000;
+  update_status(self);
+  emit_stored(self, turn_completed_record{done},
+              make_event(st.svc, protocol::turn_completed{st.meta.id, done}));
+  if (!st.shutdown_waiters.empty()) return close(self);
+  arm_idle_timer(self);
+}
+
+void interrupt_active(self_ptr self) {
+  auto& st = self->state;
+  if (!st.active || st.active->interrupt_sent) return;
+  st.active->interrupt_sent = true;
+  self->send_exit(st.active->handle, make_error(errc::interrupted, "turn interrupted"));
+}
+
+void mark_active(self_ptr self, std::vector<protocol::turn>& turns) {
+  auto& st = self->state;
+  if (!st.active) return;
+  for (auto& t : turns)
+    if (t.id == st.active->id) t.status = protocol::turn_status::in_progress;
+}
+
+// -- approvals' asks -----------------------------------------------------------
+
+caf::result<protocol::approval_decision> relay_ask(self_ptr self, const approval_ask& ask) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<protocol::approval_decision>();
+  if (!st.active || st.active->id != ask.turn_id()) {
+    rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
+    return rp;
+  }
+  auto client = pick_client(self);
+  if (!client) {
+    rp.deliver(make_error(errc::transport_closed, "no client can decide"));
+    return rp;
+  }
+  relayed_ask relay;
+  relay.client = *client;
+  relay.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
+  st.asks.emplace(ask.key, std::move(relay));
+  post(self, [self, ask, rp]() mutable {
+    auto i = self->state.asks.find(ask.key);
+    if (i == self->state.asks.end()) {  // settled while queued: never shown
+      rp.deliver(make_error(errc::withdrawn, "approval settled"));
+      return;
+    }
+    i->second.sent = true;
+    rp.delegate(i->second.client, atom::ask::value, ask);
+  });
+  return rp;
+}
+
+void mark_waiting(self_ptr self, const approval_ref& ref) {
+  auto& st = self->state;
+  if (!st.active || st.active->id != ref.turn_id) return;
+  st.active->waiting.insert(ref.item_id);
+  update_status(self);
+}
+
+void settle_ask(self_ptr self, const approval_ref& ref, bool prompt_open) {
+  auto& st = self->state;
+  if (auto i = st.asks.find(ref.key); i != st.asks.end()) {
+    if (prompt_open && i->second.sent) {
+      auto client = i->second.client;
+      auto key = ref.key;
+      post(self, [self, client, key] { self->send(client, atom::withdraw::value, key); });
+    }
+    st.asks.erase(i);
+  }
+  if (st.active && st.active->id == ref.turn_id) st.active->waiting.erase(ref.item_id);
+  update_status(self);
+}
+
+}  // namespace parley::conversation_detail

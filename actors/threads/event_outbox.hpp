@@ -1,0 +1,43 @@
+#pragma once
+// The order in which a thread's events leave (pure: no actors, no I/O).
+// An action queued with post() runs as soon as everything queued before it
+// has run; one queued with post_held() also waits until it is released (the
+// store has acknowledged its record), and holds back everything behind it.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+
+namespace parley {
+
+class event_outbox {
+ public:
+  using action = std::function<void()>;
+
+  /// Queues `run` behind everything queued, then runs what is ready.
+  void post(action run);
+
+  /// Queues `run` held until release(seq); returns that seq.
+  uint64_t post_held(action run);
+
+  /// Releases a held action, then runs every ready action at the front.
+  /// A seq that is not queued (already run) is ignored.
+  void release(uint64_t seq);
+
+  bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct entry {
+    uint64_t seq = 0;
+    bool ready = false;
+    action run;
+  };
+  void run_ready();
+
+  std::deque<entry> entries_;
+  uint64_t next_seq_ = 0;
+  bool running_ = false;  // an action posting from inside run_ready() only queues
+};
+
+}  // namespace parley

@@ -1,0 +1,51 @@
+// The order a thread's events leave in: posted actions run in order, a held
+// one holds back everything behind it until it is released.
+
+#include "actors/threads/event_outbox.hpp"
+
+#include <gtest/gtest.h>
+#include <string>
+
+namespace parley {
+namespace {
+
+TEST(EventOutbox, posted_actions_run_at_once_and_in_order) {
+  event_outbox box;
+  std::string seen;
+  box.post([&] { seen += "a"; });
+  box.post([&] { seen += "b"; });
+  EXPECT_EQ(seen, "ab");
+  EXPECT_TRUE(box.empty());
+}
+
+TEST(EventOutbox, a_held_action_holds_back_everything_behind_it) {
+  event_outbox box;
+  std::string seen;
+  auto first = box.post_held([&] { seen += "1"; });
+  box.post([&] { seen += "2"; });
+  auto third = box.post_held([&] { seen += "3"; });
+  box.post([&] { seen += "4"; });
+  EXPECT_EQ(seen, "");
+  box.release(third);  // acknowledged out of order: still waits for the first
+  EXPECT_EQ(seen, "");
+  box.release(first);
+  EXPECT_EQ(seen, "1234");
+  EXPECT_TRUE(box.empty());
+  box.release(first);  // already run: nothing happens
+  EXPECT_EQ(seen, "1234");
+}
+
+TEST(EventOutbox, an_action_that_posts_queues_behind_what_is_ready) {
+  event_outbox box;
+  std::string seen;
+  auto held = box.post_held([&] {
+    seen += "a";
+    box.post([&] { seen += "c"; });  // from inside: after "b", not before
+  });
+  box.post([&] { seen += "b"; });
+  box.release(held);
+  EXPECT_EQ(seen, "abc");
+}
+
+}  // namespace
+}  // namespace parley
