@@ -292,6 +292,78 @@ void start(self_ptr self) {
   continue_hooks(self);
 }
 
+// -- what the approval hears ---------------------------------------------------
+
+/// A bug in a stage must not leave the prompt open or the turn waiting: the
+/// approval settles (fail closed) before it goes down.
+caf::error on_crash(self_ptr self, const std::exception_ptr& e) {
+  auto what = "approval failed: " + describe_exception(e);
+  PARLEY_ERROR("approval key={} event=crashed what=\"{}\"", self->state.ask.key, what);
+  approval_outcome out;
+  out.how = approval_outcome::kind::client_error;
+  out.detail = what;
+  out.stage = "approval";
+  finish(self, std::move(out));
+  return make_error(errc::internal, what);
+}
+
+/// The turn interrupted (its exit signal, forwarded or through the link):
+/// the approval settles cancelled, voiding the client's prompt, and the
+/// turn, which waits for this outcome, ends the item after that. A hook
+/// program's runner that crashed fails its stage.
+void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
+  if (!em.reason) return;  // the turn finished normally, or a linked hook run ended
+  auto& s = self->state;
+  if (em.source == s.runner_addr) {
+    s.runner_addr = caf::actor_addr{};
+    if (!s.resolved && s.waiting_token != 0)
+      decide(self, protocol::approval_decision::decline(), s.waiting_stage,
+             s.waiting_stage + " failed: " + caf::to_string(em.reason));
+    return;
+  }
+  PARLEY_DEBUG("approval key={} event=cancelled reason={}", s.ask.key, caf::to_string(em.reason));
+  if (s.started && !s.resolved) {
+    approval_outcome out;
+    out.how = approval_outcome::kind::cancelled;
+    out.detail = "turn interrupted";
+    out.stage = "interrupt";
+    finish(self, std::move(out));
+  }
+  self->quit();  // an orderly end: the turn has the outcome
+}
+
+caf::result<approval_outcome> on_decide(self_ptr self) {
+  auto& s = self->state;
+  auto rp = self->make_response_promise<approval_outcome>();
+  if (s.started) {
+    rp.deliver(make_error(errc::invalid_request, "approval already started"));
+    return rp;
+  }
+  s.promise = rp;
+  start(self);
+  return rp;
+}
+
+/// An async hook answered through its handle (or too late).
+void on_hook_reply(self_ptr self, uint64_t token, const hooks::verdict& v) {
+  auto& s = self->state;
+  if (s.resolved || token == 0 || token != s.waiting_token) {
+    PARLEY_INFO("approval key={} event=late_hook_answer verdict={} ignored", s.ask.key,
+                hooks::to_string(v.what));
+    return;
+  }
+  s.waiting_token = 0;
+  if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
+}
+
+void on_hook_deadline(self_ptr self, uint64_t token) {
+  auto& s = self->state;
+  if (s.resolved || token != s.waiting_token) return;  // answered in time
+  s.waiting_token = 0;
+  PARLEY_INFO("approval key={} event=hook_timeout hook={}", s.ask.key, s.waiting_stage);
+  decide(self, protocol::approval_decision::decline(), s.waiting_stage, "approval timeout");
+}
+
 }  // namespace
 
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
@@ -306,71 +378,15 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
   st.svc = std::move(svc);
   st.item_started = std::move(item_started);
   st.live = count_live(st.svc.telemetry, &live_counters::approvals);
-  // A bug in a stage must not leave the prompt open or the turn waiting:
-  // the approval settles (fail closed) before it goes down.
-  self->set_exception_handler([self](caf::scheduled_actor*, std::exception_ptr& e) -> caf::error {
-    auto what = "approval failed: " + describe_exception(e);
-    PARLEY_ERROR("approval key={} event=crashed what=\"{}\"", self->state.ask.key, what);
-    approval_outcome out;
-    out.how = approval_outcome::kind::client_error;
-    out.detail = what;
-    out.stage = "approval";
-    finish(self, std::move(out));
-    return make_error(errc::internal, what);
-  });
-  // The turn interrupted (its exit signal, forwarded or through the link):
-  // the approval settles cancelled (voiding the client's prompt), and the
-  // turn, which waits for this outcome, ends the item after that.
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    if (!em.reason) return;  // the turn finished normally, or a linked hook run ended
-    auto& s = self->state;
-    if (em.source == s.runner_addr) {
-      // A hook program's runner crashed: that stage failed, so it denies.
-      s.runner_addr = caf::actor_addr{};
-      if (!s.resolved && s.waiting_token != 0)
-        decide(self, protocol::approval_decision::decline(), s.waiting_stage,
-               s.waiting_stage + " failed: " + caf::to_string(em.reason));
-      return;
-    }
-    PARLEY_DEBUG("approval key={} event=cancelled reason={}", s.ask.key, caf::to_string(em.reason));
-    if (s.started && !s.resolved) {
-      approval_outcome out;
-      out.how = approval_outcome::kind::cancelled;
-      out.detail = "turn interrupted";
-      out.stage = "interrupt";
-      finish(self, std::move(out));
-    }
-    self->quit();  // an orderly end: the turn has the outcome
-  });
+  self->set_exception_handler(
+      [self](caf::scheduled_actor*, std::exception_ptr& e) { return on_crash(self, e); });
+  self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
   return {
-      [self](atom::decide) -> caf::result<approval_outcome> {
-        auto& s = self->state;
-        auto rp = self->make_response_promise<approval_outcome>();
-        if (s.started) {
-          rp.deliver(make_error(errc::invalid_request, "approval already started"));
-          return rp;
-        }
-        s.promise = rp;
-        start(self);
-        return rp;
-      },
+      [self](atom::decide) { return on_decide(self); },
       [self](atom::hook_reply, uint64_t token, hooks::verdict& v) {
-        auto& s = self->state;
-        if (s.resolved || token == 0 || token != s.waiting_token) {
-          PARLEY_INFO("approval key={} event=late_hook_answer verdict={} ignored", s.ask.key,
-                      hooks::to_string(v.what));
-          return;
-        }
-        s.waiting_token = 0;
-        if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
+        on_hook_reply(self, token, v);
       },
-      [self](atom::deadline, uint64_t token) {
-        auto& s = self->state;
-        if (s.resolved || token != s.waiting_token) return;  // answered in time
-        s.waiting_token = 0;
-        PARLEY_INFO("approval key={} event=hook_timeout hook={}", s.ask.key, s.waiting_stage);
-        decide(self, protocol::approval_decision::decline(), s.waiting_stage, "approval timeout");
-      },
+      [self](atom::deadline, uint64_t token) { on_hook_deadline(self, token); },
   };
 }
 
