@@ -24,8 +24,10 @@
 #include <vector>
 
 #include "actors/approval/approval.hpp"
+#include "actors/approval/rules/rules_book.hpp"
+#include "actors/threads/process_reactor.hpp"
 #include "actors/approval/hooks/approval_hook.hpp"
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace {
 
@@ -87,10 +89,7 @@ double run_once(caf::actor_system& sys, const parley::runtime_services& svc,
   auto start_one = [&] {
     ask.key = svc.telemetry->next_ask_key();
     // What the turn does: plan (rules read once), then spawn the approval.
-    std::shared_ptr<const parley::rules::rule_set> rules;
-    if (svc.rules) rules = svc.rules->current();
-    auto plan = parley::plan_approval(parley::policy_verdict::ask, ask, rules.get(), {},
-                                      {&svc.config->hooks, &svc.config->external_hooks});
+    auto plan = parley::plan_for(svc, {}, ask, parley::policy_verdict::ask);
     auto a = self->spawn(parley::approval, client, ask, std::move(plan), svc, nullptr);
     self->send(a, parley::atom::decide::value);
     ++started;

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "bench/harness/stats.hpp"
 #include "transport/connection.hpp"
 

@@ -8,7 +8,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/approval/approval.hpp"
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "actors/embed/in_process_client.hpp"
 
 #include "protocol/approvals.hpp"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "actors/core/log.hpp"
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/line_writer.hpp"

@@ -4,10 +4,20 @@
 #include <caf/sec.hpp>
 
 #include "actors/approval/hooks/external_hook_runner.hpp"
+#include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"
 
 namespace parley {
+
+approval_plan plan_for(const runtime_services& svc, const session_grants& grants,
+                       const approval_ask& ask, policy_verdict verdict) {
+  std::shared_ptr<const rules::rule_set> rules;
+  if (svc.rules) rules = svc.rules->current();
+  const auto& cfg = *svc.config;
+  return plan_approval(verdict, ask, rules.get(), grants,
+                       hook_set{&cfg.hooks, &cfg.external_hooks});
+}
 
 approval_outcome outcome_of_error(const caf::error& err) {
   approval_outcome out;

@@ -60,6 +60,11 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
                                        approval_plan plan, runtime_services svc,
                                        notification_ptr item_started);
 
+/// Plans an ask with this runtime's rules (a snapshot, read once), hooks and
+/// the thread's grants.
+approval_plan plan_for(const runtime_services& svc, const session_grants& grants,
+                       const approval_ask& ask, policy_verdict verdict);
+
 /// Maps an error from the ask onto an outcome (pure; tested directly).
 approval_outcome outcome_of_error(const caf::error& err);
 

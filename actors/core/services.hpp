@@ -4,23 +4,26 @@
 #include <atomic>
 #include <memory>
 
-#include "actors/approval/audit/audit_writer.hpp"
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
-#include "actors/threads/process_reactor.hpp"
-#include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/telemetry.hpp"
 
 namespace parley {
+
+// Shared by handle only: the components that use them include their headers.
+class process_reactor;  // actors/threads/process_reactor.hpp
+namespace rules {
+class rules_book;  // actors/approval/rules/rules_book.hpp
+}
 
 struct runtime_services {
   std::shared_ptr<const runtime_config> config;
   store_actor store;
   model_actor model;
   std::shared_ptr<process_reactor> reactor;
-  audit_actor audit;  // invalid when auditing is off
-  std::shared_ptr<rules::rules_book> rules;  // null when there is no rules directory
-  rules_actor rules_keeper;                  // writes amendments; invalid without rules
+  audit_actor audit;                             // invalid when auditing is off
+  std::shared_ptr<rules::rules_book> rules;      // null when there is no rules directory
+  rules_actor rules_keeper;                      // writes amendments; invalid without rules
   std::shared_ptr<runtime_telemetry> telemetry;  // this runtime's counts, stats and keys
 };
 

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "actors/core/interfaces.hpp"
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace parley {
 

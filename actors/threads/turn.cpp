@@ -221,17 +221,6 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     settle(self, out, item_status::declined, [&] { apply_accepted(self, out.decision); });
 }
 
-/// Plans what happens to an action: run it, refuse it, or let an approval
-/// actor decide.
-approval_plan plan_for(self_ptr self, const approval_ask& ask, policy_verdict verdict) {
-  auto& st = self->state;
-  std::shared_ptr<const rules::rule_set> rules;
-  if (st.svc.rules) rules = st.svc.rules->current();
-  const auto& cfg = *st.svc.config;
-  return plan_approval(verdict, ask, rules.get(), st.settings.grants,
-                       hook_set{&cfg.hooks, &cfg.external_hooks});
-}
-
 /// Hands the action to its approval actor, which announces the item
 /// (`item_started`) and the waiting status in Codex's order.
 void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
@@ -280,7 +269,7 @@ void run_command(self_ptr self, const std::string& raw) {
   cmd.raw = raw;
   cmd.started_ms = protocol::unix_ms();
   auto ask = command_ask(st.settings, cmd);
-  auto plan = plan_for(self, ask, evaluate(st.settings.policy, raw));
+  auto plan = plan_for(st.svc, st.settings.grants, ask, evaluate(st.settings.policy, raw));
   auto started = started_event(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
   follow_plan(self, std::move(ask), std::move(plan), std::move(started),
@@ -304,7 +293,7 @@ void change_files(self_ptr self, const std::string& text) {
     return next_step(self);
   }
   auto ask = file_change_ask(st.settings, p);
-  auto plan = plan_for(self, ask, evaluate_file_change(st.settings.policy));
+  auto plan = plan_for(st.svc, st.settings.grants, ask, evaluate_file_change(st.settings.policy));
   auto started = started_event(self, p.item, p.started_ms);
   st.patch = std::move(p);
   follow_plan(self, std::move(ask), std::move(plan), std::move(started),

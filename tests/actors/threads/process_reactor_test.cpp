@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <mutex>
 
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace parley {
 namespace {

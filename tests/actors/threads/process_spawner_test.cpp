@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "actors/threads/process_reactor.hpp"
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace parley {
 namespace {

@@ -17,7 +17,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace parley {
 namespace {

@@ -1,11 +1,13 @@
-#include "actors/core/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 #include <caf/scoped_actor.hpp>
 #include <thread>
 
-#include "actors/core/log.hpp"
+#include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/errors.hpp"
-#include "actors/core/server.hpp"
+#include "actors/core/log.hpp"
+#include "actors/runtime/server.hpp"
+#include "actors/threads/process_reactor.hpp"
 
 namespace parley {
 

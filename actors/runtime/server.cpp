@@ -1,11 +1,13 @@
-#include "actors/core/server.hpp"
+#include "actors/runtime/server.hpp"
 
 #include <caf/spawn_options.hpp>
 
+#include "actors/approval/audit/audit_writer.hpp"
+#include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/handlers.hpp"
-#include "actors/store/memory_store.hpp"
-#include "actors/store/local_store.hpp"
 #include "actors/model/scripted_model.hpp"
+#include "actors/store/local_store.hpp"
+#include "actors/store/memory_store.hpp"
 #include "actors/threads/thread_manager.hpp"
 
 namespace parley {
@@ -30,7 +32,8 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
     st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
   st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
   if (!st.svc.config->audit_path.empty())
-    st.svc.audit = self->spawn<caf::detached + caf::monitored>(audit_writer, st.svc.config->audit_path);
+    st.svc.audit
+        = self->spawn<caf::detached + caf::monitored>(audit_writer, st.svc.config->audit_path);
   st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& s = self->state;
