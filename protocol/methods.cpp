@@ -14,20 +14,22 @@ void from_json(const json& j, initialize_params& x) {
   if (auto caps = optional<json>(j, "capabilities")) {
     require_object(*caps);
     x.capabilities.experimental_api = optional<bool>(*caps, "experimentalApi").value_or(false);
-    x.capabilities.opt_out_notification_methods =
-        optional<std::vector<std::string>>(*caps, "optOutNotificationMethods")
-            .value_or(std::vector<std::string>{});
-    x.capabilities.request_attestation =
-        optional<bool>(*caps, "requestAttestation").value_or(false);
-    x.capabilities.required_human_approval =
-        optional<bool>(*caps, "requiredHumanApproval").value_or(false);
+    x.capabilities.opt_out_notification_methods
+        = optional<std::vector<std::string>>(*caps, "optOutNotificationMethods")
+              .value_or(std::vector<std::string>{});
+    x.capabilities.request_attestation
+        = optional<bool>(*caps, "requestAttestation").value_or(false);
+    x.capabilities.required_human_approval
+        = optional<bool>(*caps, "requiredHumanApproval").value_or(false);
     x.capabilities.legacy_approvals = optional<bool>(*caps, "legacyApprovals").value_or(false);
   }
 }
 
 void to_json(json& j, const initialize_params& x) {
   j = json{{"clientInfo",
-            {{"name", x.client.name}, {"version", x.client.version}, {"title", or_null(x.client.title)}}},
+            {{"name", x.client.name},
+             {"version", x.client.version},
+             {"title", or_null(x.client.title)}}},
            {"capabilities",
             {{"experimentalApi", x.capabilities.experimental_api},
              {"optOutNotificationMethods", x.capabilities.opt_out_notification_methods},
@@ -115,7 +117,9 @@ void to_json(json& j, const thread_read_params& x) {
   j = json{{"threadId", x.thread_id}, {"includeTurns", x.include_turns}};
 }
 
-void to_json(json& j, const thread_read_response& x) { j = json{{"thread", x.thread_}}; }
+void to_json(json& j, const thread_read_response& x) {
+  j = json{{"thread", x.thread_}};
+}
 
 void from_json(const json& j, thread_read_response& x) {
   require_object(j);
@@ -155,6 +159,8 @@ void from_json(const json& j, turn_start_params& x) {
   x.sandbox_policy_ = optional<sandbox_policy>(j, "sandboxPolicy");
   x.model = optional<std::string>(j, "model");
   x.client_user_message_id = optional<std::string>(j, "clientUserMessageId");
+  if (auto schema = j.find("outputSchema"); schema != j.end() && !schema->is_null())
+    x.output_schema = *schema;
 }
 
 void to_json(json& j, const turn_start_params& x) {
@@ -166,11 +172,35 @@ void to_json(json& j, const turn_start_params& x) {
   if (x.client_user_message_id) j["clientUserMessageId"] = *x.client_user_message_id;
 }
 
-void to_json(json& j, const turn_start_response& x) { j = json{{"turn", x.turn_}}; }
+void to_json(json& j, const turn_start_response& x) {
+  j = json{{"turn", x.turn_}};
+}
 
 void from_json(const json& j, turn_start_response& x) {
   require_object(j);
   x.turn_ = required<turn>(j, "turn");
+}
+
+void from_json(const json& j, thread_turns_list_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.cursor = optional<std::string>(j, "cursor");
+  x.limit = optional<uint32_t>(j, "limit");
+  if (auto dir = optional<std::string>(j, "sortDirection")) {
+    if (*dir != "asc" && *dir != "desc") throw_unknown_variant(*dir, {"asc", "desc"});
+    x.ascending = *dir == "asc";
+  }
+  if (auto view = optional<std::string>(j, "itemsView")) {
+    if (*view != "notLoaded" && *view != "summary" && *view != "full")
+      throw_unknown_variant(*view, {"notLoaded", "summary", "full"});
+    x.items_view = *view;
+  }
+}
+
+void to_json(json& j, const thread_turns_list_response& x) {
+  j = json{{"data", x.data},
+           {"nextCursor", or_null(x.next_cursor)},
+           {"backwardsCursor", or_null(x.backwards_cursor)}};
 }
 
 void from_json(const json& j, turn_interrupt_params& x) {
@@ -185,25 +215,32 @@ void to_json(json& j, const turn_interrupt_params& x) {
 
 // -- bootstrap ---------------------------------------------------------------------
 
-json account_read_result() { return json{{"account", nullptr}, {"requiresOpenaiAuth", false}}; }
-
-json model_list_result(const std::string& model_id) {
-  return json{{"data",
-               json::array({{{"id", model_id},
-                             {"model", model_id},
-                             {"displayName", model_id},
-                             {"description", "parley's built-in deterministic scripted model"},
-                             {"hidden", false},
-                             {"isDefault", true},
-                             {"defaultReasoningEffort", "medium"},
-                             {"supportedReasoningEfforts",
-                              json::array({{{"reasoningEffort", "medium"}, {"description", ""}}})}}})},
-              {"nextCursor", nullptr}};
+json account_read_result() {
+  return json{{"account", nullptr}, {"requiresOpenaiAuth", false}};
 }
 
-json config_read_result() { return json{{"config", json::object()}, {"origins", json::object()}}; }
+json model_list_result(const std::string& model_id) {
+  return json{
+      {"data",
+       json::array({{{"id", model_id},
+                     {"model", model_id},
+                     {"displayName", model_id},
+                     {"description", "parley's built-in deterministic scripted model"},
+                     {"hidden", false},
+                     {"isDefault", true},
+                     {"defaultReasoningEffort", "medium"},
+                     {"supportedReasoningEfforts",
+                      json::array({{{"reasoningEffort", "medium"}, {"description", ""}}})}}})},
+      {"nextCursor", nullptr}};
+}
 
-json config_requirements_read_result() { return json{{"requirements", nullptr}}; }
+json config_read_result() {
+  return json{{"config", json::object()}, {"origins", json::object()}};
+}
+
+json config_requirements_read_result() {
+  return json{{"requirements", nullptr}};
+}
 
 }  // namespace parley::protocol
 
@@ -256,7 +293,8 @@ void from_json(const json& j, thread_fork_params& x) {
 }
 
 void to_json(json& j, const thread_fork_params& x) {
-  j = json{{"threadId", x.thread_id}, {"ephemeral", x.ephemeral}, {"excludeTurns", x.exclude_turns}};
+  j = json{
+      {"threadId", x.thread_id}, {"ephemeral", x.ephemeral}, {"excludeTurns", x.exclude_turns}};
   if (x.path) j["path"] = *x.path;
   if (x.last_turn_id) j["lastTurnId"] = *x.last_turn_id;
   write_overrides(j, x.overrides);
@@ -275,10 +313,10 @@ void from_json(const json& j, thread_list_params& x) {
     if (*d != "asc" && *d != "desc") throw_unknown_variant(*d, {"asc", "desc"});
     x.sort_direction = *d;
   }
-  x.model_providers =
-      optional<std::vector<std::string>>(j, "modelProviders").value_or(std::vector<std::string>{});
-  x.source_kinds =
-      optional<std::vector<std::string>>(j, "sourceKinds").value_or(std::vector<std::string>{});
+  x.model_providers = optional<std::vector<std::string>>(j, "modelProviders")
+                          .value_or(std::vector<std::string>{});
+  x.source_kinds
+      = optional<std::vector<std::string>>(j, "sourceKinds").value_or(std::vector<std::string>{});
   x.archived = optional<bool>(j, "archived").value_or(false);
   if (auto c = optional<json>(j, "cwd")) {
     if (c->is_string())
@@ -315,7 +353,9 @@ void from_json(const json& j, thread_id_params& x) {
   x.thread_id = required<std::string>(j, "threadId");
 }
 
-void to_json(json& j, const thread_id_params& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_id_params& x) {
+  j = json{{"threadId", x.thread_id}};
+}
 
 void from_json(const json& j, thread_name_set_params& x) {
   require_object(j);
@@ -327,6 +367,8 @@ void to_json(json& j, const thread_name_set_params& x) {
   j = json{{"threadId", x.thread_id}, {"name", or_null(x.name)}};
 }
 
-void to_json(json& j, const thread_unsubscribe_response& x) { j = json{{"status", x.status}}; }
+void to_json(json& j, const thread_unsubscribe_response& x) {
+  j = json{{"status", x.status}};
+}
 
 }  // namespace parley::protocol

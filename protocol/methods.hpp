@@ -110,6 +110,9 @@ struct turn_start_params {
   std::optional<sandbox_policy> sandbox_policy_;
   std::optional<std::string> model;
   std::optional<std::string> client_user_message_id;
+  /// A structured turn (e.g. the TUI's title generation): the answer must
+  /// follow this JSON Schema, and the turn may not run tools or ask.
+  std::optional<json> output_schema;
 };
 void from_json(const json& j, turn_start_params& x);
 void to_json(json& j, const turn_start_params& x);
@@ -119,6 +122,23 @@ struct turn_start_response {
 };
 void to_json(json& j, const turn_start_response& x);
 void from_json(const json& j, turn_start_response& x);
+
+/// thread/turns/list: a thread's turns, a page at a time.
+struct thread_turns_list_params {
+  std::string thread_id;
+  std::optional<std::string> cursor;
+  std::optional<uint32_t> limit;
+  bool ascending = false;              // sortDirection: "asc", or "desc" (the default)
+  std::string items_view = "summary";  // "notLoaded" | "summary" | "full"
+};
+void from_json(const json& j, thread_turns_list_params& x);
+
+struct thread_turns_list_response {
+  std::vector<turn> data;
+  std::optional<std::string> next_cursor;
+  std::optional<std::string> backwards_cursor;
+};
+void to_json(json& j, const thread_turns_list_response& x);
 
 struct turn_interrupt_params {
   std::string thread_id;

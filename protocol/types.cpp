@@ -244,6 +244,7 @@ void to_json(json& j, const turn& x) {
            {"startedAt", or_null(x.started_at)},
            {"completedAt", or_null(x.completed_at)},
            {"durationMs", or_null(x.duration_ms)}};
+  if (x.items_view) j["itemsView"] = *x.items_view;
 }
 
 void from_json(const json& j, turn& x) {

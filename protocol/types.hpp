@@ -99,6 +99,9 @@ struct turn {
   std::optional<int64_t> started_at;    // unix seconds
   std::optional<int64_t> completed_at;  // unix seconds
   std::optional<int64_t> duration_ms;
+  /// How much of `items` is here: "notLoaded", "summary" or "full"
+  /// (absent: full, the schema's default).
+  std::optional<std::string> items_view;
 };
 void to_json(json& j, const turn& x);
 void from_json(const json& j, turn& x);

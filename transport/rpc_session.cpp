@@ -2,13 +2,13 @@
 
 #include <utility>
 
-#include "actors/core/log.hpp"
 #include "actors/core/errors.hpp"
+#include "actors/core/log.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
+#include "transport/turn_pages.hpp"
 
 namespace parley::rpc {
-
 
 using protocol::json;
 using protocol::request_id;
@@ -57,7 +57,9 @@ struct session::outgoing_request {
 session::session(session_config config, runtime_port& runtime, line_sink out)
     : config_(std::move(config)), runtime_(runtime), out_(std::move(out)) {}
 
-session::~session() { *alive_ = false; }
+session::~session() {
+  *alive_ = false;
+}
 
 template <class Params, class Result, class Check>
 session::handler session::forwarded(void (runtime_port::*call_runtime)(Params,
@@ -96,6 +98,9 @@ const std::map<std::string, session::handler>& session::methods() {
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},
+      {"thread/turns/list", method(&session::thread_turns_list)},
+      {"skills/list", method(&session::skills_list)},
+      {"plugin/installed", method(&session::plugin_installed)},
       {"account/read", method(&session::account_read)},
       {"model/list", method(&session::model_list)},
       {"config/read", method(&session::config_read)},
@@ -176,13 +181,9 @@ void session::on_request(const protocol::incoming_message& m) {
   auto& table = methods();
   auto i = table.find(m.method);
   if (i == table.end()) {
-    std::string msg = "Invalid request: unknown variant `" + m.method + "`, expected one of ";
-    const char* sep = "";
-    for (const auto& entry : table) {
-      msg += sep + ("`" + entry.first + "`");
-      sep = ", ";
-    }
-    reply_error(m.id, protocol::rpc_code::invalid_request, msg);
+    // -32601: clients (the TUI) take it as "not supported here" and go on.
+    reply_error(m.id, protocol::rpc_code::method_not_found,
+                "method not found: `" + m.method + "` is not supported by parley");
     return;
   }
   if (!initialized_ && m.method != "initialize") {
@@ -226,8 +227,8 @@ void session::initialize(const call& c) {
                     capabilities_.opt_out_notification_methods.end());
   protocol::initialize_response r;
   const auto& client = params->client;
-  r.user_agent = client.name + "/" + config_.cli_version + " (parley; Linux) (" + client.name
-                 + "; " + client.version + ")";
+  r.user_agent = client.name + "/" + config_.cli_version + " (parley; Linux) (" + client.name + "; "
+                 + client.version + ")";
   r.codex_home = config_.codex_home;
   reply(c.id, json(r));
   PARLEY_INFO("connection event=initialized client={} version={}", client.name, client.version);
@@ -243,17 +244,17 @@ void session::turn_interrupt(const call& c) {
 void session::thread_archive(const call& c) {
   auto params = decode_params<protocol::thread_id_params>(c.params);
   if (!params) return reply_error(c.id, params.error());
-  runtime_.thread_archive(std::move(*params), true, reply_with<protocol::thread>(c.id, [](auto&) {
-                            return json::object();
-                          }));
+  runtime_.thread_archive(std::move(*params), true,
+                          reply_with<protocol::thread>(c.id, [](auto&) { return json::object(); }));
 }
 
 void session::thread_unarchive(const call& c) {
   auto params = decode_params<protocol::thread_id_params>(c.params);
   if (!params) return reply_error(c.id, params.error());
   runtime_.thread_archive(std::move(*params), false,
-                          reply_with<protocol::thread>(
-                              c.id, [](const protocol::thread& t) { return json{{"thread", t}}; }));
+                          reply_with<protocol::thread>(c.id, [](const protocol::thread& t) {
+                            return json{{"thread", t}};
+                          }));
 }
 
 void session::thread_name_set(const call& c) {
@@ -263,13 +264,42 @@ void session::thread_name_set(const call& c) {
                            reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
 }
 
-void session::account_read(const call& c) { reply(c.id, protocol::account_read_result()); }
+void session::thread_turns_list(const call& c) {
+  auto params = decode_params<protocol::thread_turns_list_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  protocol::thread_read_params read{params->thread_id, true};
+  runtime_.thread_read(std::move(read), [this, alive = std::weak_ptr<bool>(alive_), id = c.id,
+                                         params = std::move(*params)](
+                                            caf::expected<protocol::thread_read_response> r) {
+    if (alive.expired()) return;
+    if (!r) return reply_error(id, r.error());
+    auto page = page_turns(std::move(r->thread_.turns), params);
+    if (!page) return reply_error(id, page.error());
+    reply(id, json(*page));
+  });
+}
+
+// Skills and plugins are Codex features parley does not have: the honest
+// answer is an empty list, not an error (the TUI shows a banner for those).
+void session::skills_list(const call& c) {
+  reply(c.id, json{{"data", json::array()}});
+}
+
+void session::plugin_installed(const call& c) {
+  reply(c.id, json{{"marketplaces", json::array()}, {"marketplaceLoadErrors", json::array()}});
+}
+
+void session::account_read(const call& c) {
+  reply(c.id, protocol::account_read_result());
+}
 
 void session::model_list(const call& c) {
   reply(c.id, protocol::model_list_result(config_.model_id));
 }
 
-void session::config_read(const call& c) { reply(c.id, protocol::config_read_result()); }
+void session::config_read(const call& c) {
+  reply(c.id, protocol::config_read_result());
+}
 
 void session::config_requirements_read(const call& c) {
   reply(c.id, protocol::config_requirements_read_result());
@@ -284,7 +314,9 @@ void session::debug_counts(const call& c) {
   }));
 }
 
-void session::stats(const call& c) { reply(c.id, json{{"approvals", runtime_.approval_stats()}}); }
+void session::stats(const call& c) {
+  reply(c.id, json{{"approvals", runtime_.approval_stats()}});
+}
 
 // -- runtime -> client -------------------------------------------------------
 

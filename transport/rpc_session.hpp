@@ -120,6 +120,9 @@ class session {
   void thread_archive(const call& c);
   void thread_unarchive(const call& c);
   void thread_name_set(const call& c);
+  void thread_turns_list(const call& c);
+  void skills_list(const call& c);
+  void plugin_installed(const call& c);
   void account_read(const call& c);
   void model_list(const call& c);
   void config_read(const call& c);

@@ -127,8 +127,14 @@ std::string unsubscribe(self_ptr self, const client_actor& client) {
   return "unsubscribed";
 }
 
+/// turn/interrupt. An empty turn id (the TUI sends one at startup, before
+/// any turn) means "whatever runs": answered even when nothing does.
 caf::result<atom::ok> interrupt_turn(self_ptr self, const std::string& turn_id) {
   auto& st = self->state;
+  if (turn_id.empty()) {
+    interrupt_active(self);
+    return atom::ok::value;
+  }
   if (!st.active) return make_error(errc::invalid_request, "no active turn to interrupt");
   if (st.active->id != turn_id)
     return make_error(errc::invalid_request,

@@ -43,7 +43,7 @@ void apply_overrides(conversation_state& st, const protocol::turn_start_params& 
 
 /// The settings the turn runs with: a snapshot of the thread's.
 turn_settings settings_of_turn(const conversation_state& st, const active_turn& t,
-                               std::string user_text) {
+                               const protocol::turn_start_params& params, std::string user_text) {
   turn_settings ts;
   ts.thread_id = st.meta.id;
   ts.turn_id = t.id;
@@ -52,6 +52,7 @@ turn_settings settings_of_turn(const conversation_state& st, const active_turn& 
   ts.grants = st.grants;
   ts.writable_roots = writable_roots_of(st.settings);
   ts.user_text = std::move(user_text);
+  ts.tools_allowed = !params.output_schema;
   return ts;
 }
 
@@ -107,7 +108,7 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
   auto text = protocol::joined_text(params.input);
   if (st.meta.preview.empty()) st.meta.preview = text;
   st.meta.updated_at = t.started_at;
-  auto settings = settings_of_turn(st, t, std::move(text));
+  auto settings = settings_of_turn(st, t, params, std::move(text));
   t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
                                          std::move(settings));
   st.active = std::move(t);

@@ -300,6 +300,14 @@ void change_files(self_ptr self, const std::string& text) {
               [self] { apply_changes(self); });
 }
 
+/// A structured turn may not act: the model is told so, nothing is shown or
+/// asked, and the turn goes on (Codex refuses tools in such turns).
+void refuse_tool(self_ptr self) {
+  PARLEY_INFO("turn {} event=tool_refused reason=structured_turn", self->state.settings.turn_id);
+  self->state.context.step_results.push_back("tools are not available in a structured turn");
+  next_step(self);
+}
+
 void next_step(self_ptr self) {
   auto& st = self->state;
   self->request(st.svc.model, model_timeout, atom::step::value, st.context)
@@ -313,8 +321,9 @@ void next_step(self_ptr self) {
                 self->state.context.step_results.push_back("said");
                 return next_step(self);
               case model_step::kind::run:
-                return run_command(self, step.command);
               case model_step::kind::patch:
+                if (!self->state.settings.tools_allowed) return refuse_tool(self);
+                if (step.what == model_step::kind::run) return run_command(self, step.command);
                 return change_files(self, step.patch);
             }
           },

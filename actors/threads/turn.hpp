@@ -31,6 +31,9 @@ struct turn_settings {
   std::vector<std::string> writable_roots;
   session_grants grants;
   std::string user_text;
+  /// false for a structured turn (turn/start with an outputSchema, e.g. the
+  /// TUI's title generation): it never runs a tool or asks for approval.
+  bool tools_allowed = true;
 };
 
 /// The command item in progress.

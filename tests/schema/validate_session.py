@@ -125,6 +125,11 @@ def main():
     until(lambda m: m.get("method") == "turn/completed")
     call("thread/read", {"threadId": t, "includeTurns": True})
     call("thread/read", {"threadId": t})
+    # what the TUI asks besides: its side panel's pages, features parley lacks
+    page = call("thread/turns/list", {"threadId": t, "limit": 2, "sortDirection": "desc"})["result"]
+    call("thread/turns/list", {"threadId": t, "cursor": page["nextCursor"], "itemsView": "full"})
+    call("skills/list", {"cwds": []})
+    call("plugin/installed", {})
     proc.stdin.close()
     for line in proc.stdout:
         lines.append(line)
@@ -159,7 +164,8 @@ def main():
     expected = {"notification item/commandExecution/outputDelta", "notification serverRequest/resolved",
                 "notification item/agentMessage/delta", "request item/commandExecution/requestApproval",
                 "notification turn/completed", "notification thread/status/changed",
-                "response thread/read", "response turn/interrupt",
+                "response thread/read", "response turn/interrupt", "response thread/turns/list",
+                "response skills/list", "response plugin/installed",
                 "request item/fileChange/requestApproval", "notification turn/diff/updated"}
     missing = expected - seen
     if missing:
