@@ -235,7 +235,8 @@ class Fuzzer:
             "thread/read", "thread/read", "thread/loaded/list", "turn/interrupt", "thread/resume",
             "thread/fork", "thread/list", "thread/archive", "thread/unarchive", "thread/name/set",
             "thread/unsubscribe", "account/read", "model/list", "config/read",
-            "configRequirements/read", "parley/debug/counts", "parley/stats", "initialize"])
+            "configRequirements/read", "parley/debug/counts", "parley/stats", "initialize",
+            "thread/turns/list", "skills/list", "plugin/installed", "hooks/list"])
         if method == "thread/start":
             p = self.overrides({}, False)
             if rng.random() < 0.2:
@@ -244,6 +245,8 @@ class Fuzzer:
             p = self.overrides({"threadId": t, "input": [{"type": "text", "text": self.script()}]}, True)
             if rng.random() < 0.2:
                 p["clientUserMessageId"] = "c%d" % rng.randrange(1000)
+            if rng.random() < 0.1:  # a structured turn: no tools, no asks
+                p["outputSchema"] = {"type": "object", "properties": {"title": {"type": "string"}}}
         elif method == "thread/read":
             p = {"threadId": t, "includeTurns": rng.random() < 0.6}
         elif method == "thread/loaded/list":
@@ -253,7 +256,7 @@ class Fuzzer:
             if rng.random() < 0.2:
                 p["cursor"] = t
         elif method == "turn/interrupt":
-            p = {"threadId": t, "turnId": self.turn_id(t)}
+            p = {"threadId": t, "turnId": self.turn_id(t) if rng.random() < 0.9 else ""}
         elif method == "thread/resume":
             p = self.overrides({"threadId": t}, False)
             if rng.random() < 0.3:
@@ -278,6 +281,16 @@ class Fuzzer:
             p = {"threadId": t}
         elif method == "thread/name/set":
             p = {"threadId": t, "name": rng.choice(["fuzz name", "", "  ", "\u00e9t\u00e9", "n%d" % rng.randrange(99)])}
+        elif method == "thread/turns/list":
+            p = {"threadId": t}
+            if rng.random() < 0.6:
+                p["limit"] = rng.randrange(0, 4)
+            if rng.random() < 0.5:
+                p["sortDirection"] = rng.choice(["asc", "desc"])
+            if rng.random() < 0.4:
+                p["itemsView"] = rng.choice(["notLoaded", "summary", "full"])
+            if rng.random() < 0.3:
+                p["cursor"] = rng.choice(["after:", "from:"]) + self.turn_id(t)
         elif method == "initialize":
             p = {"clientInfo": {"name": "fuzz", "version": "1"}}
         else:
