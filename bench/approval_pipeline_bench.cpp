@@ -56,14 +56,17 @@ class async_hook : public parley::hooks::approval_hook {
   }
 };
 
-/// A stand-in for the conversation: the client accepts at once.
-caf::behavior instant_client(caf::event_based_actor*, int) {
+/// A stand-in for the conversation and its one client, which accepts at once.
+caf::behavior instant_client(caf::event_based_actor* self, int) {
   return {
+      [self](parley::atom::ask, const parley::approval_ref&) {
+        return parley::client_list{caf::actor_cast<parley::client_actor>(self)};
+      },
       [](parley::atom::ask, const parley::approval_ask&) {
         return parley::protocol::approval_decision::accept();
       },
-      [](parley::atom::awaiting, const parley::approval_ref&) {},
-      [](parley::atom::settled, const parley::approval_ref&, bool) {},
+      [](parley::atom::awaiting, const parley::approval_ref&, const parley::approval_actor&) {},
+      [](parley::atom::settled, const parley::approval_ref&) {},
   };
 }
 

@@ -67,24 +67,23 @@ BENCHMARK(parse_and_decode_turn_start);
 
 // -- actors ----------------------------------------------------------------------
 
-caf::actor_system& bench_system() {
-  static caf::actor_system_config cfg = [] {
-    caf::actor_system_config c;
-    parley::configure_scheduler(c, 0);
-    return c;
-  }();
-  static caf::actor_system sys{cfg};
-  return sys;
-}
+/// One actor system for the actor benchmarks, made and shut down by main():
+/// a static actor_system torn down during exit corrupts the heap.
+caf::actor_system* bench_sys = nullptr;
+
+caf::actor_system& bench_system() { return *bench_sys; }
 
 /// A stand-in for the conversation: answers every ask at once with accept.
-caf::behavior instant_decider(caf::event_based_actor*, int) {
+caf::behavior instant_decider(caf::event_based_actor* self, int) {
   return {
+      [self](parley::atom::ask, const parley::approval_ref&) {
+        return parley::client_list{caf::actor_cast<parley::client_actor>(self)};
+      },
       [](parley::atom::ask, const parley::approval_ask&) {
         return parley::protocol::approval_decision::accept();
       },
-      [](parley::atom::awaiting, const parley::approval_ref&) {},
-      [](parley::atom::settled, const parley::approval_ref&, bool) {},
+      [](parley::atom::awaiting, const parley::approval_ref&, const parley::approval_actor&) {},
+      [](parley::atom::settled, const parley::approval_ref&) {},
   };
 }
 
@@ -152,4 +151,16 @@ BENCHMARK(spawn_conversation)->Iterations(5000);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  caf::actor_system_config cfg;
+  parley::configure_scheduler(cfg, 0);
+  auto sys = std::make_unique<caf::actor_system>(cfg);
+  bench_sys = sys.get();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  bench_sys = nullptr;
+  sys.reset();  // every actor of the benchmarks has quit by now
+  return 0;
+}

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <caf/sec.hpp>
 
-#include "actors/approval/hooks/external_hook_runner.hpp"
+#include "actors/approval/approval_detail.hpp"
 #include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"
@@ -45,9 +45,10 @@ approval_outcome outcome_of_error(const caf::error& err) {
   return out;
 }
 
+namespace approval_detail {
+
 namespace {
 
-using self_ptr = approval_actor::stateful_pointer<approval_state>;
 using hooks::verdict;
 
 // -- audit and telemetry -----------------------------------------------------
@@ -79,6 +80,7 @@ void record_outcome(self_ptr self, const approval_outcome& out) {
   if (!st.svc.audit) return;
   auto fields = audit_fields(st.ask);
   fields["stage"] = out.stage;
+  if (!st.decided_by.empty()) fields["connection"] = st.decided_by;
   fields["latency_ms"] = std::chrono::duration<double, std::milli>(latency).count();
   fields["runs"] = runs;
   if (out.how == approval_outcome::kind::decided)
@@ -86,10 +88,6 @@ void record_outcome(self_ptr self, const approval_outcome& out) {
   if (!out.detail.empty()) fields["detail"] = out.detail;
   self->send(st.svc.audit, atom::append::value,
              audit::record{to_string(out.how), std::move(fields)});
-}
-
-approval_ref ref_of(const approval_ask& ask) {
-  return approval_ref{ask.key, ask.turn_id(), ask.item_id()};
 }
 
 /// Codex's order: a file change's item starts before the thread waits on
@@ -100,19 +98,24 @@ void announce(self_ptr self) {
     if (st.item_started) self->send(st.conversation, atom::event::value, st.item_started);
   };
   if (st.ask.is_file_change()) started();
-  if (st.plan.waits()) self->send(st.conversation, atom::awaiting::value, ref_of(st.ask));
+  if (st.plan.waits())
+    self->send(st.conversation, atom::awaiting::value, ref_of(st.ask),
+               caf::actor_cast<approval_actor>(self));
   if (!st.ask.is_file_change()) started();
 }
 
-/// Delivers the one outcome of this approval and ends it. The conversation
-/// hears first (the thread no longer waits; a prompt still open is void),
-/// so whatever the turn does next is ordered after it.
+}  // namespace
+
+approval_ref ref_of(const approval_ask& ask) {
+  return approval_ref{ask.key, ask.turn_id(), ask.item_id()};
+}
+
 void finish(self_ptr self, approval_outcome out) {
   auto& st = self->state;
   if (st.resolved) return;  // exactly one outcome
   st.resolved = true;
-  if (st.plan.waits())
-    self->send(st.conversation, atom::settled::value, ref_of(st.ask), st.prompt_open);
+  withdraw_open_prompts(self);
+  if (st.plan.waits()) self->send(st.conversation, atom::settled::value, ref_of(st.ask));
   out.digest = st.ask.digest;
   PARLEY_DEBUG("approval key={} event=outcome how={} stage={} detail=\"{}\"", st.ask.key,
                to_string(out.how), out.stage, out.detail);
@@ -129,10 +132,6 @@ void decide(self_ptr self, protocol::approval_decision d, std::string stage, std
   out.detail = std::move(detail);
   finish(self, std::move(out));
 }
-
-// -- stages ------------------------------------------------------------------
-
-void continue_hooks(self_ptr self);
 
 /// Applies one stage's verdict. Returns false when the approval is over.
 bool take_verdict(self_ptr self, const std::string& stage, const verdict& v) {
@@ -154,40 +153,6 @@ bool take_verdict(self_ptr self, const std::string& stage, const verdict& v) {
   return true;
 }
 
-/// The last stage: nobody denied; approve if a stage allowed (and no rule
-/// insists on asking), otherwise ask the client through the conversation.
-void ask_client(self_ptr self) {
-  auto& st = self->state;
-  if (st.allowed_by && !st.must_ask) {
-    decide(self, protocol::approval_decision::accept(), *st.allowed_by, st.allow_reason);
-    return;
-  }
-  auto key = st.ask.key;
-  st.prompt_open = true;
-  self->request(st.conversation, st.svc.config->approval_timeout, atom::ask::value, st.ask)
-      .then(
-          [self, key](protocol::approval_decision& d) {
-            PARLEY_DEBUG("approval key={} event=decided decision={}", key,
-                         protocol::to_string(d.value));
-            self->state.prompt_open = false;
-            decide(self, std::move(d), "client", {});
-          },
-          [self, key](caf::error& err) {
-            auto out = outcome_of_error(err);
-            if (out.how == approval_outcome::kind::timed_out) {
-              // Fail closed; settling voids the client's prompt.
-              PARLEY_INFO("approval key={} event=timeout", key);
-              out.stage = "deadline";
-            } else {
-              self->state.prompt_open = false;  // the client (or its loss) answered
-              PARLEY_INFO("approval key={} event=failed outcome={} detail={}", key,
-                          to_string(out.how), out.detail);
-              out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
-            }
-            finish(self, std::move(out));
-          });
-}
-
 /// Names the stage whose answer may come later (as hook_reply with the
 /// returned token); any other token is a late or foreign answer.
 uint64_t reserve_token(self_ptr self, std::string stage) {
@@ -198,80 +163,7 @@ uint64_t reserve_token(self_ptr self, std::string stage) {
   return st.waiting_token;
 }
 
-/// Runs one external hook program; its verdict continues the pipeline.
-void run_external_hook(self_ptr self, const hooks::external_hook_spec& spec) {
-  auto& st = self->state;
-  auto stage = "hook:" + spec.name;
-  auto token = reserve_token(self, stage);
-  // Linked: an interrupted turn ends this approval, and with it the program.
-  auto runner = self->spawn<caf::linked>(external_hook_runner, spec,
-                                         hooks::to_json(st.review).dump(), st.svc.reactor);
-  st.runner_addr = runner.address();
-  // The runner enforces the program's deadline itself; this margin only
-  // covers a runner that could not answer at all.
-  self->request(runner, spec.timeout + std::chrono::seconds(2), atom::decide::value)
-      .then(
-          [self, token](hooks::verdict& v) {
-            auto& s = self->state;
-            if (s.resolved || token != s.waiting_token) return;
-            s.waiting_token = 0;
-            if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
-          },
-          [self, token, stage](caf::error& err) {
-            auto& s = self->state;
-            if (s.resolved || token != s.waiting_token) return;
-            s.waiting_token = 0;
-            decide(self, protocol::approval_decision::decline(), stage,
-                   stage + " failed: " + caf::to_string(err));
-          });
-}
-
-/// Runs the hooks from `next_hook` on (in-process ones, then external
-/// programs), until one waits or all answered; then the client stage.
-void continue_hooks(self_ptr self) {
-  auto& st = self->state;
-  const auto& hooks = st.svc.config->hooks;
-  const auto& programs = st.svc.config->external_hooks;
-  while (st.next_hook < hooks.size() + programs.size()) {
-    auto index = st.next_hook++;
-    if (index >= hooks.size()) {
-      const auto& spec = programs[index - hooks.size()];
-      if (!spec.reviews(st.review.what)) continue;
-      return run_external_hook(self, spec);
-    }
-    const auto& hook = hooks[index];
-    auto stage = "hook:" + hook->name();
-    hooks::hook_reply reply;
-    try {
-      hook->prepare(st.review);
-      hooks::decision_handle handle{caf::actor_cast<caf::weak_actor_ptr>(self->ctrl()),
-                                    reserve_token(self, stage)};
-      switch (st.review.what) {
-        case hooks::action_kind::command:
-          reply = hook->review_command(st.review, handle);
-          break;
-        case hooks::action_kind::file_change:
-          reply = hook->review_file(st.review, handle);
-          break;
-        case hooks::action_kind::tool:
-          reply = hook->review_tool(st.review, handle);
-          break;
-      }
-    } catch (const std::exception& e) {
-      reply = hooks::hook_reply::deny(stage + " failed: " + e.what());
-    } catch (...) {
-      reply = hooks::hook_reply::deny(stage + " failed");
-    }
-    if (reply.async) {
-      PARLEY_DEBUG("approval key={} event=hook_waiting hook={}", st.ask.key, stage);
-      self->delayed_send(self, hook->timeout(), atom::deadline::value, st.waiting_token);
-      return;  // hook_reply or deadline continues
-    }
-    st.waiting_token = 0;  // answered at once: the reserved deadline is void
-    if (!take_verdict(self, stage, reply.now)) return;
-  }
-  ask_client(self);
-}
+namespace {
 
 void start(self_ptr self) {
   auto& st = self->state;
@@ -366,20 +258,26 @@ void on_hook_reply(self_ptr self, uint64_t token, const hooks::verdict& v) {
   if (take_verdict(self, s.waiting_stage, v)) continue_hooks(self);
 }
 
-void on_hook_deadline(self_ptr self, uint64_t token) {
+/// A stage's deadline: the client stage's fails closed as timed out; a
+/// hook's denies.
+void on_deadline(self_ptr self, uint64_t token) {
   auto& s = self->state;
   if (s.resolved || token != s.waiting_token) return;  // answered in time
   s.waiting_token = 0;
+  if (s.waiting_stage == "client") return client_deadline(self);
   PARLEY_INFO("approval key={} event=hook_timeout hook={}", s.ask.key, s.waiting_stage);
   decide(self, protocol::approval_decision::decline(), s.waiting_stage, "approval timeout");
 }
 
 }  // namespace
 
+}  // namespace approval_detail
+
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
                                        conversation_actor conversation, approval_ask ask,
                                        approval_plan plan, runtime_services svc,
                                        notification_ptr item_started) {
+  using namespace approval_detail;
   install_default_handlers(self, "approval");
   auto& st = self->state;
   st.conversation = std::move(conversation);
@@ -393,10 +291,11 @@ approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval
   self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
   return {
       [self](atom::decide) { return on_decide(self); },
+      [self](atom::ask, const client_actor& client) { ask_also(self, client); },
       [self](atom::hook_reply, uint64_t token, hooks::verdict& v) {
         on_hook_reply(self, token, v);
       },
-      [self](atom::deadline, uint64_t token) { on_hook_deadline(self, token); },
+      [self](atom::deadline, uint64_t token) { on_deadline(self, token); },
   };
 }
 

@@ -1,14 +1,16 @@
 #pragma once
-// One pending approval, and the one owner of its decision (issue 4, 10):
+// One pending approval, and the one owner of its decision (issues 4, 10, 12):
 //
 //   announce -> rules -> session grants -> hooks (in-process, then external
-//   programs) -> client -> settle -> outcome
+//   programs) -> clients (every subscriber; the first answer wins) -> settle
+//   -> outcome
 //
 // The turn plans the approval once (plan.hpp) and spawns this actor with the
 // plan. Only this actor tells the conversation that the thread waits, asks
-// the client (through the conversation, which keeps the thread's events in
-// order), voids the client's prompt when a deadline or an interrupt decides,
-// and reports the outcome: to the audit log, the stats and the turn.
+// the clients (the conversation says which, in order with the thread's
+// events), voids every prompt still open when it is decided, and reports the
+// outcome: to the audit log (with the connection that decided), the stats
+// and the turn.
 //
 // A deny from any stage ends the approval at once (any deny wins). An allow
 // from the rules, a grant or a hook approves the action without asking the
@@ -28,6 +30,12 @@
 
 namespace parley {
 
+/// One client asked to decide, and whether its prompt is still open.
+struct client_prompt {
+  client_actor client;
+  bool open = true;
+};
+
 struct approval_state {
   static inline const char* name = "approval";
   counted live;  // the runtime's approvals
@@ -40,7 +48,8 @@ struct approval_state {
   caf::typed_response_promise<approval_outcome> promise;
   bool started = false;
   bool resolved = false;
-  bool prompt_open = false;  // the client was asked and has not answered
+  std::vector<client_prompt> prompts;  // every client asked (the client stage)
+  std::string decided_by;              // the connection whose answer decided
   std::chrono::steady_clock::time_point asked_at;
   // -- pipeline progress --
   std::optional<std::string> allowed_by;  // the first stage that allowed

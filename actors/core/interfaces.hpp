@@ -35,6 +35,9 @@ using client_actor = caf::typed_actor<
     // The ask is void (timeout, interrupt): resolve it without a decision.
     caf::reacts_to<atom::withdraw, uint64_t>>;
 
+/// The clients a thread's approval may ask (its subscribers, in order).
+using client_list = std::vector<client_actor>;
+
 /// The durable history of threads.
 using store_actor = caf::typed_actor<
     // Append one record to a thread; ok once it is stored.
@@ -58,6 +61,9 @@ using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>:
 using approval_actor = caf::typed_actor<
     // Start deciding; the reply is the outcome (sent once).
     caf::replies_to<atom::decide>::with<approval_outcome>,
+    // A client subscribed to the thread while this approval waits: it is
+    // asked too (a reconnect gets its pending approvals again).
+    caf::reacts_to<atom::ask, client_actor>,
     // An async in-process hook's answer (the stage's token).
     caf::reacts_to<atom::hook_reply, uint64_t, hooks::verdict>,
     // A stage's deadline passed (the stage's token).
@@ -108,15 +114,15 @@ using conversation_actor = caf::typed_actor<
     // An event of the active turn, to store and fan out in order.
     caf::reacts_to<atom::event, notification_ptr>,
     // -- from its approvals (each approval alone sends these) --
-    // The approval waits on someone (a hook or the client): the thread shows
-    // waitingOnApproval until the approval has settled.
-    caf::reacts_to<atom::awaiting, approval_ref>,
-    // Relay an ask to the client that decides it, in order with the thread's
-    // events; the client answers the approval directly.
-    caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
-    // The approval has its outcome. true: the client's prompt is still open
-    // (a deadline or an interrupt decided), so the client is told it is void.
-    caf::reacts_to<atom::settled, approval_ref, bool>,
+    // The approval waits on someone (a hook or the clients): the thread
+    // shows waitingOnApproval until the approval has settled; a client that
+    // subscribes meanwhile is sent to the approval to be asked too.
+    caf::reacts_to<atom::awaiting, approval_ref, approval_actor>,
+    // Which clients the approval may ask now: answered in order with the
+    // thread's events, so every client has seen the item before its ask.
+    caf::replies_to<atom::ask, approval_ref>::with<client_list>,
+    // The approval has its outcome (and has voided every prompt still open).
+    caf::reacts_to<atom::settled, approval_ref>,
     // Remember "acceptForSession" (an exact command) for this thread.
     caf::reacts_to<atom::grant, std::string>,
     // Remember an execpolicy amendment (a command prefix) for this thread.
@@ -163,3 +169,6 @@ using server_actor = caf::typed_actor<
     caf::replies_to<atom::shutdown>::with<atom::ok>>;
 
 }  // namespace parley
+
+// Local only: a list of actor handles never leaves the process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::client_list)

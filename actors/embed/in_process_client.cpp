@@ -98,6 +98,12 @@ caf::expected<protocol::thread_session_response> in_process_client::start_thread
                                                   caf::actor_cast<client_actor>(actor_));
 }
 
+caf::expected<protocol::thread_session_response> in_process_client::resume_thread(
+    protocol::thread_resume_params params) {
+  return call<protocol::thread_session_response>(atom::resume::value, std::move(params),
+                                                  caf::actor_cast<client_actor>(actor_));
+}
+
 caf::expected<protocol::turn_start_response> in_process_client::start_turn(
     protocol::turn_start_params params) {
   return call<protocol::turn_start_response>(atom::turn_start::value, std::move(params),

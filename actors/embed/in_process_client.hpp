@@ -55,6 +55,10 @@ class in_process_client {
 
   caf::expected<protocol::thread_session_response> start_thread(
       protocol::thread_start_params params = {});
+  /// Subscribes to a thread (loading it if needed); approvals of it that
+  /// wait are asked of this client too.
+  caf::expected<protocol::thread_session_response> resume_thread(
+      protocol::thread_resume_params params);
   caf::expected<protocol::turn_start_response> start_turn(protocol::turn_start_params params);
   caf::error interrupt_turn(protocol::turn_interrupt_params params);
   caf::expected<protocol::thread_read_response> read_thread(protocol::thread_read_params params);

@@ -54,7 +54,7 @@ caf::result<protocol::thread_session_response> resume_thread(
     self_ptr self, client_actor client, const protocol::thread_resume_params& params) {
   auto& st = self->state;
   if (st.closing) return unloading_error(self);
-  subscribe(self, client);
+  bool joined = subscribe(self, client);
   const auto& o = params.overrides;
   if (o.cwd) st.meta.cwd = st.settings.cwd = *o.cwd;
   if (o.model) st.meta.model = st.settings.model = *o.model;
@@ -62,21 +62,29 @@ caf::result<protocol::thread_session_response> resume_thread(
   if (o.sandbox) st.settings.sandbox = protocol::sandbox_policy::from_mode(*o.sandbox);
   if (o.approvals_reviewer) st.settings.reviewer = *o.approvals_reviewer;
   auto rp = self->make_response_promise<protocol::thread_session_response>();
+  // After the reply, a client that joins is asked by the approvals waiting
+  // (Codex re-sends pending requests on resume).
+  auto offer = [self, joined, client] {
+    if (joined) offer_waiting_approvals(self, client);
+  };
   if (params.exclude_turns || st.meta.ephemeral) {
     rp.deliver(describe_session(self));
+    offer();
     return rp;
   }
   load_history(
       self,
-      [self, rp](stored_thread& stored) mutable {
+      [self, rp, offer](stored_thread& stored) mutable {
         auto session = describe_session(self);
         session.thread_.turns = std::move(stored.meta.turns);
         mark_active(self, session.thread_.turns);
         rp.deliver(std::move(session));
+        offer();
       },
-      [self, rp](caf::error&) mutable {
+      [self, rp, offer](caf::error&) mutable {
         // Nothing stored yet (no turn so far): the thread has no history.
         rp.deliver(describe_session(self));
+        offer();
       });
   return rp;
 }
@@ -251,11 +259,11 @@ conversation_actor::behavior_type conversation(
       },
       [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },
       // -- from the turn's approvals --
-      [self](atom::awaiting, const approval_ref& ref) { mark_waiting(self, ref); },
-      [self](atom::ask, const approval_ask& ask) { return relay_ask(self, ask); },
-      [self](atom::settled, const approval_ref& ref, bool prompt_open) {
-        settle_ask(self, ref, prompt_open);
+      [self](atom::awaiting, const approval_ref& ref, const approval_actor& approval) {
+        mark_waiting(self, ref, approval);
       },
+      [self](atom::ask, const approval_ref& ref) { return clients_to_ask(self, ref); },
+      [self](atom::settled, const approval_ref& ref) { settle_ask(self, ref); },
   };
 }
 

@@ -30,12 +30,10 @@ struct conversation_settings {
   std::string model;
 };
 
-/// An approval's ask on its way to (or open at) a client. The conversation
-/// only relays it, in order with the thread's events: the client answers the
-/// approval directly, and the approval settles it.
-struct relayed_ask {
-  client_actor client;
-  bool sent = false;
+/// An approval of the active turn that waits on someone: a client that
+/// subscribes meanwhile is offered to it.
+struct waiting_approval {
+  approval_actor handle;
   counted live;  // the runtime's pending_asks
 };
 
@@ -58,7 +56,7 @@ struct conversation_state {
   std::vector<client_actor> subscribers;
   session_grants grants;
   std::optional<active_turn> active;
-  std::unordered_map<uint64_t, relayed_ask> asks;  // by approval key
+  std::unordered_map<uint64_t, waiting_approval> approvals;  // by approval key
   event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   bool closing = false;

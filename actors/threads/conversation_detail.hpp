@@ -33,7 +33,8 @@ void emit_stored(self_ptr self, store_record record, notification_ptr n);
 /// Emits thread/status/changed when the status moved.
 void update_status(self_ptr self);
 
-void subscribe(self_ptr self, const client_actor& client);
+/// Adds a subscriber; false when it was one already.
+bool subscribe(self_ptr self, const client_actor& client);
 
 /// Loads this thread's stored history for a reply, keeping the actor alive
 /// until `then` or `fail` has delivered it.
@@ -70,15 +71,19 @@ void interrupt_active(self_ptr self);
 /// this conversation is running is in progress.
 void mark_active(self_ptr self, std::vector<protocol::turn>& turns);
 
-/// Relays an approval's ask to the client that decides it, behind every
-/// event already queued; the client's answer goes to the approval.
-caf::result<protocol::approval_decision> relay_ask(self_ptr self, const approval_ask& ask);
+/// Which clients an approval may ask: every subscriber, answered once every
+/// event queued before has left.
+caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref);
 
-/// An approval waits on someone: the thread shows waitingOnApproval.
-void mark_waiting(self_ptr self, const approval_ref& ref);
+/// An approval waits on someone: the thread shows waitingOnApproval, and a
+/// client that subscribes meanwhile is offered to it.
+void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& approval);
 
-/// An approval has its outcome: its item no longer waits, and a prompt
-/// still open at the client is void.
-void settle_ask(self_ptr self, const approval_ref& ref, bool prompt_open);
+/// An approval has its outcome: its item no longer waits.
+void settle_ask(self_ptr self, const approval_ref& ref);
+
+/// A client that just subscribed is asked by every approval still waiting
+/// (a reconnect gets its pending approvals again).
+void offer_waiting_approvals(self_ptr self, const client_actor& client);
 
 }  // namespace parley::conversation_detail

@@ -65,9 +65,11 @@ void update_status(self_ptr self) {
   emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, status}));
 }
 
-void subscribe(self_ptr self, const client_actor& client) {
+bool subscribe(self_ptr self, const client_actor& client) {
   auto& subs = self->state.subscribers;
-  if (std::find(subs.begin(), subs.end(), client) == subs.end()) subs.push_back(client);
+  if (std::find(subs.begin(), subs.end(), client) != subs.end()) return false;
+  subs.push_back(client);
+  return true;
 }
 
 void load_history(self_ptr self, std::function<void(stored_thread&)> then,

@@ -73,17 +73,16 @@ void announce_turn(self_ptr self, protocol::turn_start_params& params, int64_t n
               make_event(st.svc, protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
 }
 
-/// Who is asked: the client that started the turn, while it is subscribed;
-/// otherwise the first subscriber.
-std::optional<client_actor> pick_client(self_ptr self) {
+/// Who an approval asks: every subscriber, the client that started the turn
+/// first.
+client_list ordered_clients(self_ptr self) {
   auto& st = self->state;
-  if (st.subscribers.empty()) return std::nullopt;
+  client_list out = st.subscribers;
   if (st.active) {
-    auto owner = st.active->owner;
-    if (std::find(st.subscribers.begin(), st.subscribers.end(), owner) != st.subscribers.end())
-      return owner;
+    auto owner = std::find(out.begin(), out.end(), st.active->owner);
+    if (owner != out.end()) std::rotate(out.begin(), owner, owner + 1);
   }
-  return st.subscribers.front();
+  return out;
 }
 
 }  // namespace
@@ -92,11 +91,15 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                                                       protocol::turn_start_params& params,
                                                       client_actor client) {
   auto& st = self->state;
-  subscribe(self, client);
+  bool joined = subscribe(self, client);
   if (st.active) {
     // Codex steers the input into the active turn; parley's scripted turns
-    // cannot take more input, so the caller gets the active turn's id.
-    return protocol::turn_start_response{describe_active(*st.active, false)};
+    // cannot take more input, so the caller gets the active turn's id (and,
+    // if it just joined, the turn's waiting approvals after that).
+    auto rp = self->make_response_promise<protocol::turn_start_response>();
+    rp.deliver(protocol::turn_start_response{describe_active(*st.active, false)});
+    if (joined) offer_waiting_approvals(self, client);
+    return rp;
   }
   apply_overrides(st, params);
   auto now_ms = protocol::unix_ms();
@@ -153,55 +156,41 @@ void mark_active(self_ptr self, std::vector<protocol::turn>& turns) {
     if (t.id == st.active->id) t.status = protocol::turn_status::in_progress;
 }
 
-// -- approvals' asks -----------------------------------------------------------
+// -- approvals ----------------------------------------------------------------
 
-caf::result<protocol::approval_decision> relay_ask(self_ptr self, const approval_ask& ask) {
+caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
-  auto rp = self->make_response_promise<protocol::approval_decision>();
-  if (!st.active || st.active->id != ask.turn_id()) {
+  auto rp = self->make_response_promise<client_list>();
+  if (!st.active || st.active->id != ref.turn_id) {
     rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
     return rp;
   }
-  auto client = pick_client(self);
-  if (!client) {
-    rp.deliver(make_error(errc::transport_closed, "no client can decide"));
-    return rp;
-  }
-  relayed_ask relay;
-  relay.client = *client;
-  relay.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
-  st.asks.emplace(ask.key, std::move(relay));
-  post(self, [self, ask, rp]() mutable {
-    auto i = self->state.asks.find(ask.key);
-    if (i == self->state.asks.end()) {  // settled while queued: never shown
-      rp.deliver(make_error(errc::withdrawn, "approval settled"));
-      return;
-    }
-    i->second.sent = true;
-    rp.delegate(i->second.client, atom::ask::value, ask);
-  });
+  // Answered from the outbox: every event queued before the ask (the item's
+  // start above all) has left for every client before any of them is asked.
+  post(self, [self, rp]() mutable { rp.deliver(ordered_clients(self)); });
   return rp;
 }
 
-void mark_waiting(self_ptr self, const approval_ref& ref) {
+void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& approval) {
   auto& st = self->state;
   if (!st.active || st.active->id != ref.turn_id) return;
   st.active->waiting.insert(ref.item_id);
+  waiting_approval w;
+  w.handle = approval;
+  w.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
+  st.approvals.emplace(ref.key, std::move(w));
   update_status(self);
 }
 
-void settle_ask(self_ptr self, const approval_ref& ref, bool prompt_open) {
+void settle_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
-  if (auto i = st.asks.find(ref.key); i != st.asks.end()) {
-    if (prompt_open && i->second.sent) {
-      auto client = i->second.client;
-      auto key = ref.key;
-      post(self, [self, client, key] { self->send(client, atom::withdraw::value, key); });
-    }
-    st.asks.erase(i);
-  }
+  st.approvals.erase(ref.key);
   if (st.active && st.active->id == ref.turn_id) st.active->waiting.erase(ref.item_id);
   update_status(self);
+}
+
+void offer_waiting_approvals(self_ptr self, const client_actor& client) {
+  for (auto& [key, w] : self->state.approvals) self->send(w.handle, atom::ask::value, client);
 }
 
 }  // namespace parley::conversation_detail

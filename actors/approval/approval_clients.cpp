@@ -1,0 +1,135 @@
+// The client stage of an approval: every client subscribed to the thread is
+// asked (the conversation says who, in order with the thread's events, and
+// sends later subscribers too); the first answer wins and is applied once.
+// Every other copy is voided (serverRequest/resolved on its connection); an
+// answer that comes after the decision is refused and counted. A client that
+// goes away withdraws nothing while another can still answer; when none can,
+// the approval fails closed. One deadline covers the whole stage.
+
+#include "actors/approval/approval_detail.hpp"
+#include "actors/core/log.hpp"
+
+namespace parley::approval_detail {
+
+namespace {
+
+/// How the audit log names the connection that decided.
+std::string name_of(const client_actor& client) {
+  return "connection#" + std::to_string(client.id());
+}
+
+client_prompt* prompt_of(approval_state& st, const client_actor& client) {
+  for (auto& p : st.prompts)
+    if (p.client == client) return &p;
+  return nullptr;
+}
+
+bool any_prompt_open(const approval_state& st) {
+  for (const auto& p : st.prompts)
+    if (p.open) return true;
+  return false;
+}
+
+void on_answer(self_ptr self, const client_actor& client,
+               caf::expected<protocol::approval_decision> answer) {
+  auto& st = self->state;
+  if (auto* p = prompt_of(st, client)) p->open = false;  // its session closed the prompt
+  if (st.resolved) {
+    if (answer) {
+      // Decided already (another client's answer, or the deadline): refused.
+      st.svc.telemetry->approvals.on_refused_reply();
+      PARLEY_INFO("approval key={} event=late_answer from={} refused", st.ask.key, name_of(client));
+    }
+    return;
+  }
+  if (answer) {
+    PARLEY_DEBUG("approval key={} event=decided decision={} by={}", st.ask.key,
+                 protocol::to_string(answer->value), name_of(client));
+    st.decided_by = name_of(client);
+    return decide(self, std::move(*answer), "client", {});
+  }
+  auto out = outcome_of_error(answer.error());
+  if (out.how == approval_outcome::kind::transport_closed && any_prompt_open(st)) {
+    PARLEY_INFO("approval key={} event=client_gone from={} others_remain", st.ask.key,
+                name_of(client));
+    return;  // another client can still answer
+  }
+  PARLEY_INFO("approval key={} event=failed outcome={} detail={}", st.ask.key, to_string(out.how),
+              out.detail);
+  out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
+  if (out.how != approval_outcome::kind::transport_closed) st.decided_by = name_of(client);
+  finish(self, std::move(out));
+}
+
+void ask_one(self_ptr self, const client_actor& client) {
+  auto& st = self->state;
+  if (prompt_of(st, client)) return;  // asked already
+  st.prompts.push_back({client, true});
+  // No timeout of its own: the stage's deadline covers every client, and a
+  // client that goes away answers with an error (its session fails its asks).
+  self->request(client, caf::infinite, atom::ask::value, st.ask)
+      .then([self, client](protocol::approval_decision& d) { on_answer(self, client, d); },
+            [self, client](caf::error& err) { on_answer(self, client, err); });
+}
+
+}  // namespace
+
+void ask_clients(self_ptr self) {
+  auto& st = self->state;
+  if (st.allowed_by && !st.must_ask) {
+    decide(self, protocol::approval_decision::accept(), *st.allowed_by, st.allow_reason);
+    return;
+  }
+  auto token = reserve_token(self, "client");
+  self->delayed_send(self, st.svc.config->approval_timeout, atom::deadline::value, token);
+  // The conversation answers once every event before this ask has left, so
+  // each client sees the item before it is asked about it.
+  self->request(st.conversation, caf::infinite, atom::ask::value, ref_of(st.ask))
+      .then(
+          [self](client_list& clients) {
+            auto& s = self->state;
+            if (s.resolved) return;
+            for (auto& c : clients) ask_one(self, c);
+            if (s.prompts.empty()) {
+              approval_outcome out;
+              out.how = approval_outcome::kind::transport_closed;
+              out.detail = "no client can decide";
+              out.stage = "client";
+              finish(self, std::move(out));
+            }
+          },
+          [self](caf::error& err) {
+            if (self->state.resolved) return;
+            auto out = outcome_of_error(err);
+            out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
+            finish(self, std::move(out));
+          });
+}
+
+void ask_also(self_ptr self, const client_actor& client) {
+  auto& st = self->state;
+  if (st.resolved || st.waiting_stage != "client" || st.waiting_token == 0) return;
+  PARLEY_DEBUG("approval key={} event=ask_also client={}", st.ask.key, name_of(client));
+  ask_one(self, client);
+}
+
+void client_deadline(self_ptr self) {
+  auto& st = self->state;
+  PARLEY_INFO("approval key={} event=timeout", st.ask.key);
+  approval_outcome out;
+  out.how = approval_outcome::kind::timed_out;
+  out.detail = "approval timed out";
+  out.stage = "deadline";
+  finish(self, std::move(out));
+}
+
+void withdraw_open_prompts(self_ptr self) {
+  auto& st = self->state;
+  for (auto& p : st.prompts) {
+    if (!p.open) continue;
+    p.open = false;
+    self->send(p.client, atom::withdraw::value, st.ask.key);
+  }
+}
+
+}  // namespace parley::approval_detail
