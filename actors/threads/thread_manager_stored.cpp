@@ -1,0 +1,194 @@
+// The thread manager's work on stored threads: resuming (rejoining a loaded
+// thread or loading it), forking, archiving and renaming one that is not
+// loaded. Each answers exactly once, through an owed reply.
+
+#include <algorithm>
+
+#include "actors/core/log.hpp"
+#include "actors/threads/thread_manager_detail.hpp"
+
+namespace parley::thread_manager_detail {
+
+namespace {
+
+/// The turns of a fork: everything, or through `last_turn_id`; a turn still
+/// in progress is copied as interrupted.
+caf::expected<std::vector<protocol::turn>> fork_history(std::vector<protocol::turn> turns,
+                                                        const std::optional<std::string>& last) {
+  if (last) {
+    auto i = std::find_if(turns.begin(), turns.end(),
+                          [&](const protocol::turn& t) { return t.id == *last; });
+    if (i == turns.end()) return make_error(errc::invalid_request, "turn not found: " + *last);
+    if (i->status == protocol::turn_status::in_progress)
+      return make_error(errc::invalid_request,
+                        "cannot fork at turn " + *last + ": it is still in progress");
+    turns.erase(i + 1, turns.end());
+  }
+  for (auto& t : turns)
+    if (t.status == protocol::turn_status::in_progress)
+      t.status = protocol::turn_status::interrupted;
+  return turns;
+}
+
+bool is_unloading(const caf::error& err) {
+  return err.category() == caf::atom("parley") && static_cast<errc>(err.code()) == errc::unloading;
+}
+
+/// Codex's answer to a resume of an archived thread.
+caf::error archived_error(const std::string& id) {
+  return make_error(errc::invalid_request, "session " + id
+                                               + " is archived. Unarchive it (thread/unarchive) "
+                                                 "first.");
+}
+
+/// The new thread's metadata: the source's, with its own id and dates.
+protocol::thread fork_meta(const protocol::thread& source, const thread_manager_state& st,
+                           const conversation_settings& settings,
+                           const protocol::thread_fork_params& params) {
+  protocol::thread meta = source;
+  meta.id = protocol::new_uuid_v7();
+  meta.forked_from_id = source.id;
+  meta.ephemeral = params.ephemeral;
+  meta.created_at = meta.updated_at = protocol::unix_seconds();
+  meta.name.reset();
+  meta.cwd = settings.cwd;
+  meta.model = settings.model;
+  meta.status = protocol::thread_status::idle();
+  meta.path = planned_path(*st.svc.config, meta);
+  return meta;
+}
+
+/// Archives or unarchives in the store, then tells the client.
+void store_archive(self_ptr self, const std::string& id, bool archive, client_actor client,
+                   owed_reply<protocol::thread> rp) {
+  self->request(self->state.svc.store, store_timeout, atom::archive::value, id, archive)
+      .then(
+          [self, rp, id, archive, client](stored_thread& t) mutable {
+            t.meta.status = not_loaded();
+            t.meta.turns.clear();
+            rp.deliver(t.meta);
+            if (archive)
+              self->send(client, atom::event::value,
+                         make_event(self->state.svc, protocol::thread_archived{id}));
+            else
+              self->send(client, atom::event::value,
+                         make_event(self->state.svc, protocol::thread_unarchived{id}));
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+}  // namespace
+
+/// Resumes a thread: rejoins it if loaded, else loads it from the store. A
+/// thread that is unloading answers "unloading"; the resume then waits for it
+/// to be gone and loads it again, so the client still gets one real answer.
+void resume_thread(self_ptr self, protocol::thread_resume_params params, client_actor client,
+                   session_promise rp) {
+  auto& st = self->state;
+  if (auto i = st.threads.find(params.thread_id); i != st.threads.end()) {
+    auto conv = i->second;
+    self->request(conv, store_timeout + shutdown_timeout, atom::resume::value, client, params)
+        .then([rp](protocol::thread_session_response& r) mutable { rp.deliver(std::move(r)); },
+              [self, rp, params, client, conv](caf::error& err) mutable {
+                if (!is_unloading(err)) {
+                  rp.deliver(std::move(err));
+                  return;
+                }
+                auto retry = [self, rp, params, client]() mutable {
+                  resume_thread(self, params, client, rp);
+                };
+                auto& threads = self->state.threads;
+                auto j = threads.find(params.thread_id);
+                if (j != threads.end() && j->second == conv)
+                  self->state.on_unloaded.emplace(params.thread_id, std::move(retry));
+                else
+                  retry();  // already gone
+              });
+    return;
+  }
+  load_stored(self, params.thread_id, params.path, rp,
+              [self, rp, params, client](stored_thread stored) mutable {
+                auto& s = self->state;
+                auto id = stored.meta.id;
+                if (s.shutting_down) {
+                  rp.deliver(shutting_down_error());
+                  return;
+                }
+                if (stored.archived) {
+                  rp.deliver(archived_error(id));
+                  return;
+                }
+                auto conv = s.threads.count(id) ? s.threads[id] : conversation_actor{};
+                if (!conv) {
+                  auto settings = settings_for(stored.meta, params.overrides, *s.svc.config);
+                  auto meta = std::move(stored.meta);
+                  meta.turns.clear();  // history stays in the store
+                  meta.status = protocol::thread_status::idle();
+                  conv = spawn_conversation(self, std::move(meta), std::move(settings));
+                }
+                rp.delegate(conv, atom::resume::value, std::move(client), params);
+              });
+}
+
+void fork_thread(self_ptr self, const protocol::thread_fork_params& params, client_actor client,
+                 session_promise rp) {
+  load_stored(self, params.thread_id, params.path, rp,
+              [self, rp, params, client](stored_thread source) mutable {
+                auto& s = self->state;
+                if (s.shutting_down) return rp.deliver(shutting_down_error());
+                if (source.archived)  // Codex: unarchive it first
+                  return rp.deliver(archived_error(source.meta.id));
+                auto turns = fork_history(std::move(source.meta.turns), params.last_turn_id);
+                if (!turns) return rp.deliver(std::move(turns.error()));
+                auto settings = settings_for(source.meta, params.overrides, *s.svc.config);
+                auto meta = fork_meta(source.meta, s, settings, params);
+                meta.turns
+                    = params.exclude_turns ? std::vector<protocol::turn>{} : std::move(*turns);
+                auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+                rp.delegate(conv, atom::open::value, std::move(client));
+              });
+}
+
+void archive_thread(self_ptr self, const std::string& id, bool archive, client_actor client,
+                    owed_reply<protocol::thread> rp) {
+  if (!archive || self->state.threads.count(id) == 0)
+    return store_archive(self, id, archive, std::move(client), rp);
+  // Archiving unloads a loaded thread first (its turn ends interrupted),
+  // but only once the store shows it can be archived: a failed archive
+  // leaves the thread as it was. Without a turn nothing is stored yet.
+  auto store_it = [self, rp, id, client]() mutable { store_archive(self, id, true, client, rp); };
+  self->request(self->state.svc.store, store_timeout, atom::load::value, id)
+      .then(
+          [self, rp, id, store_it](stored_thread& t) mutable {
+            if (t.archived || t.meta.turns.empty())
+              return rp.deliver(
+                  make_error(errc::invalid_request, "no rollout found for thread id " + id));
+            auto i = self->state.threads.find(id);
+            if (i == self->state.threads.end()) return store_it();
+            self->request(i->second, store_timeout, atom::shutdown::value)
+                .then([store_it](atom::ok) mutable { store_it(); },
+                      [store_it](caf::error&) mutable { store_it(); });
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+void rename_stored(self_ptr self, const protocol::thread_name_set_params& params,
+                   client_actor client, owed_reply<atom::ok> rp) {
+  // A stored thread that is not loaded: the store must know it.
+  auto renamed = [self, rp, params, client](atom::ok) mutable {
+    rp.deliver(atom::ok::value);
+    self->send(
+        client, atom::event::value,
+        make_event(self->state.svc, protocol::thread_name_updated{params.thread_id, params.name}));
+  };
+  self->request(self->state.svc.store, store_timeout, atom::load::value, params.thread_id)
+      .then(
+          [self, rp, params, renamed](stored_thread&) mutable {
+            self->request(self->state.svc.store, store_timeout, atom::append::value,
+                          params.thread_id, store_record{thread_renamed_record{params.name}})
+                .then(renamed, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+}  // namespace parley::thread_manager_detail
