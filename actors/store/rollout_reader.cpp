@@ -1,0 +1,233 @@
+// Reading a rollout back into a thread: its session metadata, then its turns
+// from the event_msg records (response_items are only the model's context).
+// Codex's legacy files (user_message / agent_message events only) read too.
+
+#include "actors/core/errors.hpp"
+#include "actors/core/log.hpp"
+#include "actors/store/rollout_file.hpp"
+#include "actors/store/rollout_format.hpp"
+#include "actors/store/rollout_json.hpp"
+#include "actors/store/turn_items.hpp"
+#include "protocol/ids.hpp"
+
+namespace parley::store {
+
+namespace {
+
+using json = nlohmann::json;
+using namespace rollout_json;
+
+protocol::turn_error error_of(const json& e) {
+  protocol::turn_error err;
+  err.message = str_of(e, "message", "turn failed");
+  if (auto i = e.find("codex_error_info"); i != e.end() && i->is_string()) {
+    // snake_case on disk, camelCase on the wire
+    std::string s = i->get<std::string>(), camel;
+    bool up = false;
+    for (char ch : s) {
+      if (ch == '_') {
+        up = true;
+      } else {
+        camel += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
+        up = false;
+      }
+    }
+    err.codex_error_info = camel;
+  }
+  return err;
+}
+
+/// A turn being rebuilt. Items from item_completed records win over the
+/// legacy user_message / agent_message events of the same kind.
+struct turn_builder {
+  protocol::turn turn;
+  std::vector<protocol::thread_item> legacy;
+  std::vector<protocol::thread_item> completed;
+  bool completed_user = false, completed_agent = false;
+  bool explicit_start = false;
+
+  protocol::turn finish() {
+    for (auto& i : legacy) {
+      bool user = std::holds_alternative<protocol::user_message_item>(i);
+      if ((user && completed_user) || (!user && completed_agent)) continue;
+      turn.items.push_back(std::move(i));
+    }
+    // Legacy items were recorded in order; completed items are interleaved by
+    // their own order. Merge keeping each list's order: legacy first (they
+    // carry the user message), then completed ones, unless completed has the
+    // user message, in which case it is already first.
+    std::vector<protocol::thread_item> merged;
+    if (completed_user) {
+      merged = std::move(completed);
+      for (auto& i : turn.items) merged.push_back(std::move(i));
+    } else {
+      // user message (legacy) -> completed items -> remaining legacy items
+      auto it = turn.items.begin();
+      if (it != turn.items.end() && std::holds_alternative<protocol::user_message_item>(*it))
+        merged.push_back(std::move(*it++));
+      for (auto& c : completed) merged.push_back(std::move(c));
+      for (; it != turn.items.end(); ++it) merged.push_back(std::move(*it));
+    }
+    turn.items = std::move(merged);
+    return std::move(turn);
+  }
+};
+
+/// Rebuilds the turns of a rollout, one event_msg record at a time.
+class turn_decoder {
+ public:
+  explicit turn_decoder(protocol::thread& t) : t_(t) {}
+
+  void on_record(size_t index, const json& record) {
+    if (str_of(record, "type", "") != "event_msg") return;
+    auto pi = record.find("payload");
+    if (pi == record.end() || !pi->is_object()) return;
+    const auto& p = *pi;
+    if (auto ts = parse_rfc3339_ms(str_of(record, "timestamp", "")); ts / 1000 > t_.updated_at)
+      t_.updated_at = ts / 1000;
+    auto type = str_of(p, "type", "");
+    if (type == "task_started") return on_task_started(index, p);
+    if (type == "user_message") return on_user_message(index, p);
+    if (type == "agent_message") return on_agent_message(index, p);
+    if (type == "item_completed") return on_item_completed(index, p);
+    if (type == "task_complete" || type == "turn_aborted") return on_turn_end(type, p);
+    if (type == "thread_name_updated") t_.name = opt_str(p, "thread_name");
+  }
+
+  /// The end of the file: an explicit turn that never ended was cut off.
+  void finish() {
+    if (open_)
+      close_turn(open_->explicit_start ? protocol::turn_status::interrupted
+                                       : protocol::turn_status::completed);
+  }
+
+ private:
+  void close_turn(protocol::turn_status status) {
+    if (!open_) return;
+    open_->turn.status = status;
+    t_.turns.push_back(open_->finish());
+    open_.reset();
+  }
+
+  /// The turn records belong to; legacy files have no task_started.
+  turn_builder& current(size_t index) {
+    if (!open_) {
+      open_.emplace();
+      open_->turn.id = "rollout-" + std::to_string(index);
+    }
+    return *open_;
+  }
+
+  void on_task_started(size_t index, const json& p) {
+    // An open implicit turn ends here; an explicit one that never ended was cut off.
+    finish();
+    open_.emplace();
+    open_->explicit_start = true;
+    open_->turn.id = str_of(p, "turn_id", "rollout-" + std::to_string(index));
+    open_->turn.started_at = opt_int(p, "started_at");
+  }
+
+  void on_user_message(size_t index, const json& p) {
+    protocol::user_message_item u;
+    u.id = "item-" + std::to_string(++items_);
+    u.content.push_back(protocol::user_input::make_text(str_of(p, "message", "")));
+    if (t_.preview.empty()) t_.preview = str_of(p, "message", "");
+    current(index).legacy.push_back(std::move(u));
+  }
+
+  void on_agent_message(size_t index, const json& p) {
+    protocol::agent_message_item a;
+    a.id = "item-" + std::to_string(++items_);
+    a.text = str_of(p, "message", "");
+    a.phase = opt_str(p, "phase");
+    current(index).legacy.push_back(std::move(a));
+  }
+
+  void on_item_completed(size_t index, const json& p) {
+    auto item = p.find("item");
+    if (item == p.end() || !item->is_object()) return;
+    auto converted = item_of_turn_item(*item);
+    if (!converted) return;
+    auto& b = current(index);
+    if (auto* u = std::get_if<protocol::user_message_item>(&*converted)) {
+      b.completed_user = true;
+      if (t_.preview.empty()) t_.preview = protocol::joined_text(u->content);
+    }
+    if (std::holds_alternative<protocol::agent_message_item>(*converted)) b.completed_agent = true;
+    b.completed.push_back(std::move(*converted));
+  }
+
+  void on_turn_end(const std::string& type, const json& p) {
+    if (!open_) return;
+    open_->turn.completed_at = opt_int(p, "completed_at");
+    open_->turn.duration_ms = opt_int(p, "duration_ms");
+    if (!open_->turn.started_at) open_->turn.started_at = opt_int(p, "started_at");
+    if (type == "turn_aborted") return close_turn(protocol::turn_status::interrupted);
+    if (auto e = p.find("error"); e != p.end() && e->is_object()) {
+      open_->turn.error = error_of(*e);
+      return close_turn(protocol::turn_status::failed);
+    }
+    close_turn(protocol::turn_status::completed);
+  }
+
+  protocol::thread& t_;
+  std::optional<turn_builder> open_;
+  int items_ = 0;
+};
+
+/// The thread's metadata from the session_meta line, or why it is not one.
+caf::expected<protocol::thread> read_session_meta(const std::string& line,
+                                                  const std::string& path) {
+  auto fail = [&](const std::string& why) {
+    return make_error(errc::invalid_request, "failed to read rollout `" + path + "`: " + why);
+  };
+  auto first = json::parse(line, nullptr, false);
+  if (first.is_discarded() || !first.is_object()) return fail("the first line is not JSON");
+  if (str_of(first, "type", "") != "session_meta" || !first.contains("payload")
+      || !first["payload"].is_object())
+    return fail("it does not start with session metadata");
+  const auto& m = first["payload"];
+  protocol::thread t;
+  t.id = str_of(m, "id", "");
+  if (!protocol::is_uuid(t.id)) return fail("session metadata has no valid id");
+  t.created_at = parse_rfc3339_ms(str_of(m, "timestamp", str_of(first, "timestamp"))) / 1000;
+  t.updated_at = t.created_at;
+  t.cwd = str_of(m, "cwd", "");
+  t.cli_version = str_of(m, "cli_version", "");
+  if (auto s = opt_str(m, "source")) t.source = *s;
+  t.model_provider = str_of(m, "model_provider", "openai");
+  t.forked_from_id = opt_str(m, "forked_from_id");
+  t.path = path;
+  t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  return t;
+}
+
+}  // namespace
+
+caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& lines,
+                                            const std::string& path) {
+  if (lines.empty())
+    return make_error(errc::invalid_request,
+                      "failed to read rollout `" + path + "`: the file is empty");
+  auto meta = read_session_meta(lines.front(), path);
+  if (!meta) return std::move(meta.error());
+  stored_thread out;
+  out.meta = std::move(*meta);
+  turn_decoder decoder{out.meta};
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto record = json::parse(lines[i], nullptr, false);
+    if (!record.is_discarded() && record.is_object()) decoder.on_record(i, record);
+  }
+  decoder.finish();
+  return out;
+}
+
+caf::expected<stored_thread> read_rollout(const std::string& path) {
+  bool torn = false;
+  auto lines = read_rollout_lines(path, &torn);
+  if (!lines) return lines.error();
+  if (torn) PARLEY_WARN("store event=torn_last_line path={} skipped", path);
+  return decode_rollout(*lines, path);
+}
+
+}  // namespace parley::store
