@@ -1,15 +1,15 @@
 // Locating hunks in a file (leniently, as Codex does) and applying them to
 // its content in memory.
 
-#include "actors/patch/apply_patch.hpp"
-#include "actors/patch/detail.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "actors/patch/apply_patch.hpp"
+#include "actors/patch/detail.hpp"
 
 namespace parley::patch {
 namespace {
@@ -136,81 +136,34 @@ std::optional<size_t> detail::seek(const std::vector<std::string>& lines,
   return std::nullopt;
 }
 
-result<std::string> detail::apply_hunks(const std::string& original, const file_patch& f) {
-  bool crlf = uses_crlf(original);
-  auto lines = split_file_lines(original, crlf);
-  std::vector<replacement> replacements;
-  size_t next = 0;
-  for (size_t k = 0; k < f.hunks.size(); ++k) {
-    const auto& h = f.hunks[k];
-    auto fail = [&](const std::string& why) {
-      return error{"hunk " + std::to_string(k + 1) + " of " + f.path + " does not apply: " + why};
-    };
-    for (const auto& anchor : h.anchors) {
-      auto at = detail::seek(lines, {anchor}, next, false);
-      if (!at) return fail("context '@@ " + anchor + "' not found");
-      next = *at + 1;
-    }
-    auto body = h.lines;
-    auto old_lines = h.old_lines();
-    if (old_lines.empty()) {
-      // Nothing to locate. After an anchor, insert right below it; without
-      // one, append (before a final blank line), which is what Codex does.
-      size_t at = lines.size();
-      if (!h.anchors.empty())
-        at = next;
-      else if (!lines.empty() && lines.back().empty())
-        at = lines.size() - 1;
-      replacements.push_back({at, 0, h.new_lines(), k + 1});
-      if (!h.anchors.empty()) next = at;
-      continue;
-    }
-    auto at = detail::seek(lines, old_lines, next, h.end_of_file);
-    if (!at && old_lines.back().empty()) {
-      // A trailing empty line usually stands for the file's final newline,
-      // which is not a line of its own here: retry without it.
-      auto last_old = std::find_if(body.rbegin(), body.rend(),
-                                   [](const hunk_line& l) { return l.kind != '+'; });
-      body.erase(std::next(last_old).base());
-      old_lines.pop_back();
-      at = detail::seek(lines, old_lines, next, h.end_of_file);
-    }
-    if (!at) {
-      return fail(std::string(h.end_of_file ? "expected lines not found at the end of the file:"
-                                            : "expected lines not found:")
-                  + render_expected(h.old_lines()));
-    }
-    // Context lines keep the file's text: a match that ignored whitespace
-    // must not reformat lines the patch did not mean to change.
-    std::vector<std::string> replaced;
-    size_t from = *at;
-    for (const auto& l : body) {
-      if (l.kind == ' ') replaced.push_back(lines[from]);
-      if (l.kind == '+') replaced.push_back(l.text);
-      if (l.kind != '+') ++from;
-    }
-    next = *at + old_lines.size();
-    replacements.push_back({*at, old_lines.size(), std::move(replaced), k + 1});
-  }
+namespace {
+
+/// Replacements must not overlap (only an append without anchor can land
+/// inside a later hunk's lines; applying both would garble the file).
+std::optional<error> check_overlaps(std::vector<replacement>& replacements,
+                                    const std::string& path) {
   std::stable_sort(replacements.begin(), replacements.end(),
                    [](const auto& x, const auto& y) { return x.start < y.start; });
-  // Only an append without anchor can land inside a later hunk's lines;
-  // applying both would garble the file, so say so instead.
   for (size_t i = 1; i < replacements.size(); ++i) {
     const auto& prev = replacements[i - 1];
     if (replacements[i].start < prev.start + prev.length) {
       return error{"hunk " + std::to_string(std::max(prev.hunk, replacements[i].hunk)) + " of "
-                   + f.path + " does not apply: it overlaps hunk "
+                   + path + " does not apply: it overlaps hunk "
                    + std::to_string(std::min(prev.hunk, replacements[i].hunk))};
     }
   }
-  // Back to front, so earlier positions stay valid.
+  return std::nullopt;
+}
+
+/// Applies sorted, non-overlapping replacements back to front (so earlier
+/// positions stay valid); like Codex, the result ends with a line break.
+std::string apply_replacements(std::vector<std::string> lines,
+                               const std::vector<replacement>& replacements, bool crlf) {
   for (auto it = replacements.rbegin(); it != replacements.rend(); ++it) {
     auto first = lines.begin() + static_cast<std::ptrdiff_t>(it->start);
     first = lines.erase(first, first + static_cast<std::ptrdiff_t>(it->length));
     lines.insert(first, it->lines.begin(), it->lines.end());
   }
-  // Like Codex, the result always ends with a line break.
   const char* eol = crlf ? "\r\n" : "\n";
   std::string out;
   for (const auto& line : lines) {
@@ -218,6 +171,75 @@ result<std::string> detail::apply_hunks(const std::string& original, const file_
     out += eol;
   }
   return out;
+}
+
+/// Where one hunk goes in `lines` (searching from `next`, which it moves on)
+/// and what replaces the lines it matched.
+result<replacement> place_hunk(const std::vector<std::string>& lines, const hunk& h, size_t k,
+                               const std::string& path, size_t& next) {
+  auto fail = [&](const std::string& why) {
+    return error{"hunk " + std::to_string(k + 1) + " of " + path + " does not apply: " + why};
+  };
+  for (const auto& anchor : h.anchors) {
+    auto at = detail::seek(lines, {anchor}, next, false);
+    if (!at) return fail("context '@@ " + anchor + "' not found");
+    next = *at + 1;
+  }
+  auto body = h.lines;
+  auto old_lines = h.old_lines();
+  if (old_lines.empty()) {
+    // Nothing to locate. After an anchor, insert right below it; without
+    // one, append (before a final blank line), which is what Codex does.
+    size_t at = lines.size();
+    if (!h.anchors.empty())
+      at = next;
+    else if (!lines.empty() && lines.back().empty())
+      at = lines.size() - 1;
+    if (!h.anchors.empty()) next = at;
+    return replacement{at, 0, h.new_lines(), k + 1};
+  }
+  auto at = detail::seek(lines, old_lines, next, h.end_of_file);
+  if (!at && old_lines.back().empty()) {
+    // A trailing empty line usually stands for the file's final newline,
+    // which is not a line of its own here: retry without it.
+    auto last_old = std::find_if(body.rbegin(), body.rend(),
+                                 [](const hunk_line& l) { return l.kind != '+'; });
+    body.erase(std::next(last_old).base());
+    old_lines.pop_back();
+    at = detail::seek(lines, old_lines, next, h.end_of_file);
+  }
+  if (!at) {
+    return fail(std::string(h.end_of_file ? "expected lines not found at the end of the file:"
+                                          : "expected lines not found:")
+                + render_expected(h.old_lines()));
+  }
+  // Context lines keep the file's text: a match that ignored whitespace
+  // must not reformat lines the patch did not mean to change.
+  std::vector<std::string> replaced;
+  size_t from = *at;
+  for (const auto& l : body) {
+    if (l.kind == ' ') replaced.push_back(lines[from]);
+    if (l.kind == '+') replaced.push_back(l.text);
+    if (l.kind != '+') ++from;
+  }
+  next = *at + old_lines.size();
+  return replacement{*at, old_lines.size(), std::move(replaced), k + 1};
+}
+
+}  // namespace
+
+result<std::string> detail::apply_hunks(const std::string& original, const file_patch& f) {
+  bool crlf = uses_crlf(original);
+  auto lines = split_file_lines(original, crlf);
+  std::vector<replacement> replacements;
+  size_t next = 0;
+  for (size_t k = 0; k < f.hunks.size(); ++k) {
+    auto placed = place_hunk(lines, f.hunks[k], k, f.path, next);
+    if (!placed) return placed.error();
+    replacements.push_back(std::move(placed).value());
+  }
+  if (auto err = check_overlaps(replacements, f.path)) return *err;
+  return apply_replacements(std::move(lines), replacements, crlf);
 }
 
 }  // namespace parley::patch

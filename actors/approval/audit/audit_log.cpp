@@ -287,6 +287,32 @@ std::optional<std::string> audit_log::append(const record& r) {
 
 // -- verify ------------------------------------------------------------------
 
+namespace {
+
+/// Line `number - 1` no longer hashes to line `number`'s prev: either it was
+/// edited or this prev was. If what follows (the next line's prev, or the
+/// expected head at the end) contradicts this line's hash, this line
+/// changed; otherwise the previous one did.
+void fail_broken_link(verify_report& report, std::uint64_t number, const std::string& hash,
+                      std::optional<std::string> next_prev, std::string_view expected_head) {
+  std::optional<std::string> witness = std::move(next_prev);
+  if (!witness && !expected_head.empty()) witness = std::string{expected_head};
+  if (witness && *witness != hash) {
+    report.first_bad_line = number;
+    report.reason = "line " + std::to_string(number) + ": prev does not match the hash of line "
+                    + std::to_string(number - 1)
+                    + ", and its own hash does not match what follows: it was edited";
+    return;
+  }
+  report.first_bad_line = number - 1;
+  report.reason = "line " + std::to_string(number - 1)
+                  + ": its hash does not match the prev recorded by line " + std::to_string(number)
+                  + ": it was edited"
+                  + (witness ? "" : " (or line " + std::to_string(number) + "'s prev was)");
+}
+
+}  // namespace
+
 verify_report verify(const std::string& path, std::string_view expected_head) {
   verify_report report;
   std::ifstream in{path, std::ios::binary};
@@ -321,23 +347,8 @@ verify_report verify(const std::string& path, std::string_view expected_head) {
         fail(1, "prev is not the genesis hash (64 zeros): lines before it are missing");
         break;
       }
-      // Line `number - 1` no longer hashes to this line's prev: either it was
-      // edited or this prev was. If the next line (or the expected head)
-      // contradicts this line's hash, this line changed; otherwise the
-      // previous one did.
-      std::optional<std::string> witness;
-      if (have_next)
-        witness = prev_of(next.text);
-      else if (!expected_head.empty())
-        witness = std::string{expected_head};
-      if (witness && *witness != hash)
-        fail(number, "prev does not match the hash of line " + std::to_string(number - 1)
-                         + ", and its own hash does not match what follows: it was edited");
-      else
-        fail(number - 1,
-             "its hash does not match the prev recorded by line " + std::to_string(number)
-                 + ": it was edited"
-                 + (witness ? "" : " (or line " + std::to_string(number) + "'s prev was)"));
+      fail_broken_link(report, number, hash, have_next ? prev_of(next.text) : std::nullopt,
+                       expected_head);
       break;
     }
     report.head = std::move(hash);
