@@ -8,6 +8,8 @@
 //
 // Prints one line per mode with the median approvals/s over R runs.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -20,14 +22,14 @@
 #include <iostream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "actors/approval/approval.hpp"
-#include "actors/approval/rules/rules_book.hpp"
-#include "actors/threads/process_reactor.hpp"
 #include "actors/approval/hooks/approval_hook.hpp"
+#include "actors/approval/rules/rules_book.hpp"
 #include "actors/runtime/runtime.hpp"
+#include "actors/threads/process_reactor.hpp"
+#include "bench/instant_decider.hpp"
 
 namespace {
 
@@ -55,20 +57,6 @@ class async_hook : public parley::hooks::approval_hook {
     return parley::hooks::hook_reply::later();
   }
 };
-
-/// A stand-in for the conversation and its one client, which accepts at once.
-caf::behavior instant_client(caf::event_based_actor* self, int) {
-  return {
-      [self](parley::atom::ask, const parley::approval_ref&) {
-        return parley::client_list{caf::actor_cast<parley::client_actor>(self)};
-      },
-      [](parley::atom::ask, const parley::approval_ask&) {
-        return parley::protocol::approval_decision::accept();
-      },
-      [](parley::atom::awaiting, const parley::approval_ref&, const parley::approval_actor&) {},
-      [](parley::atom::settled, const parley::approval_ref&) {},
-  };
-}
 
 struct options {
   int approvals = 20000;
@@ -118,10 +106,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* name) { return a.substr(std::string(name).size()); };
-    if (a.rfind("--approvals=", 0) == 0) opt.approvals = std::stoi(value("--approvals="));
-    else if (a.rfind("--in-flight=", 0) == 0) opt.in_flight = std::stoi(value("--in-flight="));
-    else if (a.rfind("--runs=", 0) == 0) opt.runs = std::stoi(value("--runs="));
-    else if (a.rfind("--mode=", 0) == 0) opt.mode = value("--mode=");
+    if (a.rfind("--approvals=", 0) == 0)
+      opt.approvals = std::stoi(value("--approvals="));
+    else if (a.rfind("--in-flight=", 0) == 0)
+      opt.in_flight = std::stoi(value("--in-flight="));
+    else if (a.rfind("--runs=", 0) == 0)
+      opt.runs = std::stoi(value("--runs="));
+    else if (a.rfind("--mode=", 0) == 0)
+      opt.mode = value("--mode=");
     else {
       std::cerr << "usage: parley_pipeline_bench [--approvals=N] [--in-flight=K] [--runs=R] "
                    "[--mode=rules|hook|hook-async|external|client]\n";
@@ -130,7 +122,8 @@ int main(int argc, char** argv) {
   }
   auto dir = fs::temp_directory_path() / ("parley-pipeline-bench-" + std::to_string(::getpid()));
   fs::create_directories(dir / "rules");
-  std::ofstream(dir / "rules" / "default.rules") << "prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n";
+  std::ofstream(dir / "rules" / "default.rules")
+      << "prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n";
   auto hook_program = (dir / "hook.sh").string();
   std::ofstream(hook_program) << "#!/bin/sh\ncat >/dev/null\necho '{\"decision\":\"allow\"}'\n";
   fs::permissions(hook_program, fs::perms::owner_all);
@@ -138,7 +131,8 @@ int main(int argc, char** argv) {
   caf::actor_system_config cfg;
   parley::configure_scheduler(cfg, 0);
   caf::actor_system sys{cfg};
-  auto client = caf::actor_cast<parley::conversation_actor>(sys.spawn(instant_client, 0));
+  auto client
+      = caf::actor_cast<parley::conversation_actor>(sys.spawn(parley::bench::instant_decider));
   auto reactor = std::make_shared<parley::process_reactor>();
 
   struct mode {
@@ -176,11 +170,14 @@ int main(int argc, char** argv) {
     int n = std::max(1, opt.approvals / m.approvals_divisor);
     std::vector<double> rates;
     run_once(sys, svc, client, std::min(n, 200), opt.in_flight);  // warm-up
-    for (int r = 0; r < opt.runs; ++r) rates.push_back(run_once(sys, svc, client, n, opt.in_flight));
+    for (int r = 0; r < opt.runs; ++r)
+      rates.push_back(run_once(sys, svc, client, n, opt.in_flight));
     std::sort(rates.begin(), rates.end());
-    std::printf("%-11s %8d approvals x %d runs, %d in flight: median %10.0f approvals/s (min %.0f, max %.0f)\n",
-                m.name.c_str(), n, opt.runs, opt.in_flight, rates[rates.size() / 2], rates.front(),
-                rates.back());
+    std::printf(
+        "%-11s %8d approvals x %d runs, %d in flight: median %10.0f approvals/s (min %.0f, max "
+        "%.0f)\n",
+        m.name.c_str(), n, opt.runs, opt.in_flight, rates[rates.size() / 2], rates.front(),
+        rates.back());
     std::fflush(stdout);
   }
   reactor->stop();

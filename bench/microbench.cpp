@@ -2,15 +2,16 @@
 // every event is serialised once per subscriber.
 
 #include <benchmark/benchmark.h>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "actors/approval/approval.hpp"
-#include "actors/runtime/runtime.hpp"
 #include "actors/embed/in_process_client.hpp"
-
+#include "actors/runtime/runtime.hpp"
+#include "bench/instant_decider.hpp"
 #include "protocol/approvals.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/notifications.hpp"
@@ -30,8 +31,8 @@ void parse_approval_reply(benchmark::State& state) {
 BENCHMARK(parse_approval_reply);
 
 void parse_turn_start(benchmark::State& state) {
-  const std::string line =
-      R"({"id":7,"method":"turn/start","params":{"threadId":"019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80","input":[{"type":"text","text":"run: true","text_elements":[]}]}})";
+  const std::string line
+      = R"({"id":7,"method":"turn/start","params":{"threadId":"019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80","input":[{"type":"text","text":"run: true","text_elements":[]}]}})";
   for (auto _ : state) benchmark::DoNotOptimize(parse_message(line));
 }
 BENCHMARK(parse_turn_start);
@@ -46,8 +47,8 @@ void serialize_item_completed(benchmark::State& state) {
   item.aggregated_output = "";
   item.exit_code = 0;
   item.duration_ms = 1;
-  notification n = parley::protocol::item_completed{"019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80",
-                                                    "019a5c3e-7b44-7d02-8e11-90ab12cd34ef", item, 1};
+  notification n = parley::protocol::item_completed{
+      "019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80", "019a5c3e-7b44-7d02-8e11-90ab12cd34ef", item, 1};
   for (auto _ : state)
     benchmark::DoNotOptimize(encode_notification(method_of(n), params_of(n), 1762500000000));
 }
@@ -55,8 +56,8 @@ BENCHMARK(serialize_item_completed);
 
 void parse_and_decode_turn_start(benchmark::State& state) {
   // What the connection does with a turn/start line before dispatching it.
-  const std::string line =
-      R"({"id":7,"method":"turn/start","params":{"threadId":"019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80","input":[{"type":"text","text":"run: true","text_elements":[]}]}})";
+  const std::string line
+      = R"({"id":7,"method":"turn/start","params":{"threadId":"019a5c3e-7b10-7c21-9a3d-2f4e5a6b7c80","input":[{"type":"text","text":"run: true","text_elements":[]}]}})";
   for (auto _ : state) {
     auto m = parse_message(line);
     auto& msg = std::get<incoming_message>(m);
@@ -71,20 +72,8 @@ BENCHMARK(parse_and_decode_turn_start);
 /// a static actor_system torn down during exit corrupts the heap.
 caf::actor_system* bench_sys = nullptr;
 
-caf::actor_system& bench_system() { return *bench_sys; }
-
-/// A stand-in for the conversation: answers every ask at once with accept.
-caf::behavior instant_decider(caf::event_based_actor* self, int) {
-  return {
-      [self](parley::atom::ask, const parley::approval_ref&) {
-        return parley::client_list{caf::actor_cast<parley::client_actor>(self)};
-      },
-      [](parley::atom::ask, const parley::approval_ask&) {
-        return parley::protocol::approval_decision::accept();
-      },
-      [](parley::atom::awaiting, const parley::approval_ref&, const parley::approval_actor&) {},
-      [](parley::atom::settled, const parley::approval_ref&) {},
-  };
+caf::actor_system& bench_system() {
+  return *bench_sys;
 }
 
 caf::behavior echo(caf::event_based_actor*, int) {
@@ -108,7 +97,8 @@ BENCHMARK(raw_caf_request_response);
 /// once), the outcome comes back, the actor quits.
 void approval_round_trip(benchmark::State& state) {
   auto& sys = bench_system();
-  auto decider = caf::actor_cast<parley::conversation_actor>(sys.spawn(instant_decider, 0));
+  auto decider
+      = caf::actor_cast<parley::conversation_actor>(sys.spawn(parley::bench::instant_decider));
   caf::scoped_actor self{sys};
   parley::approval_ask ask;
   ask.thread_id = "t";
@@ -124,7 +114,8 @@ void approval_round_trip(benchmark::State& state) {
     ask.key = svc.telemetry->next_ask_key();
     auto a = sys.spawn(parley::approval, decider, ask, parley::approval_plan{}, svc, nullptr);
     self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
-        .receive([](parley::approval_outcome&) {}, [&](caf::error&) { state.SkipWithError("failed"); });
+        .receive([](parley::approval_outcome&) {},
+                 [&](caf::error&) { state.SkipWithError("failed"); });
   }
   self->send_exit(decider, caf::exit_reason::kill);
 }
