@@ -1,0 +1,223 @@
+// The conversation, its turns and their approvals on CAF's test coordinator:
+// deterministic (one thread, no sleeping; time moves only when the test
+// advances it), with mocks for the store, the model and the clients.
+
+#include "actors/threads/conversation.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "actors/approval/rules/rules_book.hpp"
+#include "tests/support/deterministic.hpp"
+
+namespace parley {
+namespace {
+
+using test::client_log;
+using strings = std::vector<std::string>;
+
+class conversation_test : public ::testing::Test, public test::deterministic {
+ protected:
+  /// Subscribes a new mock client (thread/start's open).
+  std::shared_ptr<client_log> open(const conversation_actor& conv) {
+    auto log = std::make_shared<client_log>();
+    auto client = test::spawn_mock_client(*sys, log);
+    clients.push_back(client);
+    auto h = (*self)->request(conv, caf::infinite, atom::open::value, client);
+    run();
+    h.receive([](protocol::thread_session_response&) {},
+              [](caf::error& err) { FAIL() << caf::to_string(err); });
+    return log;
+  }
+
+  /// Starts a turn for the first client; returns its id.
+  std::string start_turn(const conversation_actor& conv) {
+    protocol::turn_start_params p;
+    p.input = {protocol::user_input::make_text("go")};
+    std::string id;
+    auto h = (*self)->request(conv, caf::infinite, atom::turn_start::value, p, clients.front());
+    run();
+    h.receive([&](protocol::turn_start_response& r) { id = r.turn_.id; },
+              [](caf::error& err) { FAIL() << caf::to_string(err); });
+    return id;
+  }
+
+  /// A conversation whose turn waits on the client's decision about
+  /// `command`; returns the client's log (its one ask is open).
+  std::shared_ptr<client_log> pending_approval(const std::string& command) {
+    steps->push_back(test::run(command));
+    pending_conv = start_conversation();
+    auto log = open(pending_conv);
+    pending_turn = start_turn(pending_conv);
+    EXPECT_EQ(log->asks.size(), 1u);
+    return log;
+  }
+
+  void answer(size_t client, uint64_t key, protocol::approval_decision d) {
+    (*self)->send(caf::actor_cast<caf::actor>(clients.at(client)), atom::answer::value, key,
+                  std::move(d));
+    run();
+  }
+
+  /// What a client saw from `from` on (thread/started and the first events
+  /// of every turn are the same everywhere).
+  static strings tail(const client_log& log, size_t from) {
+    return strings(log.seen.begin() + static_cast<std::ptrdiff_t>(from), log.seen.end());
+  }
+
+  /// What a client saw after it was asked.
+  static strings after_ask(const client_log& log) {
+    auto ask = std::find(log.seen.begin(), log.seen.end(), "ask");
+    return ask == log.seen.end() ? strings{} : strings(ask + 1, log.seen.end());
+  }
+
+  static protocol::turn_status last_turn_status(const client_log& log) {
+    for (auto i = log.events.rbegin(); i != log.events.rend(); ++i)
+      if (auto* done = std::get_if<protocol::turn_completed>(&(*i)->body))
+        return done->turn_.status;
+    return protocol::turn_status::in_progress;
+  }
+
+  std::vector<client_actor> clients;
+  conversation_actor pending_conv;  // pending_approval()'s
+  std::string pending_turn;
+};
+
+const strings turn_opening
+    = {"thread/status/changed:active", "turn/started", "item/started", "item/completed"};
+
+strings with_opening(const strings& rest) {
+  auto out = turn_opening;
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+TEST_F(conversation_test, a_turn_that_says_something_in_codex_order) {
+  steps->push_back(test::say("hello"));
+  auto conv = start_conversation();
+  auto log = open(conv);
+  start_turn(conv);
+  EXPECT_EQ(log->seen,
+            (strings{"thread/started", "thread/status/changed:active", "turn/started",
+                     "item/started", "item/completed", "item/started", "item/agentMessage/delta",
+                     "item/completed", "thread/status/changed:idle", "turn/completed"}));
+  EXPECT_EQ(last_turn_status(*log), protocol::turn_status::completed);
+}
+
+TEST_F(conversation_test, nothing_passes_a_record_the_store_has_not_acknowledged) {
+  stored->hold_appends = true;
+  steps->push_back(test::say("hello"));
+  auto conv = start_conversation();
+  auto log = std::make_shared<client_log>();
+  auto client = test::spawn_mock_client(*sys, log);
+  clients.push_back(client);
+  (*self)->send(conv, atom::open::value, client);
+  run();
+  // thread/started waits for the thread's first record; everything behind it too.
+  EXPECT_TRUE(log->seen.empty());
+  EXPECT_EQ(stored->appended.size(), 1u);
+  stored->hold_appends = false;
+  test::release_appends(*self, svc.store);
+  run();
+  EXPECT_EQ(log->seen, (strings{"thread/started"}));
+}
+
+TEST_F(conversation_test, a_declined_command_asks_after_its_item_and_never_runs) {
+  auto log = pending_approval("touch never");
+  ASSERT_EQ(log->asks.size(), 1u);
+  EXPECT_EQ(tail(*log, 1), with_opening({"thread/status/changed:waiting", "item/started", "ask"}));
+  answer(0, log->asks[0].key, protocol::approval_decision::decline());
+  EXPECT_EQ(tail(*log, 1),
+            with_opening({"thread/status/changed:waiting", "item/started", "ask",
+                          "thread/status/changed:active", "item/completed:command:declined",
+                          "thread/status/changed:idle", "turn/completed"}));
+  EXPECT_EQ(last_turn_status(*log), protocol::turn_status::completed);
+}
+
+TEST_F(conversation_test, the_deadline_voids_the_prompt_and_declines_when_the_clock_says_so) {
+  auto log = pending_approval("touch never");
+  ASSERT_EQ(log->asks.size(), 1u);
+  advance(config->approval_timeout - std::chrono::seconds(1));
+  EXPECT_TRUE(log->withdrawn.empty());  // not yet
+  advance(std::chrono::seconds(1));
+  EXPECT_EQ(log->withdrawn, std::vector<uint64_t>{log->asks[0].key});
+  EXPECT_EQ(after_ask(*log),
+            (strings{"withdraw", "thread/status/changed:active", "item/completed:command:declined",
+                     "thread/status/changed:idle", "turn/completed"}));
+  // A late answer changes nothing: exactly one outcome.
+  answer(0, log->asks[0].key, protocol::approval_decision::accept());
+  EXPECT_EQ(log->seen.back(), "turn/completed");
+  EXPECT_EQ(svc.telemetry->counts().pending_asks, 0);
+}
+
+TEST_F(conversation_test, an_interrupt_settles_the_approval_before_the_item_ends) {
+  auto log = pending_approval("touch never");
+  ASSERT_EQ(log->asks.size(), 1u);
+  auto h = (*self)->request(pending_conv, caf::infinite, atom::interrupt::value, pending_turn);
+  run();
+  h.receive([](atom::ok) {}, [](caf::error& err) { FAIL() << caf::to_string(err); });
+  EXPECT_EQ(after_ask(*log),
+            (strings{"withdraw", "thread/status/changed:active", "item/completed:command:declined",
+                     "thread/status/changed:idle", "turn/completed"}));
+  EXPECT_EQ(last_turn_status(*log), protocol::turn_status::interrupted);
+}
+
+TEST_F(conversation_test, a_forbidding_rule_decides_without_asking_or_waiting) {
+  auto dir
+      = std::filesystem::temp_directory_path() / ("parley-det-rules-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "default.rules") << R"(prefix_rule(pattern=["touch"], decision="forbidden"))";
+  svc.rules = std::make_shared<rules::rules_book>(dir.string());
+  steps->push_back(test::run("touch never"));
+  auto conv = start_conversation();
+  auto log = open(conv);
+  start_turn(conv);
+  EXPECT_TRUE(log->asks.empty());
+  EXPECT_EQ(tail(*log, 1), with_opening({"item/started", "item/completed:command:declined",
+                                         "thread/status/changed:idle", "turn/completed"}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(conversation_test, with_two_clients_the_first_answer_wins_and_the_other_copy_is_voided) {
+  steps->push_back(test::run("touch never"));
+  auto conv = start_conversation();
+  auto first = open(conv);
+  auto second = open(conv);
+  start_turn(conv);
+  ASSERT_EQ(first->asks.size(), 1u);
+  ASSERT_EQ(second->asks.size(), 1u);
+  EXPECT_EQ(first->asks[0].key, second->asks[0].key);
+  answer(1, second->asks[0].key, protocol::approval_decision::decline());
+  EXPECT_EQ(first->withdrawn, std::vector<uint64_t>{first->asks[0].key});
+  EXPECT_TRUE(second->withdrawn.empty());
+  auto refused_before = svc.telemetry->approvals.snapshot().refused_replies;
+  answer(0, first->asks[0].key, protocol::approval_decision::accept());  // its copy is void
+  EXPECT_EQ(svc.telemetry->approvals.snapshot().refused_replies, refused_before);
+  EXPECT_EQ(first->seen.back(), "turn/completed");
+}
+
+TEST_F(conversation_test, an_idle_thread_unloads_when_its_timer_fires) {
+  auto conv = start_conversation();
+  auto log = open(conv);
+  auto h = (*self)->request(conv, caf::infinite, atom::unsub::value, clients.front());
+  run();
+  h.receive([](std::string& status) { EXPECT_EQ(status, "unsubscribed"); },
+            [](caf::error& err) { FAIL() << caf::to_string(err); });
+  (*self)->monitor(conv);
+  advance(config->idle_unload - std::chrono::seconds(1));
+  auto read = (*self)->request(conv, caf::infinite, atom::read::value, false);
+  run();
+  read.receive([](protocol::thread_read_response&) {},
+               [](caf::error& err) { FAIL() << "unloaded early: " << caf::to_string(err); });
+  advance(std::chrono::seconds(1));
+  bool down = false;
+  (*self)->receive([&](caf::down_msg& dm) { down = dm.source == conv.address(); },
+                   caf::after(std::chrono::seconds(0)) >> [] {});
+  EXPECT_TRUE(down);
+}
+
+}  // namespace
+}  // namespace parley

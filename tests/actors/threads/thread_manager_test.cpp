@@ -1,0 +1,112 @@
+// The thread manager on CAF's test coordinator (deterministic), with mocks
+// for the store, the model and the client: requests reach the right thread,
+// a failed archive leaves the thread loaded, and shutdown ends every turn
+// interrupted and answers once all threads are gone.
+
+#include "actors/threads/thread_manager.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/deterministic.hpp"
+
+namespace parley {
+namespace {
+
+using test::client_log;
+
+class thread_manager_test : public ::testing::Test, public test::deterministic {
+ protected:
+  void SetUp() override {
+    manager = sys->spawn(thread_manager, svc);
+    log = std::make_shared<client_log>();
+    client = test::spawn_mock_client(*sys, log);
+  }
+
+  void TearDown() override {
+    (*self)->send_exit(caf::actor_cast<caf::actor>(client), caf::exit_reason::user_shutdown);
+    (*self)->send_exit(manager, caf::exit_reason::user_shutdown);
+  }
+
+  /// A request to the manager, answered once the system is quiet.
+  template <class Result, class... Ts>
+  caf::expected<Result> ask(Ts&&... xs) {
+    caf::expected<Result> out{caf::error{}};
+    auto h = (*self)->request(manager, caf::infinite, std::forward<Ts>(xs)...);
+    run();
+    h.receive([&](Result& r) { out = std::move(r); }, [&](caf::error& err) { out = err; });
+    return out;
+  }
+
+  std::string start_thread() {
+    protocol::thread_start_params p;
+    p.cwd = "/tmp";
+    auto r = ask<protocol::thread_session_response>(atom::open::value, p, client);
+    EXPECT_TRUE(r) << caf::to_string(r.error());
+    return r ? r->thread_.id : std::string{};
+  }
+
+  protocol::thread_loaded_list_response loaded() {
+    return *ask<protocol::thread_loaded_list_response>(atom::loaded::value,
+                                                       protocol::thread_loaded_list_params{});
+  }
+
+  thread_manager_actor manager;
+  std::shared_ptr<client_log> log;
+  client_actor client;
+};
+
+TEST_F(thread_manager_test, a_started_thread_is_loaded_and_takes_turns) {
+  steps->push_back(test::say("hi"));
+  auto id = start_thread();
+  EXPECT_EQ(loaded().data, std::vector<std::string>{id});
+  protocol::turn_start_params p;
+  p.thread_id = id;
+  p.input = {protocol::user_input::make_text("go")};
+  ASSERT_TRUE(ask<protocol::turn_start_response>(atom::turn_start::value, p, client));
+  EXPECT_EQ(log->seen.back(), "turn/completed");
+}
+
+TEST_F(thread_manager_test, requests_for_unknown_threads_get_codex_errors) {
+  protocol::turn_start_params p;
+  p.thread_id = "019a0000-0000-7000-8000-000000000000";
+  auto r = ask<protocol::turn_start_response>(atom::turn_start::value, p, client);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(message_of(r.error()), "thread not found: " + p.thread_id);
+  p.thread_id = "None";
+  r = ask<protocol::turn_start_response>(atom::turn_start::value, p, client);
+  EXPECT_EQ(message_of(r.error()), "invalid thread id: None");
+  auto unsub = ask<protocol::thread_unsubscribe_response>(
+      atom::unsub::value, protocol::thread_id_params{p.thread_id}, client);
+  ASSERT_TRUE(unsub);
+  EXPECT_EQ(unsub->status, "notLoaded");
+}
+
+TEST_F(thread_manager_test, a_failed_archive_leaves_the_thread_loaded) {
+  auto id = start_thread();
+  auto r
+      = ask<protocol::thread>(atom::archive::value, protocol::thread_id_params{id}, true, client);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(message_of(r.error()), "no rollout found for thread id " + id);
+  EXPECT_EQ(loaded().data, std::vector<std::string>{id});
+}
+
+TEST_F(thread_manager_test, shutdown_interrupts_turns_and_answers_when_all_are_gone) {
+  steps->push_back(test::run("touch never"));  // waits on an approval nobody gives
+  auto id = start_thread();
+  protocol::turn_start_params p;
+  p.thread_id = id;
+  p.input = {protocol::user_input::make_text("go")};
+  ASSERT_TRUE(ask<protocol::turn_start_response>(atom::turn_start::value, p, client));
+  ASSERT_EQ(log->asks.size(), 1u);
+  ASSERT_TRUE(ask<atom::ok>(atom::shutdown::value));
+  EXPECT_EQ(log->withdrawn.size(), 1u);
+  bool interrupted = false;
+  for (auto& n : log->events)
+    if (auto* done = std::get_if<protocol::turn_completed>(&n->body))
+      interrupted = done->turn_.status == protocol::turn_status::interrupted;
+  EXPECT_TRUE(interrupted);
+  EXPECT_EQ(log->seen.back(), "thread/closed");
+}
+
+}  // namespace
+}  // namespace parley

@@ -1,0 +1,191 @@
+#include "tests/support/deterministic.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/threads/conversation.hpp"
+#include "protocol/ids.hpp"
+
+namespace parley::test {
+
+namespace {
+
+/// How a notification shows in a client's log.
+std::string describe(const notification_ptr& n) {
+  std::string method = protocol::method_of(n->body);
+  if (auto* s = std::get_if<protocol::thread_status_changed>(&n->body)) {
+    if (s->status.type == protocol::thread_status::kind::idle) return method + ":idle";
+    if (s->status.type == protocol::thread_status::kind::not_loaded) return method + ":notLoaded";
+    return method + (s->status.waiting_on_approval ? ":waiting" : ":active");
+  }
+  if (auto* c = std::get_if<protocol::item_completed>(&n->body)) {
+    if (auto* cmd = std::get_if<protocol::command_execution_item>(&c->item))
+      return method + ":command:" + protocol::to_string(cmd->status);
+  }
+  return method;
+}
+
+struct mock_client_state {
+  std::shared_ptr<client_log> log;
+  std::map<uint64_t, caf::typed_response_promise<protocol::approval_decision>> open;
+};
+
+caf::behavior mock_client(caf::stateful_actor<mock_client_state>* self,
+                          std::shared_ptr<client_log> log) {
+  self->state.log = std::move(log);
+  return {
+      [self](atom::event, const notification_ptr& n) {
+        self->state.log->seen.push_back(describe(n));
+        self->state.log->events.push_back(n);
+      },
+      [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
+        self->state.log->seen.push_back("ask");
+        self->state.log->asks.push_back(ask);
+        auto rp = self->make_response_promise<protocol::approval_decision>();
+        self->state.open.emplace(ask.key, rp);
+        return rp;
+      },
+      [self](atom::withdraw, uint64_t key) {
+        self->state.log->seen.push_back("withdraw");
+        self->state.log->withdrawn.push_back(key);
+        if (auto i = self->state.open.find(key); i != self->state.open.end()) {
+          i->second.deliver(make_error(errc::withdrawn, "approval withdrawn"));
+          self->state.open.erase(i);
+        }
+      },
+      [self](answer_atom, uint64_t key, protocol::approval_decision& d) {
+        if (auto i = self->state.open.find(key); i != self->state.open.end()) {
+          i->second.deliver(std::move(d));
+          self->state.open.erase(i);
+        }
+      },
+  };
+}
+
+struct mock_store_state {
+  std::shared_ptr<store_log> log;
+  std::vector<caf::typed_response_promise<atom::ok>> held;
+};
+
+caf::behavior mock_store(caf::stateful_actor<mock_store_state>* self,
+                         std::shared_ptr<store_log> log) {
+  self->state.log = std::move(log);
+  return {
+      [self](atom::append, const std::string&, const store_record& r) -> caf::result<atom::ok> {
+        self->state.log->appended.push_back(r);
+        if (!self->state.log->hold_appends) return atom::ok::value;
+        auto rp = self->make_response_promise<atom::ok>();
+        self->state.held.push_back(rp);
+        return rp;
+      },
+      [self](atom::flush) {
+        for (auto& rp : self->state.held) rp.deliver(atom::ok::value);
+        self->state.held.clear();
+      },
+      [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
+        auto& threads = self->state.log->threads;
+        if (auto i = threads.find(id); i != threads.end()) return i->second;
+        return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+      },
+      [](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
+        return make_error(errc::invalid_request, "no rollout at " + p.path);
+      },
+      [](atom::list, const protocol::thread_list_params&) {
+        return protocol::thread_list_response{};
+      },
+      [](atom::archive, const std::string& id, bool) -> caf::result<stored_thread> {
+        return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+      },
+  };
+}
+
+caf::behavior mock_model(caf::event_based_actor*, std::shared_ptr<std::deque<model_step>> steps) {
+  return {
+      [steps](atom::step, const model_context&) {
+        if (steps->empty()) return model_step{};  // done
+        auto next = std::move(steps->front());
+        steps->pop_front();
+        return next;
+      },
+  };
+}
+
+}  // namespace
+
+client_actor spawn_mock_client(caf::actor_system& sys, std::shared_ptr<client_log> log) {
+  return caf::actor_cast<client_actor>(sys.spawn(mock_client, std::move(log)));
+}
+
+store_actor spawn_mock_store(caf::actor_system& sys, std::shared_ptr<store_log> log) {
+  return caf::actor_cast<store_actor>(sys.spawn(mock_store, std::move(log)));
+}
+
+void release_appends(caf::scoped_actor& self, const store_actor& store) {
+  self->send(caf::actor_cast<caf::actor>(store), atom::flush::value);
+}
+
+model_actor spawn_mock_model(caf::actor_system& sys,
+                             std::shared_ptr<std::deque<model_step>> steps) {
+  return caf::actor_cast<model_actor>(sys.spawn(mock_model, std::move(steps)));
+}
+
+model_step say(std::string text) {
+  model_step s;
+  s.what = model_step::kind::say;
+  s.deltas = {std::move(text)};
+  return s;
+}
+
+model_step run(std::string command) {
+  model_step s;
+  s.what = model_step::kind::run;
+  s.command = std::move(command);
+  return s;
+}
+
+deterministic::deterministic() {
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  sys = std::make_unique<caf::actor_system>(cfg);
+  sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+  self = std::make_unique<caf::scoped_actor>(*sys, true);
+  config = std::make_shared<runtime_config>();
+  config->approval_timeout = std::chrono::seconds(30);
+  config->idle_unload = std::chrono::minutes(10);
+  stored = std::make_shared<store_log>();
+  steps = std::make_shared<std::deque<model_step>>();
+  svc.config = config;
+  svc.telemetry = std::make_shared<runtime_telemetry>();
+  svc.store = spawn_mock_store(*sys, stored);
+  svc.model = spawn_mock_model(*sys, steps);
+}
+
+deterministic::~deterministic() {
+  run();
+  (*self)->send_exit(caf::actor_cast<caf::actor>(svc.store), caf::exit_reason::user_shutdown);
+  (*self)->send_exit(caf::actor_cast<caf::actor>(svc.model), caf::exit_reason::user_shutdown);
+  run();
+  self.reset();
+}
+
+void deterministic::run() {
+  sched->run();
+}
+
+void deterministic::advance(caf::timespan d) {
+  sched->advance_time(d);
+  run();
+}
+
+conversation_actor deterministic::start_conversation(protocol::approval_policy policy) {
+  protocol::thread meta;
+  meta.id = protocol::new_uuid_v7();
+  meta.cwd = "/tmp";
+  meta.status = protocol::thread_status::idle();
+  conversation_settings settings;
+  settings.cwd = "/tmp";
+  settings.policy = std::move(policy);
+  settings.sandbox = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  return sys->spawn(conversation, svc, std::move(meta), std::move(settings));
+}
+
+}  // namespace parley::test
