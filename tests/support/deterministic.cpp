@@ -25,13 +25,20 @@ std::string describe(const notification_ptr& n) {
   return method;
 }
 
+/// The client interface, and the test's hand on it.
+using mock_client_actor
+    = client_actor::extend<caf::reacts_to<answer_atom, uint64_t, protocol::approval_decision>>;
+
+/// The store interface, and the test's hand on held appends.
+using mock_store_actor = store_actor::extend<caf::reacts_to<atom::flush>>;
+
 struct mock_client_state {
   std::shared_ptr<client_log> log;
   std::map<uint64_t, caf::typed_response_promise<protocol::approval_decision>> open;
 };
 
-caf::behavior mock_client(caf::stateful_actor<mock_client_state>* self,
-                          std::shared_ptr<client_log> log) {
+mock_client_actor::behavior_type mock_client(
+    mock_client_actor::stateful_pointer<mock_client_state> self, std::shared_ptr<client_log> log) {
   self->state.log = std::move(log);
   return {
       [self](atom::event, const notification_ptr& n) {
@@ -67,8 +74,8 @@ struct mock_store_state {
   std::vector<caf::typed_response_promise<atom::ok>> held;
 };
 
-caf::behavior mock_store(caf::stateful_actor<mock_store_state>* self,
-                         std::shared_ptr<store_log> log) {
+mock_store_actor::behavior_type mock_store(
+    mock_store_actor::stateful_pointer<mock_store_state> self, std::shared_ptr<store_log> log) {
   self->state.log = std::move(log);
   return {
       [self](atom::append, const std::string&, const store_record& r) -> caf::result<atom::ok> {
@@ -90,7 +97,8 @@ caf::behavior mock_store(caf::stateful_actor<mock_store_state>* self,
       [](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
         return make_error(errc::invalid_request, "no rollout at " + p.path);
       },
-      [](atom::list, const protocol::thread_list_params&) {
+      [](atom::list,
+         const protocol::thread_list_params&) -> caf::result<protocol::thread_list_response> {
         return protocol::thread_list_response{};
       },
       [](atom::archive, const std::string& id, bool) -> caf::result<stored_thread> {
@@ -99,9 +107,10 @@ caf::behavior mock_store(caf::stateful_actor<mock_store_state>* self,
   };
 }
 
-caf::behavior mock_model(caf::event_based_actor*, std::shared_ptr<std::deque<model_step>> steps) {
+model_actor::behavior_type mock_model(model_actor::pointer,
+                                      std::shared_ptr<std::deque<model_step>> steps) {
   return {
-      [steps](atom::step, const model_context&) {
+      [steps](atom::step, const model_context&) -> caf::result<model_step> {
         if (steps->empty()) return model_step{};  // done
         auto next = std::move(steps->front());
         steps->pop_front();
@@ -113,20 +122,25 @@ caf::behavior mock_model(caf::event_based_actor*, std::shared_ptr<std::deque<mod
 }  // namespace
 
 client_actor spawn_mock_client(caf::actor_system& sys, std::shared_ptr<client_log> log) {
-  return caf::actor_cast<client_actor>(sys.spawn(mock_client, std::move(log)));
+  return sys.spawn(mock_client, std::move(log));
+}
+
+void answer(caf::scoped_actor& self, const client_actor& client, uint64_t key,
+            protocol::approval_decision d) {
+  self->send(caf::actor_cast<mock_client_actor>(client), answer_atom::value, key, std::move(d));
 }
 
 store_actor spawn_mock_store(caf::actor_system& sys, std::shared_ptr<store_log> log) {
-  return caf::actor_cast<store_actor>(sys.spawn(mock_store, std::move(log)));
+  return sys.spawn(mock_store, std::move(log));
 }
 
 void release_appends(caf::scoped_actor& self, const store_actor& store) {
-  self->send(caf::actor_cast<caf::actor>(store), atom::flush::value);
+  self->send(caf::actor_cast<mock_store_actor>(store), atom::flush::value);
 }
 
 model_actor spawn_mock_model(caf::actor_system& sys,
                              std::shared_ptr<std::deque<model_step>> steps) {
-  return caf::actor_cast<model_actor>(sys.spawn(mock_model, std::move(steps)));
+  return sys.spawn(mock_model, std::move(steps));
 }
 
 model_step say(std::string text) {

@@ -36,14 +36,16 @@ using answer_atom = atom::answer;
 /// (`answer_atom, key, decision`); an unanswered ask stays open.
 client_actor spawn_mock_client(caf::actor_system& sys, std::shared_ptr<client_log> log);
 
+/// Answers an ask `client` (a mock) holds open.
+void answer(caf::scoped_actor& self, const client_actor& client, uint64_t key,
+            protocol::approval_decision d);
+
 /// What the mock store received, and what it answers with.
 struct store_log {
   std::vector<store_record> appended;
   std::map<std::string, stored_thread> threads;  // load answers from here
   bool hold_appends = false;                     // true: appends wait until release_appends()
 };
-
-class mock_store_handle;
 
 /// A store that keeps records in memory; appends can be held to show what
 /// waits for durability.

@@ -57,8 +57,7 @@ class conversation_test : public ::testing::Test, public test::deterministic {
   }
 
   void answer(size_t client, uint64_t key, protocol::approval_decision d) {
-    (*self)->send(caf::actor_cast<caf::actor>(clients.at(client)), atom::answer::value, key,
-                  std::move(d));
+    test::answer(*self, clients.at(client), key, std::move(d));
     run();
   }
 
