@@ -1,57 +1,104 @@
 #include "transport/app_server.hpp"
 
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
 #include <caf/scoped_actor.hpp>
 #include <csignal>
 #include <cstdio>
 #include <memory>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
 #include "actors/core/log.hpp"
 #include "actors/runtime/runtime.hpp"
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/line_writer.hpp"
+#include "transport/ws_server.hpp"
 
 namespace parley {
 
-int run_app_server(runtime_config config) {
-  // A vanished reader must show up as EPIPE in the writer, not kill us.
-  std::signal(SIGPIPE, SIG_IGN);
-  // SIGINT/SIGTERM/SIGHUP end the input like EOF does (orderly shutdown). They
-  // are blocked in every thread and read from a signalfd by the line reader.
+namespace {
+
+/// SIGINT/SIGTERM/SIGHUP end the service in order. They are blocked in every
+/// thread and read from a signalfd (by the line reader, or by main).
+int block_stop_signals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  int signal_fd = ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  return ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+}
 
-  auto home = config.home;
-  config.encode_events = true;  // JSON clients: encode where events are made
-  std::unique_ptr<runtime> owned;
-  try {
-    owned = std::make_unique<runtime>(std::move(config));
-  } catch (const std::exception& e) {
-    PARLEY_ERROR("app-server event=start_failed error={}", e.what());
-    std::fprintf(stderr, "parley: %s\n", e.what());
-    return 1;
-  }
-  auto& rt = *owned;
-  PARLEY_INFO("app-server event=started home={} approval_timeout_ms={}", home,
-              rt.config().approval_timeout.count());
+/// One client on stdin/stdout until its input ends or a stop signal comes;
+/// then every thread is shut down (pending approvals resolve as cancelled).
+void serve_stdio(runtime& rt, int signal_fd) {
   auto writer = rt.system().spawn<caf::detached>(line_writer, STDOUT_FILENO);
   connection_options options;
   options.config = rt.shared_config();
   options.telemetry = rt.telemetry();
   options.shutdown_on_close = true;
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
-  {
-    line_reader reader{STDIN_FILENO, caf::actor_cast<caf::actor>(conn), signal_fd};
-    caf::scoped_actor self{rt.system()};
-    self->wait_for(conn);
+  line_reader reader{STDIN_FILENO, caf::actor_cast<caf::actor>(conn), signal_fd};
+  caf::scoped_actor self{rt.system()};
+  self->wait_for(conn);
+}
+
+void wait_for_stop_signal(int signal_fd) {
+  pollfd p{signal_fd, POLLIN, 0};
+  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
   }
+  PARLEY_INFO("app-server event=stop_signal");
+}
+
+}  // namespace
+
+int run_app_server(runtime_config config, const std::vector<std::string>& listen) {
+  // A vanished reader must show up as EPIPE in the writer, not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
+  int signal_fd = block_stop_signals();
+  bool stdio = listen.empty();
+  ws::server_options ws_options;
+  for (const auto& text : listen) {
+    std::string error;
+    auto a = ws::parse_listen_address(text, config.home, error);
+    if (!a) {
+      std::fprintf(stderr, "parley: --listen: %s\n", error.c_str());
+      return 2;
+    }
+    if (a->what == ws::listen_address::kind::stdio)
+      stdio = true;
+    else
+      ws_options.addresses.push_back(*a);
+  }
+  auto home = config.home;
+  config.encode_events = true;  // JSON clients: encode where events are made
+  std::unique_ptr<runtime> owned;
+  std::unique_ptr<ws::server> listeners;
+  try {
+    owned = std::make_unique<runtime>(std::move(config));
+    if (!ws_options.addresses.empty())
+      listeners = std::make_unique<ws::server>(*owned, std::move(ws_options));
+  } catch (const std::exception& e) {
+    PARLEY_ERROR("app-server event=start_failed error={}", e.what());
+    std::fprintf(stderr, "parley: %s\n", e.what());
+    if (owned) owned->shutdown();
+    return 1;
+  }
+  auto& rt = *owned;
+  PARLEY_INFO("app-server event=started home={} approval_timeout_ms={}", home,
+              rt.config().approval_timeout.count());
+  if (listeners)
+    for (const auto& url : listeners->bound())
+      std::fprintf(stderr, "parley app-server listening on %s\n", url.c_str());
+  std::fflush(stderr);
+  if (stdio)
+    serve_stdio(rt, signal_fd);
+  else
+    wait_for_stop_signal(signal_fd);
+  listeners.reset();  // every WebSocket client's session ends while the runtime runs
   rt.shutdown();
   if (signal_fd >= 0) ::close(signal_fd);
   PARLEY_INFO("app-server event=stopped");

@@ -21,7 +21,8 @@ const char* const overview = R"(Subcommands:
 Options take `--opt value` or `--opt=value`. The home is --home, else
 $PARLEY_HOME, else ~/.parley. Run `parley SUBCOMMAND --help` for its options.)";
 
-const char* const chat_footer = R"(Each input line is a turn ("\n" inside a line separates directives).
+const char* const chat_footer
+    = R"(Each input line is a turn ("\n" inside a line separates directives).
 Approvals of all threads wait in one queue and are asked one at a time
 ("[approval 1 of 3] thread T: ..."; file changes show each path, kind and
 diff). Answers: y accept, s accept for the session, n decline, c cancel the
@@ -42,7 +43,8 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::m
           name,
           [name, &out](const std::string& v) {
             if (!parse_duration(v, out))
-              throw CLI::ValidationError(name, "bad duration: " + v + " (e.g. 30s, 500ms, 10m, 1h)");
+              throw CLI::ValidationError(name,
+                                         "bad duration: " + v + " (e.g. 30s, 500ms, 10m, 1h)");
           },
           help)
       ->type_name("DURATION");
@@ -75,7 +77,8 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
   using durability = runtime_config::durability_kind;
   auto& cfg = out.server;
   std::vector<CLI::Option*> all;
-  all.push_back(add_choice(app, "--store", cfg.store, {{"local", store::local}, {"memory", store::memory}},
+  all.push_back(add_choice(app, "--store", cfg.store,
+                           {{"local", store::local}, {"memory", store::memory}},
                            "local (default): rollouts + SQLite index under --home; "
                            "memory: nothing outlives the process")
                     ->type_name("KIND"));
@@ -83,10 +86,12 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
                                "where threads are stored, reported as codexHome (default "
                                "$PARLEY_HOME or ~/.parley); one process at a time")
                     ->type_name("DIR"));
-  all.push_back(add_choice(app, "--durability", cfg.durability,
-                           {{"turn", durability::turn}, {"item", durability::item}, {"none", durability::none}},
-                           "fsync after each completed turn (turn, default), each item, or never (none)")
-                    ->type_name("WHEN"));
+  all.push_back(
+      add_choice(
+          app, "--durability", cfg.durability,
+          {{"turn", durability::turn}, {"item", durability::item}, {"none", durability::none}},
+          "fsync after each completed turn (turn, default), each item, or never (none)")
+          ->type_name("WHEN"));
   all.push_back(add_duration(app, "--approval-timeout", cfg.approval_timeout,
                              "how long an approval waits for a decision (default 10m); "
                              "unanswered approvals fail closed"));
@@ -110,8 +115,8 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
                     ->type_name("N"));
   all.push_back(app.add_option("--log-level", out.log_level,
                                "trace, debug, info, warn, error, off (default info; stderr)")
-                    ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error",
-                                           "critical", "off"}))
+                    ->check(CLI::IsMember(
+                        {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"}))
                     ->type_name("LEVEL"));
   return all;
 }
@@ -120,17 +125,20 @@ void add_rules_check(CLI::App& rules, command_line& out) {
   auto* check = rules.add_subcommand(
       "check",
       "What the rules in HOME/rules/*.rules decide about a command or about changing files "
-      "(relative paths and globs against --cwd, default: current). Exit 1 if the rules don't load.");
-  check->footer("Give either a command or paths:\n"
-                "  parley rules check [--home DIR] [--json] -- COMMAND WORDS...\n"
-                "  parley rules check [--home DIR] [--json] --path P [--path P...] [--cwd DIR]");
+      "(relative paths and globs against --cwd, default: current). Exit 1 if the rules don't "
+      "load.");
+  check->footer(
+      "Give either a command or paths:\n"
+      "  parley rules check [--home DIR] [--json] -- COMMAND WORDS...\n"
+      "  parley rules check [--home DIR] [--json] --path P [--path P...] [--cwd DIR]");
   auto& req = out.rules;
   check->add_option("--home", req.home, "the home whose rules are checked")->type_name("DIR");
   check->add_flag("--json", req.json, "one JSON object instead of a sentence");
   check->add_option("--path", req.paths, "a path (or glob) to be changed; repeatable")
       ->allow_extra_args(false)
       ->type_name("P");
-  check->add_option("--cwd", req.cwd, "what relative --path values are relative to")->type_name("DIR");
+  check->add_option("--cwd", req.cwd, "what relative --path values are relative to")
+      ->type_name("DIR");
   check->add_option("command", req.command, "the command, after `--`")->type_name("COMMAND WORDS");
   check->callback([&out] { out.what = command_line::action::rules_check; });
 }
@@ -147,9 +155,10 @@ std::string selected_path(const CLI::App& app) {
 
 /// Everything of the command line but the parse itself.
 struct parser {
-  CLI::App app{"parley: an actor runtime that hosts agent conversations and their approvals, "
-               "speaking the Codex app-server JSON-RPC protocol.",
-               "parley"};
+  CLI::App app{
+      "parley: an actor runtime that hosts agent conversations and their approvals, "
+      "speaking the Codex app-server JSON-RPC protocol.",
+      "parley"};
   std::vector<CLI::Option*> chat_server_options;
 
   explicit parser(command_line& out) {
@@ -160,11 +169,19 @@ struct parser {
     // Today's behaviour: an option given twice counts once, the last wins.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-    auto* server = app.add_subcommand("app-server", "Serves the Codex app-server protocol (v2) on stdin/stdout.");
+    auto* server = app.add_subcommand(
+        "app-server",
+        "Serves the Codex app-server protocol (v2) on stdin/stdout, WebSocket or a Unix socket.");
     add_server_options(*server, out);
+    server
+        ->add_option("--listen", out.listen,
+                     "where to serve (repeatable): stdio:// (default), ws://HOST:PORT "
+                     "(loopback), unix://PATH or unix:// (HOME/app-server.sock)")
+        ->type_name("URL");
     server->callback([&out] { out.what = action::app_server; });
 
-    auto* chat = app.add_subcommand("chat", "A terminal client over a child app-server; approvals are asked at the terminal.");
+    auto* chat = app.add_subcommand(
+        "chat", "A terminal client over a child app-server; approvals are asked at the terminal.");
     chat->add_flag("-y,--yes", out.chat.auto_accept, "accept every approval automatically");
     chat->add_option("--approval-policy", out.chat.approval_policy,
                      "on-request (default), untrusted or never")
@@ -174,16 +191,21 @@ struct parser {
     chat->callback([&out] { out.what = action::chat; });
 
     auto* store = app.add_subcommand("store", "The thread store.")->require_subcommand(1);
-    auto* reindex = store->add_subcommand("reindex", "Rebuilds the SQLite index from the rollouts under --home.");
+    auto* reindex = store->add_subcommand(
+        "reindex", "Rebuilds the SQLite index from the rollouts under --home.");
     reindex->add_option("--home", out.server.home, "the home to reindex")->type_name("DIR");
     reindex->callback([&out] { out.what = action::store_reindex; });
 
     auto* audit = app.add_subcommand("audit", "The approval audit log.")->require_subcommand(1);
     auto* verify = audit->add_subcommand(
-        "verify", "Checks the audit log's hash chain (exit 1 and the first bad line if anything "
-                  "was edited, removed, reordered or inserted).");
-    auto* home = verify->add_option("--home", out.server.home, "checks HOME/audit.jsonl")->type_name("DIR");
-    verify->add_option("file", out.audit_file, "the log file to check")->type_name("FILE")->excludes(home);
+        "verify",
+        "Checks the audit log's hash chain (exit 1 and the first bad line if anything "
+        "was edited, removed, reordered or inserted).");
+    auto* home = verify->add_option("--home", out.server.home, "checks HOME/audit.jsonl")
+                     ->type_name("DIR");
+    verify->add_option("file", out.audit_file, "the log file to check")
+        ->type_name("FILE")
+        ->excludes(home);
     verify->callback([&out] { out.what = action::audit_verify; });
 
     auto* rules = app.add_subcommand("rules", "The approval rules.")->require_subcommand(1);
@@ -199,7 +221,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
   out.server.store = runtime_config::store_kind::local;
   out.rules.home = out.server.home;
   // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).
-  out.rules.has_command = std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string{a} == "--"; });
+  out.rules.has_command
+      = std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string{a} == "--"; });
   parser p{out};
   try {
     p.app.parse(argc, argv);
@@ -221,7 +244,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
   }
   if (out.what == command_line::action::chat)
     for (auto* opt : p.chat_server_options)
-      if (opt->count() > 0) out.server_args.push_back(opt->get_name() + "=" + opt->results().back());
+      if (opt->count() > 0)
+        out.server_args.push_back(opt->get_name() + "=" + opt->results().back());
   if (out.what == command_line::action::audit_verify && out.audit_file.empty())
     out.audit_file = out.server.home + "/audit.jsonl";
   return out;

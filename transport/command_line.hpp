@@ -30,6 +30,8 @@ struct command_line {
   /// app-server, chat (for the child), store reindex (home only).
   runtime_config server;
   std::string log_level = "info";
+  /// app-server --listen: stdio://, ws://HOST:PORT, unix://[PATH] (repeatable).
+  std::vector<std::string> listen;
   /// --audit: a file, "off", or empty for the default (HOME/audit.jsonl with
   /// the local store).
   std::string audit;

@@ -113,6 +113,7 @@ rpc::session_config session_config_of(const connection_options& options) {
   sc.next_request_id = [t = options.telemetry] { return t->next_request_id(); };
   sc.on_refused_reply = [t = options.telemetry] { t->approvals.on_refused_reply(); };
   sc.telemetry = options.telemetry;
+  sc.label = options.label;
   return sc;
 }
 

@@ -29,6 +29,8 @@ struct connection_options {
   /// stdio: the server lives as long as its one connection. When the input
   /// ends, every thread is shut down before the connection stops.
   bool shutdown_on_close = true;
+  /// How logs and wire traces name this connection ("stdio", "ws#3 127.0.0.1:5000").
+  std::string label = "stdio";
 };
 
 struct connection_state {

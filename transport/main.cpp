@@ -35,7 +35,7 @@ int app_server(parley::command_line& cl) {
     return 1;
   }
   parley::log::set_level(cl.log_level);
-  return parley::run_app_server(std::move(cfg));
+  return parley::run_app_server(std::move(cfg), cl.listen);
 }
 
 int audit_verify(const std::string& path) {

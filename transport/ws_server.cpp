@@ -1,0 +1,371 @@
+#include "transport/ws_server.hpp"
+
+#include <sys/stat.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "actors/core/handlers.hpp"
+#include "actors/core/log.hpp"
+#include "actors/runtime/runtime.hpp"
+#include "transport/connection.hpp"
+
+namespace parley::ws {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
+
+namespace {
+
+/// A reply to one of the server's requests overtakes queued requests (as on
+/// stdio): only the order changes, never the meaning.
+bool looks_like_reply(const std::string& line) {
+  return line.find("\"method\"") == std::string::npos;
+}
+
+/// The writer a connection actor writes its lines to: each line becomes one
+/// text frame, queued on the I/O thread.
+struct frame_writer_state {
+  static inline const char* name = "ws_writer";
+  std::function<void(std::string)> send;
+  std::function<void()> close;
+};
+
+line_writer_actor::behavior_type frame_writer(
+    line_writer_actor::stateful_pointer<frame_writer_state> self,
+    std::function<void(std::string)> send, std::function<void()> close) {
+  install_default_handlers(self, "ws_writer");
+  self->state.send = std::move(send);
+  self->state.close = std::move(close);
+  return {
+      [self](std::string& line) { self->state.send(std::move(line)); },
+      [](atom::flush) {},
+      [self](atom::close) {
+        self->state.close();
+        self->quit();
+        return atom::ok::value;
+      },
+  };
+}
+
+}  // namespace
+
+/// What every session shares: the runtime, the limits, the live sessions.
+struct shared {
+  runtime& rt;
+  server_options options;
+  asio::io_context& ioc;
+  std::mutex mtx;
+  std::vector<connection_actor> connections;   // to wait for at shutdown
+  std::vector<std::function<void()>> closers;  // close each live session
+  uint64_t next_id = 0;
+};
+
+/// One client: the HTTP upgrade, then frames both ways. Lives on the I/O
+/// thread; the connection actor reaches it only through posted work.
+template <class Socket>
+class session : public std::enable_shared_from_this<session<Socket>> {
+ public:
+  session(Socket socket, shared& owner, std::string peer)
+      : ws_(std::move(socket)), owner_(owner), peer_(std::move(peer)) {}
+
+  void start() {
+    auto self = this->shared_from_this();
+    {
+      std::lock_guard<std::mutex> lock{owner_.mtx};
+      id_ = ++owner_.next_id;
+      std::weak_ptr<session> weak = self;
+      owner_.closers.push_back([weak] {
+        if (auto s = weak.lock()) s->abort();
+      });
+    }
+    http::async_read(ws_.next_layer(), buffer_, request_,
+                     [self](beast::error_code ec, size_t) { self->on_request(ec); });
+  }
+
+ private:
+  std::string name() const { return "ws#" + std::to_string(id_) + " " + peer_; }
+
+  void on_request(beast::error_code ec) {
+    if (ec) return;
+    if (request_.find(http::field::origin) != request_.end())
+      return refuse(http::status::forbidden, "origin", "requests from a browser are refused");
+    if (!websocket::is_upgrade(request_)) return answer_plain();
+    ws_.read_message_max(owner_.options.max_message_bytes);
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    auto self = this->shared_from_this();
+    ws_.async_accept(request_, [self](beast::error_code e) { self->on_accept(e); });
+  }
+
+  /// Plain HTTP on the listener: health checks answer 200, anything else 404.
+  void answer_plain() {
+    auto target = std::string(request_.target());
+    bool health
+        = request_.method() == http::verb::get && (target == "/readyz" || target == "/healthz");
+    respond(health ? http::status::ok : http::status::not_found, health ? "ok\n" : "not found\n");
+  }
+
+  void refuse(http::status status, const char* reason, const char* body) {
+    PARLEY_WARN("ws event=handshake_refused peer={} reason={}", peer_, reason);
+    respond(status, std::string(body) + "\n");
+  }
+
+  void respond(http::status status, std::string body) {
+    auto res = std::make_shared<http::response<http::string_body>>(status, request_.version());
+    res->set(http::field::content_type, "text/plain");
+    res->keep_alive(false);
+    res->body() = std::move(body);
+    res->prepare_payload();
+    auto self = this->shared_from_this();
+    http::async_write(ws_.next_layer(), *res, [self, res](beast::error_code, size_t) {
+      beast::error_code ignored;
+      self->ws_.next_layer().shutdown(Socket::shutdown_both, ignored);
+    });
+  }
+
+  void on_accept(beast::error_code ec) {
+    if (ec) return;
+    auto& rt = owner_.rt;
+    std::weak_ptr<session> weak = this->shared_from_this();
+    auto& ioc = owner_.ioc;
+    auto writer = rt.system().spawn(
+        frame_writer,
+        [weak, &ioc](std::string line) {
+          asio::post(ioc, [weak, line = std::move(line)]() mutable {
+            if (auto s = weak.lock()) s->send(std::move(line));
+          });
+        },
+        [weak, &ioc] {
+          asio::post(ioc, [weak] {
+            if (auto s = weak.lock()) s->close_when_drained();
+          });
+        });
+    connection_options options;
+    options.config = rt.shared_config();
+    options.telemetry = rt.telemetry();
+    options.shutdown_on_close = false;  // other clients stay
+    options.label = name();
+    conn_ = rt.system().spawn(connection, rt.threads(), writer, options);
+    {
+      std::lock_guard<std::mutex> lock{owner_.mtx};
+      owner_.connections.push_back(conn_);
+    }
+    PARLEY_INFO("ws event=connected client={}", name());
+    read();
+  }
+
+  void read() {
+    auto self = this->shared_from_this();
+    ws_.async_read(buffer_, [self](beast::error_code ec, size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) return closed(ec.message());
+    if (!ws_.got_text()) {
+      PARLEY_WARN("ws event=binary_frame client={} closing", name());
+      return close(websocket::close_code::unknown_data);
+    }
+    auto line = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    if (looks_like_reply(line))
+      caf::anon_send<caf::message_priority::high>(conn_, atom::line::value, std::move(line));
+    else
+      caf::anon_send(conn_, atom::line::value, std::move(line));
+    read();
+  }
+
+  /// The client is gone (or was closed): its session ends like stdin's EOF.
+  void closed(const std::string& why) {
+    if (eof_sent_) return;
+    eof_sent_ = true;
+    PARLEY_INFO("ws event=disconnected client={} reason=\"{}\"", name(), why);
+    if (conn_) caf::anon_send(conn_, atom::eof::value);
+  }
+
+  void send(std::string line) {
+    if (closing_) return;
+    queued_bytes_ += line.size();
+    if (queued_bytes_ > owner_.options.max_queued_bytes) {
+      PARLEY_WARN("ws event=slow_client client={} queued_bytes={} disconnecting", name(),
+                  queued_bytes_);
+      return close(websocket::close_code::try_again_later);
+    }
+    queue_.push_back(std::move(line));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    writing_ = true;
+    ws_.text(true);
+    auto self = this->shared_from_this();
+    ws_.async_write(asio::buffer(queue_.front()), [self](beast::error_code ec, size_t) {
+      self->queued_bytes_ -= self->queue_.front().size();
+      self->queue_.pop_front();
+      self->writing_ = false;
+      if (ec) return self->closed(ec.message());
+      if (!self->queue_.empty()) return self->write_next();
+      if (self->close_after_drain_) self->close(websocket::close_code::normal);
+    });
+  }
+
+  /// The connection is done (its session ended): say goodbye once written.
+  void close_when_drained() {
+    if (writing_ || !queue_.empty()) {
+      close_after_drain_ = true;
+      return;
+    }
+    close(websocket::close_code::normal);
+  }
+
+  void close(websocket::close_code code) {
+    if (closing_) return;
+    closing_ = true;
+    auto self = this->shared_from_this();
+    ws_.async_close(code, [self](beast::error_code) { self->closed("closed by the server"); });
+  }
+
+  /// Shutdown: drop the socket; the pending read ends and the session with it.
+  void abort() {
+    beast::error_code ignored;
+    ws_.next_layer().close(ignored);
+  }
+
+  websocket::stream<Socket> ws_;
+  shared& owner_;
+  std::string peer_;
+  uint64_t id_ = 0;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> request_;
+  connection_actor conn_;
+  std::deque<std::string> queue_;
+  size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool close_after_drain_ = false;
+  bool eof_sent_ = false;
+};
+
+struct server::impl {
+  impl(runtime& rt, server_options options) : state{rt, std::move(options), ioc, {}, {}, {}, 0} {}
+
+  template <class Acceptor, class Socket>
+  void accept(Acceptor& acceptor) {
+    acceptor.async_accept([this, &acceptor](beast::error_code ec, Socket socket) {
+      if (ec) return;  // closed at shutdown
+      std::string peer = "unix";
+      if constexpr (std::is_same_v<Socket, tcp::socket>) {
+        beast::error_code e;
+        auto ep = socket.remote_endpoint(e);
+        if (!e) peer = ep.address().to_string() + ":" + std::to_string(ep.port());
+      }
+      std::make_shared<session<Socket>>(std::move(socket), state, peer)->start();
+      accept<Acceptor, Socket>(acceptor);
+    });
+  }
+
+  void listen_tcp(const listen_address& a) {
+    if (!a.loopback())
+      throw std::runtime_error("--listen " + a.text
+                               + ": a non-loopback address needs authentication, which parley "
+                                 "does not offer yet; listen on 127.0.0.1 or a Unix socket");
+    auto acceptor = std::make_unique<tcp::acceptor>(ioc);
+    tcp::endpoint ep{asio::ip::make_address(a.host == "localhost" ? "127.0.0.1" : a.host), a.port};
+    acceptor->open(ep.protocol());
+    acceptor->set_option(asio::socket_base::reuse_address(true));
+    acceptor->bind(ep);
+    acceptor->listen();
+    auto port = acceptor->local_endpoint().port();
+    bound.push_back("ws://" + a.host + ":" + std::to_string(port));
+    accept<tcp::acceptor, tcp::socket>(*acceptor);
+    tcp_acceptors.push_back(std::move(acceptor));
+  }
+
+  void listen_unix(const listen_address& a) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    auto dir = fs::path(a.path).parent_path();
+    if (!dir.empty() && !fs::exists(dir, ec)) {
+      fs::create_directories(dir, ec);
+      ::chmod(dir.c_str(), 0700);
+    }
+    fs::remove(a.path, ec);  // a stale socket of an earlier run
+    auto acceptor = std::make_unique<local::acceptor>(ioc);
+    local::endpoint ep{a.path};
+    acceptor->open(ep.protocol());
+    auto old_mask = ::umask(0177);  // created 0600: only this user may connect
+    beast::error_code bind_error;
+    acceptor->bind(ep, bind_error);
+    ::umask(old_mask);
+    if (bind_error) throw std::runtime_error("--listen " + a.text + ": " + bind_error.message());
+    acceptor->listen();
+    bound.push_back("unix://" + a.path);
+    accept<local::acceptor, local::socket>(*acceptor);
+    unix_acceptors.push_back(std::move(acceptor));
+  }
+
+  asio::io_context ioc;
+  shared state;
+  std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
+  std::vector<std::unique_ptr<local::acceptor>> unix_acceptors;
+  std::vector<std::string> bound;
+  std::thread io;
+};
+
+server::server(runtime& rt, server_options options)
+    : impl_(std::make_unique<impl>(rt, std::move(options))) {
+  try {
+    for (const auto& a : impl_->state.options.addresses) {
+      if (a.what == listen_address::kind::tcp) impl_->listen_tcp(a);
+      if (a.what == listen_address::kind::unix_socket) impl_->listen_unix(a);
+    }
+  } catch (const boost::system::system_error& e) {
+    throw std::runtime_error(std::string("cannot listen: ") + e.what());
+  }
+  impl_->io = std::thread([this] { impl_->ioc.run(); });
+}
+
+server::~server() {
+  auto& st = impl_->state;
+  asio::post(impl_->ioc, [this] {
+    beast::error_code ignored;
+    for (auto& a : impl_->tcp_acceptors) a->close(ignored);
+    for (auto& a : impl_->unix_acceptors) a->close(ignored);
+    std::lock_guard<std::mutex> lock{impl_->state.mtx};
+    for (auto& close : impl_->state.closers) close();
+  });
+  std::vector<connection_actor> connections;
+  {
+    std::lock_guard<std::mutex> lock{st.mtx};
+    connections = st.connections;
+  }
+  {
+    caf::scoped_actor self{st.rt.system()};
+    for (auto& c : connections) self->wait_for(c);
+  }
+  impl_->ioc.stop();
+  if (impl_->io.joinable()) impl_->io.join();
+  for (const auto& a : st.options.addresses)
+    if (a.what == listen_address::kind::unix_socket) {
+      std::error_code ec;
+      std::filesystem::remove(a.path, ec);
+    }
+}
+
+std::vector<std::string> server::bound() const {
+  return impl_->bound;
+}
+
+}  // namespace parley::ws

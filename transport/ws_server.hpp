@@ -1,0 +1,52 @@
+#pragma once
+// WebSocket listeners (issue 12), framed as Codex frames them: one JSON-RPC
+// message per text frame, binary frames refused, ping/pong and the close
+// handshake; `GET /readyz` and `GET /healthz` answer 200 on the same
+// listener; a request that carries an Origin header (a browser) is refused
+// with 403. Boost.Beast does the HTTP and WebSocket work on one I/O thread
+// of its own, so no scheduler worker ever waits on a socket. Each client is
+// its own session (a connection actor around an rpc::session), with its own
+// initialize state and request ids; a client that stops reading is
+// disconnected once its queue passes a bound, and never slows another.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/listen_address.hpp"
+
+namespace parley {
+class runtime;
+}
+
+namespace parley::ws {
+
+struct server_options {
+  std::vector<listen_address> addresses;  // tcp and unix_socket ones
+  /// The largest message a client may send (a bigger one closes it, 1009).
+  size_t max_message_bytes = 16u << 20;
+  /// How far a client may fall behind in reading before it is disconnected.
+  size_t max_queued_bytes = 64u << 20;
+};
+
+class server {
+ public:
+  /// Binds every address (a Unix socket is created 0600) and starts
+  /// accepting. Throws std::runtime_error when an address cannot be bound,
+  /// or is not loopback (authentication is not available yet).
+  server(runtime& rt, server_options options);
+  /// Stops accepting, closes every client (their pending approvals are
+  /// cancelled as for a closed stdin) and waits for their connections.
+  ~server();
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  /// What is listening, as URLs (a port 0 resolved).
+  std::vector<std::string> bound() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace parley::ws
