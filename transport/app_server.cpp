@@ -55,13 +55,21 @@ void wait_for_stop_signal(int signal_fd) {
 
 }  // namespace
 
-int run_app_server(runtime_config config, const std::vector<std::string>& listen) {
+int run_app_server(runtime_config config, const listen_options& listen) {
   // A vanished reader must show up as EPIPE in the writer, not kill us.
   std::signal(SIGPIPE, SIG_IGN);
   int signal_fd = block_stop_signals();
-  bool stdio = listen.empty();
+  bool stdio = listen.listen.empty();
   ws::server_options ws_options;
-  for (const auto& text : listen) {
+  std::string auth_error;
+  auto auth = ws::load_auth(listen.ws_auth, listen.ws_token_file, listen.ws_shared_secret_file,
+                            auth_error);
+  if (!auth) {
+    std::fprintf(stderr, "parley: %s\n", auth_error.c_str());
+    return 2;
+  }
+  ws_options.auth = std::move(*auth);
+  for (const auto& text : listen.listen) {
     std::string error;
     auto a = ws::parse_listen_address(text, config.home, error);
     if (!a) {

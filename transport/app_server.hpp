@@ -8,11 +8,19 @@
 
 namespace parley {
 
+/// Where the app-server serves, and who may connect (its command line).
+struct listen_options {
+  std::vector<std::string> listen;  // --listen values; none: stdio
+  std::string ws_auth;              // "", "capability-token", "signed-bearer-token"
+  std::string ws_token_file;
+  std::string ws_shared_secret_file;
+};
+
 /// Serves the runtime where `listen` says (--listen values; none: stdio).
 /// With stdio, until its input ends (or SIGINT/SIGTERM); with listeners
 /// only, until a stop signal. Then it shuts down in order: pending approvals
 /// resolve as cancelled, running commands are killed, active turns end
 /// interrupted. Returns the exit code (2 for a bad --listen value).
-int run_app_server(runtime_config config, const std::vector<std::string>& listen = {});
+int run_app_server(runtime_config config, const listen_options& listen = {});
 
 }  // namespace parley

@@ -174,10 +174,26 @@ struct parser {
         "Serves the Codex app-server protocol (v2) on stdin/stdout, WebSocket or a Unix socket.");
     add_server_options(*server, out);
     server
-        ->add_option("--listen", out.listen,
+        ->add_option("--listen", out.listen.listen,
                      "where to serve (repeatable): stdio:// (default), ws://HOST:PORT "
                      "(loopback), unix://PATH or unix:// (HOME/app-server.sock)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->type_name("URL");
+    server
+        ->add_option("--ws-auth", out.listen.ws_auth,
+                     "who may open a WebSocket session: capability-token (--ws-token-file) or "
+                     "signed-bearer-token (--ws-shared-secret-file, an HS256 JWT with exp); "
+                     "required for a non-loopback address")
+        ->check(CLI::IsMember({"none", "capability-token", "signed-bearer-token"}))
+        ->type_name("MODE");
+    server
+        ->add_option("--ws-token-file", out.listen.ws_token_file,
+                     "the capability token clients send as `Authorization: Bearer`")
+        ->type_name("FILE");
+    server
+        ->add_option("--ws-shared-secret-file", out.listen.ws_shared_secret_file,
+                     "the secret signed bearer tokens are signed with (HMAC-SHA256)")
+        ->type_name("FILE");
     server->callback([&out] { out.what = action::app_server; });
 
     auto* chat = app.add_subcommand(

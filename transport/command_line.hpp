@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/core/config.hpp"
+#include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
 #include "transport/rules_command.hpp"
 
@@ -30,8 +31,9 @@ struct command_line {
   /// app-server, chat (for the child), store reindex (home only).
   runtime_config server;
   std::string log_level = "info";
-  /// app-server --listen: stdio://, ws://HOST:PORT, unix://[PATH] (repeatable).
-  std::vector<std::string> listen;
+  /// app-server --listen (stdio://, ws://HOST:PORT, unix://[PATH], repeatable)
+  /// and --ws-auth with its token or secret file.
+  listen_options listen;
   /// --audit: a file, "off", or empty for the default (HOME/audit.jsonl with
   /// the local store).
   std::string audit;

@@ -17,6 +17,7 @@
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
 #include "actors/runtime/runtime.hpp"
+#include "protocol/ids.hpp"
 #include "transport/connection.hpp"
 
 namespace parley::ws {
@@ -104,6 +105,12 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     if (request_.find(http::field::origin) != request_.end())
       return refuse(http::status::forbidden, "origin", "requests from a browser are refused");
     if (!websocket::is_upgrade(request_)) return answer_plain();
+    auto authorization = request_.find(http::field::authorization);
+    std::string_view bearer;
+    if (authorization != request_.end())
+      bearer = std::string_view(authorization->value().data(), authorization->value().size());
+    auto why = ws::refusal(owner_.options.auth, bearer, protocol::unix_seconds());
+    if (why) return refuse(http::status::unauthorized, why->c_str(), "unauthorized");
     ws_.read_message_max(owner_.options.max_message_bytes);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     auto self = this->shared_from_this();
@@ -119,7 +126,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
   }
 
   void refuse(http::status status, const char* reason, const char* body) {
-    PARLEY_WARN("ws event=handshake_refused peer={} reason={}", peer_, reason);
+    PARLEY_WARN("ws event=handshake_refused peer={} reason=\"{}\"", peer_, reason);
     respond(status, std::string(body) + "\n");
   }
 
@@ -277,10 +284,10 @@ struct server::impl {
   }
 
   void listen_tcp(const listen_address& a) {
-    if (!a.loopback())
+    if (!a.loopback() && state.options.auth.what == auth_config::mode::none)
       throw std::runtime_error("--listen " + a.text
-                               + ": a non-loopback address needs authentication, which parley "
-                                 "does not offer yet; listen on 127.0.0.1 or a Unix socket");
+                               + ": a non-loopback address needs --ws-auth (capability-token or "
+                                 "signed-bearer-token)");
     auto acceptor = std::make_unique<tcp::acceptor>(ioc);
     tcp::endpoint ep{asio::ip::make_address(a.host == "localhost" ? "127.0.0.1" : a.host), a.port};
     acceptor->open(ep.protocol());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "transport/listen_address.hpp"
+#include "transport/ws_auth.hpp"
 
 namespace parley {
 class runtime;
@@ -27,13 +28,15 @@ struct server_options {
   size_t max_message_bytes = 16u << 20;
   /// How far a client may fall behind in reading before it is disconnected.
   size_t max_queued_bytes = 64u << 20;
+  /// Who may open a session (health checks need nothing).
+  auth_config auth;
 };
 
 class server {
  public:
   /// Binds every address (a Unix socket is created 0600) and starts
   /// accepting. Throws std::runtime_error when an address cannot be bound,
-  /// or is not loopback (authentication is not available yet).
+  /// or is not loopback while no authentication is configured.
   server(runtime& rt, server_options options);
   /// Stops accepting, closes every client (their pending approvals are
   /// cancelled as for a closed stdin) and waits for their connections.

@@ -11,7 +11,11 @@ created 0600, and a non-loopback address refused without authentication.
 Usage: ws_transport_test.py PARLEY_BINARY
 """
 import asyncio
+import base64
+import hashlib
+import hmac
 import json
+import time
 import os
 import re
 import shutil
@@ -36,13 +40,14 @@ def check(cond, what):
 
 
 class Server:
-    def __init__(self, *listen):
+    def __init__(self, *listen, extra=()):
         self.home = tempfile.mkdtemp(prefix="parley-ws-")
         self.work = os.path.join(self.home, "work")
         os.makedirs(self.work)
         args = [BINARY, "app-server", "--store", "memory", "--home", self.home]
         for a in listen:
             args += ["--listen", a.replace("HOME", self.home)]
+        args += [e.replace("HOME", self.home) for e in extra]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.urls = []
@@ -235,6 +240,53 @@ async def test_unix_socket(server):
     await ws.close()
 
 
+def jwt(secret, claims):
+    def b64(b):
+        return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64(json.dumps(claims).encode())
+    sig = b64(hmac.new(secret, (head + "." + body).encode(), hashlib.sha256).digest())
+    return head + "." + body + "." + sig
+
+
+async def refused_with(url, token):
+    headers = {"Authorization": "Bearer " + token} if token is not None else {}
+    try:
+        ws = await websockets.connect(url, extra_headers=headers)
+        await ws.close()
+        return None
+    except websockets.InvalidStatusCode as e:
+        return e.status_code
+
+
+async def test_auth():
+    """A token or a signed token opens the session; nothing else does."""
+    home = tempfile.mkdtemp(prefix="parley-ws-auth-")
+    with open(os.path.join(home, "token"), "w") as f:
+        f.write("capability-123\n")
+    with open(os.path.join(home, "secret"), "w") as f:
+        f.write("shared-secret")
+    # With authentication, a non-loopback address may be served.
+    server = Server("ws://0.0.0.0:0", extra=["--ws-auth", "capability-token", "--ws-token-file",
+                                             os.path.join(home, "token")])
+    url = server.ws_url().replace("0.0.0.0", "127.0.0.1")
+    check(await refused_with(url, None) == 401, "no token: 401")
+    check(await refused_with(url, "capability-12") == 401, "wrong token: 401")
+    check(await refused_with(url, "capability-123") is None, "the token opens a session")
+    check(http_status(url.replace("ws://", "http://") + "/readyz") == 200, "health needs no token")
+    server.stop()
+    server = Server("ws://127.0.0.1:0", extra=["--ws-auth", "signed-bearer-token",
+                                               "--ws-shared-secret-file", os.path.join(home, "secret")])
+    url = server.ws_url()
+    now = int(time.time())
+    check(await refused_with(url, jwt(b"shared-secret", {"exp": now + 600})) is None,
+          "a signed token opens a session")
+    check(await refused_with(url, jwt(b"shared-secret", {"exp": now - 5})) == 401, "expired: 401")
+    check(await refused_with(url, jwt(b"guess", {"exp": now + 600})) == 401, "wrong key: 401")
+    server.stop()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 async def main():
     server = Server("ws://127.0.0.1:0", "unix://HOME/sock/app-server.sock")
     try:
@@ -246,10 +298,11 @@ async def main():
         await test_unix_socket(server)
     finally:
         check(server.stop() == 0, "the server stops with 0 on SIGTERM")
-    # A non-loopback address needs authentication, which is not offered yet.
+    await test_auth()
+    # A non-loopback address needs authentication.
     refused = subprocess.run([BINARY, "app-server", "--store", "memory", "--listen", "ws://0.0.0.0:0"],
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
-    check(refused.returncode == 1 and "non-loopback" in refused.stderr,
+    check(refused.returncode == 1 and "--ws-auth" in refused.stderr,
           "non-loopback listen refused: %d %s" % (refused.returncode, refused.stderr[-200:]))
     bad = subprocess.run([BINARY, "app-server", "--listen", "tcp://x"], stdin=subprocess.DEVNULL,
                          capture_output=True, text=True, timeout=30)
