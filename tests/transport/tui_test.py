@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The real Codex 0.169.0 TUI drives parley over WebSocket (issue 12), in tmux.
+
+`codex --remote ws://...` (from npm, as `npx -y @openai/codex@0.169.0`) against
+`parley app-server --listen ws://127.0.0.1:0` with the scripted model: a
+prompt's command is asked in the TUI's approval dialog, `y` runs it; a second
+one cancelled with Esc never runs and the turn ends interrupted; `codex resume
+--remote ... <id>` shows the thread again. The screen is read with
+`tmux capture-pane`. Exits 77 (skipped) when tmux or the Codex package cannot
+be had (no npm registry).
+
+Usage: tui_test.py PARLEY_BINARY
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BINARY = sys.argv[1]
+SESSION = "parley-tui-%d" % os.getpid()
+CODEX = ["npx", "-y", "@openai/codex@0.169.0"]
+
+
+def skip(why):
+    print("SKIP:", why)
+    sys.exit(77)
+
+
+def tmux(*args):
+    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+
+
+def screen():
+    return tmux("capture-pane", "-t", SESSION, "-p").stdout
+
+
+def wait_screen(pattern, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if re.search(pattern, screen()):
+            return True
+        time.sleep(0.3)
+    print("--- screen while waiting for %r ---\n%s" % (pattern, screen()))
+    return False
+
+
+def wait_file(path, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline and not os.path.exists(path):
+        time.sleep(0.2)
+    return os.path.exists(path)
+
+
+def type_line(text):
+    tmux("send-keys", "-t", SESSION, "-l", text)
+    time.sleep(0.3)
+    tmux("send-keys", "-t", SESSION, "Enter")
+
+
+def start_tui(url, work, codex_home, *extra):
+    command = " ".join(CODEX + list(extra) + ["--remote", url])
+    tmux("kill-session", "-t", SESSION)
+    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
+         "env CODEX_HOME=%s %s; sleep 60" % (codex_home, command))
+
+
+def thread_ids(url):
+    """The stored threads, newest first, through a plain WebSocket client."""
+    import asyncio
+    import websockets
+
+    async def ask():
+        async with websockets.connect(url) as ws:
+            await ws.send(json.dumps({"id": 1, "method": "initialize",
+                                      "params": {"clientInfo": {"name": "t", "version": "1"}}}))
+            await ws.recv()
+            await ws.send(json.dumps({"id": 2, "method": "thread/list", "params": {}}))
+            while True:
+                m = json.loads(await ws.recv())
+                if m.get("id") == 2:
+                    return [t["id"] for t in m["result"]["data"]]
+    return asyncio.run(ask())
+
+
+def main():
+    if shutil.which("tmux") is None or shutil.which("npx") is None:
+        skip("tmux or npx is missing")
+    try:
+        version = subprocess.run(CODEX + ["--version"], capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        skip("the Codex package could not be fetched in time")
+    if version.returncode != 0 or "0.169.0" not in version.stdout:
+        skip("the Codex 0.169.0 package is not available: " + version.stderr[-200:])
+    home = tempfile.mkdtemp(prefix="parley-tui-")
+    work = os.path.join(home, "work")
+    codex_home = os.path.join(home, "codex")
+    os.makedirs(work)
+    os.makedirs(codex_home)
+    # A remote TUI cannot name the server's directories: commands run in the
+    # server's --cwd.
+    server = subprocess.Popen([BINARY, "app-server", "--home", os.path.join(home, "parley"),
+                               "--cwd", work, "--listen", "ws://127.0.0.1:0"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    url = None
+    for line in server.stderr:
+        m = re.search(r"listening on (ws://\S+)", line)
+        if m:
+            url = m.group(1)
+            break
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+            print("FAIL", what, flush=True)
+
+    try:
+        start_tui(url, work, codex_home)
+        check(wait_screen(r"Ask Codex to do anything"), "the TUI starts against parley")
+        type_line("run: touch approved_by_tui")
+        check(wait_screen(r"Would you like to run the following command"), "the approval dialog")
+        tmux("send-keys", "-t", SESSION, "y")
+        check(wait_file(os.path.join(work, "approved_by_tui")), "y runs the command")
+        check(wait_screen(r"Ran touch approved_by_tui"), "the TUI shows the command ran")
+        type_line("run: touch cancelled_in_tui")
+        check(wait_screen(r"touch cancelled_in_tui\s*\n.*\n*.*Yes, proceed|Would you like to run"),
+              "asked again")
+        time.sleep(0.5)
+        tmux("send-keys", "-t", SESSION, "Escape")
+        check(wait_screen(r"interrupted"), "Esc cancels and the turn is interrupted")
+        time.sleep(1)
+        check(not os.path.exists(os.path.join(work, "cancelled_in_tui")), "a cancelled command never runs")
+        check("error" not in screen().lower(), "no error banner:\n" + screen())
+        ids = thread_ids(url)
+        check(len(ids) >= 1, "the TUI's thread is stored")
+        if ids:
+            start_tui(url, work, codex_home, "resume", ids[0])
+            check(wait_screen(r"approved_by_tui"), "codex resume --remote shows the thread")
+    finally:
+        tmux("kill-session", "-t", SESSION)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            failures.append("the server did not stop on SIGTERM")
+        shutil.rmtree(home, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    sys.exit(1 if failures else 0)
+
+
+main()
