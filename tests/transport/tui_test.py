@@ -103,16 +103,18 @@ def main():
     os.makedirs(codex_home)
     # A remote TUI cannot name the server's directories: commands run in the
     # server's --cwd.
+    log_path = os.path.join(home, "server.log")
+    log = open(log_path, "w")  # a pipe nobody drains would stall the server's logging
     server = subprocess.Popen([BINARY, "app-server", "--home", os.path.join(home, "parley"),
                                "--cwd", work, "--listen", "ws://127.0.0.1:0"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
     url = None
-    for line in server.stderr:
-        m = re.search(r"listening on (ws://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
+    deadline = time.time() + 30
+    while url is None and time.time() < deadline:
+        with open(log_path) as f:
+            m = re.search(r"listening on (ws://\S+)", f.read())
+        url = m.group(1) if m else None
+        time.sleep(0.05)
     failures = []
 
     def check(cond, what):

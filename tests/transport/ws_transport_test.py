@@ -39,6 +39,18 @@ def check(cond, what):
         print("FAIL", what, flush=True)
 
 
+def wait_for_listeners(log_path, count, timeout=30):
+    """The URLs the server says it listens on (it prints them at start)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(log_path) as f:
+            urls = re.findall(r"listening on (\S+)", f.read())
+        if len(urls) >= count:
+            return urls
+        time.sleep(0.05)
+    raise RuntimeError("the server did not start listening")
+
+
 class Server:
     def __init__(self, *listen, extra=()):
         self.home = tempfile.mkdtemp(prefix="parley-ws-")
@@ -48,15 +60,12 @@ class Server:
         for a in listen:
             args += ["--listen", a.replace("HOME", self.home)]
         args += [e.replace("HOME", self.home) for e in extra]
+        # stderr goes to a file: a pipe nobody drains would stall the server's logging.
+        self.log_path = os.path.join(self.home, "server.log")
+        self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        self.urls = []
-        for line in self.proc.stderr:
-            m = re.search(r"listening on (\S+)", line)
-            if m:
-                self.urls.append(m.group(1))
-            if len(self.urls) == len(listen):
-                break
+                                     stderr=self.log, text=True)
+        self.urls = wait_for_listeners(self.log_path, len(listen))
 
     def ws_url(self):
         return next(u for u in self.urls if u.startswith("ws://"))
@@ -65,6 +74,7 @@ class Server:
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=30)
         stdout = self.proc.stdout.read()
+        self.log.close()
         check(stdout == "", "nothing on stdout with listeners: %r" % stdout[:200])
         shutil.rmtree(self.home, ignore_errors=True)
         return code
@@ -229,6 +239,27 @@ async def test_a_client_that_comes_back_is_asked_again(server):
     await keeper.ws.close()
 
 
+async def test_many_clients(server, count):
+    """Many clients at once, each its own session: a thread, a turn, an
+    approval declined; every one of them completes."""
+    async def one(i):
+        async with websockets.connect(server.ws_url()) as ws:
+            c = Client(ws)
+            await c.call("initialize", {"clientInfo": {"name": "many", "version": "1"}})
+            thread = await c.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"})
+            await c.call("turn/start", {"threadId": thread["result"]["thread"]["id"],
+                                        "input": text("run: touch many%d" % i)})
+            await c.answer(await c.method("item/commandExecution/requestApproval", 120), "decline")
+            await c.method("turn/completed", 120)
+            return 1
+    started = time.time()
+    done = await asyncio.gather(*[one(i) for i in range(count)], return_exceptions=True)
+    ok = sum(1 for d in done if d == 1)
+    print("%d concurrent clients: %d completed in %.1f s" % (count, ok, time.time() - started))
+    check(ok == count, "every one of %d concurrent clients completed (%d did)" % (count, ok))
+    check(not any(n.startswith("many") for n in os.listdir(server.work)), "no declined command ran")
+
+
 async def test_unix_socket(server):
     path = next(u for u in server.urls if u.startswith("unix://"))[len("unix://"):]
     mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -296,6 +327,7 @@ async def main():
         await test_a_client_leaving_withdraws_nothing_while_another_can_answer(server)
         await test_a_client_that_comes_back_is_asked_again(server)
         await test_unix_socket(server)
+        await test_many_clients(server, int(os.environ.get("PARLEY_WS_CLIENTS", "1000")))
     finally:
         check(server.stop() == 0, "the server stops with 0 on SIGTERM")
     await test_auth()
