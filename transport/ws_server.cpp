@@ -271,7 +271,15 @@ struct server::impl {
   template <class Acceptor, class Socket>
   void accept(Acceptor& acceptor) {
     acceptor.async_accept([this, &acceptor](beast::error_code ec, Socket socket) {
-      if (ec) return;  // closed at shutdown
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;  // shutdown
+      if (ec) {
+        // Out of descriptors, say: keep the listener, try again shortly.
+        PARLEY_WARN("ws event=accept_failed error=\"{}\" retrying", ec.message());
+        auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(100));
+        timer->async_wait(
+            [this, &acceptor, timer](beast::error_code) { accept<Acceptor, Socket>(acceptor); });
+        return;
+      }
       std::string peer = "unix";
       if constexpr (std::is_same_v<Socket, tcp::socket>) {
         beast::error_code e;
