@@ -69,6 +69,7 @@ int run_app_server(runtime_config config, const listen_options& listen) {
     return 2;
   }
   ws_options.auth = std::move(*auth);
+  if (listen.ws_max_queue > 0) ws_options.max_queued_bytes = listen.ws_max_queue;
   for (const auto& text : listen.listen) {
     std::string error;
     auto a = ws::parse_listen_address(text, config.home, error);

@@ -14,6 +14,9 @@ struct listen_options {
   std::string ws_auth;              // "", "capability-token", "signed-bearer-token"
   std::string ws_token_file;
   std::string ws_shared_secret_file;
+  /// Bytes a WebSocket client may fall behind before it is disconnected
+  /// (requests get -32001 past half of it); 0: the default.
+  size_t ws_max_queue = 0;
 };
 
 /// Serves the runtime where `listen` says (--listen values; none: stdio).

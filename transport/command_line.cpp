@@ -194,6 +194,11 @@ struct parser {
         ->add_option("--ws-shared-secret-file", out.listen.ws_shared_secret_file,
                      "the secret signed bearer tokens are signed with (HMAC-SHA256)")
         ->type_name("FILE");
+    server
+        ->add_option("--ws-max-queue", out.listen.ws_max_queue,
+                     "bytes a WebSocket client may fall behind in reading before it is "
+                     "disconnected; past half of it its requests get -32001 (default 67108864)")
+        ->type_name("BYTES");
     server->callback([&out] { out.what = action::app_server; });
 
     auto* chat = app.add_subcommand(

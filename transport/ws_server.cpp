@@ -18,6 +18,7 @@
 #include "actors/core/log.hpp"
 #include "actors/runtime/runtime.hpp"
 #include "protocol/ids.hpp"
+#include "protocol/jsonrpc.hpp"
 #include "transport/connection.hpp"
 
 namespace parley::ws {
@@ -187,11 +188,28 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     }
     auto line = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
+    if (overloaded() && refuse_request(line)) return read();
     if (looks_like_reply(line))
       caf::anon_send<caf::message_priority::high>(conn_, atom::line::value, std::move(line));
     else
       caf::anon_send(conn_, atom::line::value, std::move(line));
     read();
+  }
+
+  /// The client reads slower than its session writes: half its bound is queued.
+  bool overloaded() const { return queued_bytes_ > owner_.options.max_queued_bytes / 2; }
+
+  /// While overloaded, a request is answered at once with Codex's -32001
+  /// (the client may retry later) instead of adding more work; replies to
+  /// the server's own requests still go through. True when refused.
+  bool refuse_request(const std::string& line) {
+    auto parsed = protocol::parse_message(line);
+    auto* m = std::get_if<protocol::incoming_message>(&parsed);
+    if (!m || m->type != protocol::incoming_message::kind::request) return false;
+    PARLEY_WARN("ws event=overloaded client={} method={} refused", name(), m->method);
+    send(protocol::encode_error(m->id, protocol::rpc_code::server_overloaded,
+                                "Server overloaded; retry later."));
+    return true;
   }
 
   /// The client is gone (or was closed): its session ends like stdin's EOF.

@@ -260,6 +260,34 @@ async def test_many_clients(server, count):
     check(not any(n.startswith("many") for n in os.listdir(server.work)), "no declined command ran")
 
 
+async def test_a_slow_client_is_cut_off_and_slows_nobody():
+    """A client that stops reading is disconnected once its queue passes the
+    bound; another client on the same server goes on as if nothing happened."""
+    server = Server("ws://127.0.0.1:0", extra=["--ws-max-queue", "200000"])
+    slow = await websockets.connect(server.ws_url(), max_queue=1)  # reads one frame at most
+    s = Client(slow)
+    await s.call("initialize", {"clientInfo": {"name": "slow", "version": "1"}})
+    thread = (await s.call("thread/start", {}))["result"]["thread"]["id"]
+    flood = "say: " + " ".join("word%d" % i for i in range(30000))
+    for _ in range(4):
+        await s.send("turn/start", {"threadId": thread, "input": text(flood)})
+    # Meanwhile another client works normally.
+    other = await Client.connect(server.ws_url())
+    t = (await other.call("thread/start", {}))["result"]["thread"]["id"]
+    await other.call("turn/start", {"threadId": t, "input": text("say: still fine")})
+    done = await other.method("turn/completed", 30)
+    check(done["params"]["turn"]["status"] == "completed", "the other client is not slowed")
+    deadline = time.time() + 30
+    cut = False
+    while time.time() < deadline and not cut:
+        with open(server.log_path) as f:
+            cut = "slow_client" in f.read()
+        await asyncio.sleep(0.2)
+    check(cut, "the slow client was disconnected past its bound")
+    await other.ws.close()
+    server.stop()
+
+
 async def test_unix_socket(server):
     path = next(u for u in server.urls if u.startswith("unix://"))[len("unix://"):]
     mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -331,6 +359,7 @@ async def main():
     finally:
         check(server.stop() == 0, "the server stops with 0 on SIGTERM")
     await test_auth()
+    await test_a_slow_client_is_cut_off_and_slows_nobody()
     # A non-loopback address needs authentication.
     refused = subprocess.run([BINARY, "app-server", "--store", "memory", "--listen", "ws://0.0.0.0:0"],
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
