@@ -10,6 +10,7 @@
 #include <caf/send.hpp>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -71,8 +72,13 @@ struct shared {
   server_options options;
   asio::io_context& ioc;
   std::mutex mtx;
-  std::vector<connection_actor> connections;   // to wait for at shutdown
-  std::vector<std::function<void()>> closers;  // close each live session
+  /// The live sessions, by id: how to close each at shutdown, and its
+  /// connection actor to wait for. A session leaves when its client does.
+  struct live {
+    std::function<void()> close;
+    connection_actor connection;
+  };
+  std::map<uint64_t, live> sessions;
   uint64_t next_id = 0;
 };
 
@@ -84,15 +90,20 @@ class session : public std::enable_shared_from_this<session<Socket>> {
   session(Socket socket, shared& owner, std::string peer)
       : ws_(std::move(socket)), owner_(owner), peer_(std::move(peer)) {}
 
+  ~session() {
+    std::lock_guard<std::mutex> lock{owner_.mtx};
+    owner_.sessions.erase(id_);
+  }
+
   void start() {
     auto self = this->shared_from_this();
     {
       std::lock_guard<std::mutex> lock{owner_.mtx};
       id_ = ++owner_.next_id;
       std::weak_ptr<session> weak = self;
-      owner_.closers.push_back([weak] {
+      owner_.sessions[id_].close = [weak] {
         if (auto s = weak.lock()) s->abort();
-      });
+      };
     }
     http::async_read(ws_.next_layer(), buffer_, request_,
                      [self](beast::error_code ec, size_t) { self->on_request(ec); });
@@ -169,7 +180,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     conn_ = rt.system().spawn(connection, rt.threads(), writer, options);
     {
       std::lock_guard<std::mutex> lock{owner_.mtx};
-      owner_.connections.push_back(conn_);
+      owner_.sessions[id_].connection = conn_;
     }
     PARLEY_INFO("ws event=connected client={}", name());
     read();
@@ -284,7 +295,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
 };
 
 struct server::impl {
-  impl(runtime& rt, server_options options) : state{rt, std::move(options), ioc, {}, {}, {}, 0} {}
+  impl(runtime& rt, server_options options) : state{rt, std::move(options), ioc, {}, {}, 0} {}
 
   template <class Acceptor, class Socket>
   void accept(Acceptor& acceptor) {
@@ -349,8 +360,10 @@ struct server::impl {
     unix_acceptors.push_back(std::move(acceptor));
   }
 
-  asio::io_context ioc;
+  // `state` outlives `ioc`: sessions still held by pending handlers are
+  // destroyed with the io_context, and leave `state` as they go.
   shared state;
+  asio::io_context ioc;
   std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
   std::vector<std::unique_ptr<local::acceptor>> unix_acceptors;
   std::vector<std::string> bound;
@@ -377,12 +390,13 @@ server::~server() {
     for (auto& a : impl_->tcp_acceptors) a->close(ignored);
     for (auto& a : impl_->unix_acceptors) a->close(ignored);
     std::lock_guard<std::mutex> lock{impl_->state.mtx};
-    for (auto& close : impl_->state.closers) close();
+    for (auto& [id, live] : impl_->state.sessions) live.close();
   });
   std::vector<connection_actor> connections;
   {
     std::lock_guard<std::mutex> lock{st.mtx};
-    connections = st.connections;
+    for (auto& [id, live] : st.sessions)
+      if (live.connection) connections.push_back(live.connection);
   }
   {
     caf::scoped_actor self{st.rt.system()};
