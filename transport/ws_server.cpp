@@ -66,20 +66,26 @@ line_writer_actor::behavior_type frame_writer(
 
 }  // namespace
 
-/// What every session shares: the runtime, the limits, the live sessions.
-struct shared {
+/// What every session shares: the runtime, the limits, the live sessions and
+/// connections, and the I/O context. Held by shared_ptr: a connection's writer
+/// may post its last frame after the server is gone (into a stopped context),
+/// so it keeps all of this alive rather than point at freed memory.
+struct shared : std::enable_shared_from_this<shared> {
+  shared(runtime& r, server_options o) : rt(r), options(std::move(o)) {}
+
   runtime& rt;
   server_options options;
-  asio::io_context& ioc;
   std::mutex mtx;
-  /// The live sessions, by id: how to close each at shutdown, and its
-  /// connection actor to wait for. A session leaves when its client does.
-  struct live {
-    std::function<void()> close;
-    connection_actor connection;
-  };
-  std::map<uint64_t, live> sessions;
+  /// How to close each live session at shutdown; a session leaves when its
+  /// client does.
+  std::map<uint64_t, std::function<void()>> sessions;
+  /// Every connection actor still running (it leaves when it terminates):
+  /// shutdown waits for them.
+  std::map<uint64_t, connection_actor> connections;
   uint64_t next_id = 0;
+  // Last: destroyed first, with the sessions its pending handlers still hold
+  // (they leave `sessions` as they go).
+  asio::io_context ioc;
 };
 
 /// One client: the HTTP upgrade, then frames both ways. Lives on the I/O
@@ -101,7 +107,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
       std::lock_guard<std::mutex> lock{owner_.mtx};
       id_ = ++owner_.next_id;
       std::weak_ptr<session> weak = self;
-      owner_.sessions[id_].close = [weak] {
+      owner_.sessions[id_] = [weak] {
         if (auto s = weak.lock()) s->abort();
       };
     }
@@ -159,16 +165,16 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     if (ec) return;
     auto& rt = owner_.rt;
     std::weak_ptr<session> weak = this->shared_from_this();
-    auto& ioc = owner_.ioc;
+    auto keep = owner_.shared_from_this();
     auto writer = rt.system().spawn(
         frame_writer,
-        [weak, &ioc](std::string line) {
-          asio::post(ioc, [weak, line = std::move(line)]() mutable {
+        [weak, keep](std::string line) {
+          asio::post(keep->ioc, [weak, line = std::move(line)]() mutable {
             if (auto s = weak.lock()) s->send(std::move(line));
           });
         },
-        [weak, &ioc] {
-          asio::post(ioc, [weak] {
+        [weak, keep] {
+          asio::post(keep->ioc, [weak] {
             if (auto s = weak.lock()) s->close_when_drained();
           });
         });
@@ -180,8 +186,16 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     conn_ = rt.system().spawn(connection, rt.threads(), writer, options);
     {
       std::lock_guard<std::mutex> lock{owner_.mtx};
-      owner_.sessions[id_].connection = conn_;
+      owner_.connections[id_] = conn_;
     }
+    // Leaves the table when it terminates, whenever that is.
+    std::weak_ptr<shared> table = keep;
+    caf::actor_cast<caf::abstract_actor*>(conn_)->attach_functor([table, id = id_] {
+      if (auto t = table.lock()) {
+        std::lock_guard<std::mutex> lock{t->mtx};
+        t->connections.erase(id);
+      }
+    });
     PARLEY_INFO("ws event=connected client={}", name());
     read();
   }
@@ -295,7 +309,8 @@ class session : public std::enable_shared_from_this<session<Socket>> {
 };
 
 struct server::impl {
-  impl(runtime& rt, server_options options) : state{rt, std::move(options), ioc, {}, {}, 0} {}
+  impl(runtime& rt, server_options options)
+      : owned(std::make_shared<shared>(rt, std::move(options))), state(*owned), ioc(owned->ioc) {}
 
   template <class Acceptor, class Socket>
   void accept(Acceptor& acceptor) {
@@ -360,10 +375,9 @@ struct server::impl {
     unix_acceptors.push_back(std::move(acceptor));
   }
 
-  // `state` outlives `ioc`: sessions still held by pending handlers are
-  // destroyed with the io_context, and leave `state` as they go.
-  shared state;
-  asio::io_context ioc;
+  std::shared_ptr<shared> owned;
+  shared& state;
+  asio::io_context& ioc;
   std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
   std::vector<std::unique_ptr<local::acceptor>> unix_acceptors;
   std::vector<std::string> bound;
@@ -390,13 +404,12 @@ server::~server() {
     for (auto& a : impl_->tcp_acceptors) a->close(ignored);
     for (auto& a : impl_->unix_acceptors) a->close(ignored);
     std::lock_guard<std::mutex> lock{impl_->state.mtx};
-    for (auto& [id, live] : impl_->state.sessions) live.close();
+    for (auto& [id, close] : impl_->state.sessions) close();
   });
   std::vector<connection_actor> connections;
   {
     std::lock_guard<std::mutex> lock{st.mtx};
-    for (auto& [id, live] : st.sessions)
-      if (live.connection) connections.push_back(live.connection);
+    for (auto& [id, c] : st.connections) connections.push_back(c);
   }
   {
     caf::scoped_actor self{st.rt.system()};

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "actors/runtime/runtime.hpp"
@@ -84,10 +85,18 @@ class approval_clients : public ::testing::Test {
 };
 
 TEST_F(approval_clients, a_client_that_joins_is_asked_the_same_approval) {
+  std::mutex mtx;  // the hosts are called on the runtime's threads
   std::vector<approval_ask> asked_first, asked_second;
-  first->decide = [&](const approval_ask& ask, approval_reply) { asked_first.push_back(ask); };
-  second->decide = [&](const approval_ask& ask, approval_reply) { asked_second.push_back(ask); };
+  first->decide = [&](const approval_ask& ask, approval_reply) {
+    std::lock_guard<std::mutex> lock{mtx};
+    asked_first.push_back(ask);
+  };
+  second->decide = [&](const approval_ask& ask, approval_reply) {
+    std::lock_guard<std::mutex> lock{mtx};
+    asked_second.push_back(ask);
+  };
   start_and_join();
+  std::lock_guard<std::mutex> lock{mtx};
   ASSERT_EQ(asked_first.size(), 1u);
   ASSERT_EQ(asked_second.size(), 1u);
   EXPECT_EQ(asked_second[0].key, asked_first[0].key);
@@ -140,13 +149,16 @@ TEST_F(approval_clients, racing_answers_apply_exactly_one) {
 }
 
 TEST_F(approval_clients, a_client_that_leaves_withdraws_nothing_while_another_can_answer) {
-  first->decide = nullptr;  // never answers, then leaves
-  std::shared_ptr<approval_reply> later;
-  second->decide
-      = [&](const approval_ask&, approval_reply r) { later = std::make_shared<approval_reply>(r); };
+  first->decide = nullptr;                // never answers, then leaves
+  std::shared_ptr<approval_reply> later;  // set on the runtime's thread
+  std::atomic<bool> asked{false};
+  second->decide = [&](const approval_ask&, approval_reply r) {
+    later = std::make_shared<approval_reply>(r);
+    asked = true;
+  };
   start_and_join();
   a.reset();  // the first client disconnects
-  ASSERT_TRUE(eventually([&] { return later != nullptr; }));
+  ASSERT_TRUE(eventually([&] { return asked.load(); }));
   (*later)(protocol::approval_decision::accept());
   ASSERT_TRUE(second->wait_turns(1));
   EXPECT_EQ(lines_in(dir + "/ran"), 1u);
