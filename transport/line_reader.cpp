@@ -1,30 +1,16 @@
 #include "transport/line_reader.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <caf/send.hpp>
 #include <cerrno>
-#include <poll.h>
 #include <string>
-#include <unistd.h>
 
 #include "actors/core/atoms.hpp"
 #include "actors/core/log.hpp"
 
 namespace parley {
-
-namespace {
-
-/// A client's answer to a server request (an approval decision): a line
-/// without a "method" key. It overtakes the requests still queued ahead of it
-/// so a decision never waits behind a burst of thousands of turn/starts
-/// (issue 9, defect 6). Only the order changes, never the meaning: a line
-/// misjudged either way is still parsed and handled in full. Codex, too,
-/// hands replies to their waiting request at once while requests run as
-/// tasks of their own, so a client cannot rely on the order between them.
-bool looks_like_reply(const std::string& line) {
-  return line.find("\"method\"") == std::string::npos;
-}
-
-}  // namespace
 
 line_reader::line_reader(int fd, caf::actor sink, int stop_fd)
     : fd_(fd), stop_fd_(stop_fd), sink_(std::move(sink)) {
@@ -42,10 +28,7 @@ void line_reader::run() {
   char chunk[65536];
   auto deliver = [&](std::string line) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (looks_like_reply(line))
-      caf::anon_send<caf::message_priority::high>(sink_, atom::line::value, std::move(line));
-    else
-      caf::anon_send(sink_, atom::line::value, std::move(line));
+    send_line(sink_, std::move(line));
   };
   while (!stop_) {
     pollfd pfds[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};

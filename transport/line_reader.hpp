@@ -5,9 +5,33 @@
 
 #include <atomic>
 #include <caf/actor.hpp>
+#include <caf/send.hpp>
+#include <string>
 #include <thread>
 
+#include "actors/core/atoms.hpp"
+
 namespace parley {
+
+/// A client's answer to a server request (an approval decision) is a line
+/// without a "method" key. It overtakes the requests still queued ahead of it
+/// so a decision never waits behind a burst of thousands of turn/starts
+/// (issue 9, defect 6). Only the order changes, never the meaning: a line
+/// misjudged either way is still parsed and handled in full. Codex, too,
+/// hands replies to their waiting request at once while requests run as
+/// tasks of their own, so a client cannot rely on the order between them.
+inline bool looks_like_reply(const std::string& line) {
+  return line.find("\"method\"") == std::string::npos;
+}
+
+/// Hands one client line to its connection, replies first (every transport).
+template <class Handle>
+void send_line(const Handle& connection, std::string line) {
+  if (looks_like_reply(line))
+    caf::anon_send<caf::message_priority::high>(connection, atom::line::value, std::move(line));
+  else
+    caf::anon_send(connection, atom::line::value, std::move(line));
+}
 
 class line_reader {
  public:

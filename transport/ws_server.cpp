@@ -21,6 +21,7 @@
 #include "protocol/ids.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "transport/connection.hpp"
+#include "transport/line_reader.hpp"
 
 namespace parley::ws {
 
@@ -32,12 +33,6 @@ using tcp = asio::ip::tcp;
 using local = asio::local::stream_protocol;
 
 namespace {
-
-/// A reply to one of the server's requests overtakes queued requests (as on
-/// stdio): only the order changes, never the meaning.
-bool looks_like_reply(const std::string& line) {
-  return line.find("\"method\"") == std::string::npos;
-}
 
 /// The writer a connection actor writes its lines to: each line becomes one
 /// text frame, queued on the I/O thread.
@@ -214,10 +209,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     auto line = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
     if (overloaded() && refuse_request(line)) return read();
-    if (looks_like_reply(line))
-      caf::anon_send<caf::message_priority::high>(conn_, atom::line::value, std::move(line));
-    else
-      caf::anon_send(conn_, atom::line::value, std::move(line));
+    send_line(conn_, std::move(line));
     read();
   }
 

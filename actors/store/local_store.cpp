@@ -26,10 +26,6 @@ namespace {
 constexpr size_t io_shards = 2;
 constexpr auto io_timeout = std::chrono::seconds(60);
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size()
-         && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // -- front -----------------------------------------------------------------------
 
@@ -104,7 +100,7 @@ void locate(self_ptr self, const std::string& id, Then then, std::function<void(
 
 std::string archived_path(const std::string& home, const std::string& path) {
   auto name = fs::path(path).filename().string();
-  if (!ends_with(name, ".zst")) name += ".zst";
+  if (!is_zstd(name)) name += ".zst";
   return home + "/archived_sessions/" + name;
 }
 

@@ -22,10 +22,6 @@ namespace {
 
 constexpr size_t max_open_files = 256;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size()
-         && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // -- rollout_io ----------------------------------------------------------------
 
@@ -111,7 +107,7 @@ caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, cons
   if (!lines) return std::move(lines.error());
   std::string content;
   for (auto& l : *lines) content += l + "\n";
-  if (ends_with(to, ".zst")) {
+  if (is_zstd(to)) {
     if (auto err = write_compressed(to, content)) return err;
   } else {
     auto tmp = to + ".tmp";

@@ -36,7 +36,7 @@ caf::expected<std::string> read_all(const std::string& path) {
   std::ifstream in{path, std::ios::binary};
   if (!in) return make_error(errc::invalid_request, "failed to read rollout `" + path + "`: " + std::strerror(errno));
   std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (!ends_with(path, ".zst")) return data;
+  if (!is_zstd(path)) return data;
   ZSTD_DStream* ds = ZSTD_createDStream();
   ZSTD_initDStream(ds);
   std::string out;
@@ -232,5 +232,7 @@ caf::expected<home_lock> home_lock::acquire(const std::string& home) {
 home_lock::~home_lock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
+
+bool is_zstd(const std::string& path) { return ends_with(path, ".zst"); }
 
 }  // namespace parley::store

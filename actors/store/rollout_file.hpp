@@ -47,6 +47,9 @@ caf::error write_compressed(const std::string& dst, const std::string& content);
 /// Whether the thread id in a rollout file name (…-<uuid>.jsonl[.zst]) is `id`.
 std::optional<std::string> id_from_file_name(const std::string& path);
 
+/// Whether `path` names a zstd-compressed (archived) rollout.
+bool is_zstd(const std::string& path);
+
 /// Holds an exclusive lock on `<home>/parley.lock` for the process's life.
 class home_lock {
  public:
