@@ -116,7 +116,6 @@ void finish(self_ptr self, approval_outcome out) {
   st.resolved = true;
   withdraw_open_prompts(self);
   if (st.plan.waits()) self->send(st.conversation, atom::settled::value, ref_of(st.ask));
-  out.digest = st.ask.digest;
   PARLEY_DEBUG("approval key={} event=outcome how={} stage={} detail=\"{}\"", st.ask.key,
                to_string(out.how), out.stage, out.detail);
   record_outcome(self, out);

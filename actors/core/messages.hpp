@@ -77,8 +77,6 @@ struct approval_outcome {
   /// Which pipeline stage decided: "rules", "grants", "hook:<name>",
   /// "client", "deadline", "interrupt".
   std::string stage = "client";
-  /// The digest of the action this outcome is for (the ask's).
-  std::string digest;
 };
 const char* to_string(approval_outcome::kind x);
 

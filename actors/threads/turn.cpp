@@ -207,14 +207,6 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     complete_current(self, item_status::declined, "interrupted");
     return end_interrupted(self, *st.interrupting);
   }
-  if (out.how == approval_outcome::kind::decided && out.digest != st.pending_digest) {
-    // A decision binds to the action that was shown, nothing else.
-    PARLEY_WARN("turn {} event=decision_refused key={} reason=digest_mismatch", st.settings.turn_id,
-                key);
-    out.decision = protocol::approval_decision::decline();
-    out.stage = "binding";
-    out.detail = "the decision was for another action";
-  }
   if (st.command)
     settle(self, out, item_status::failed, [&] { run_accepted(self, out.decision); });
   else
@@ -228,7 +220,6 @@ void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
   auto& st = self->state;
   ask.key = st.svc.telemetry->next_ask_key();
   st.pending_ask = ask.key;
-  st.pending_digest = ask.digest;
   auto key = ask.key;
   auto pending = self->spawn<caf::linked>(approval, st.conversation, std::move(ask),
                                           std::move(plan), st.svc, std::move(item_started));

@@ -62,7 +62,6 @@ struct turn_state {
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<uint64_t> pending_ask;
-  std::string pending_digest;     // what the pending ask was asked about
   caf::actor_addr approval_addr;  // the latest approval (pending or done)
   /// Set when an exit signal arrived while an approval was pending: the
   /// turn ends with it once the approval has settled.
