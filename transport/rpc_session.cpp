@@ -130,10 +130,16 @@ runtime_port::reply<Result> session::reply_with(const request_id& id, Encode enc
   return [this, alive = std::weak_ptr<bool>(alive_), id,
           encode = std::move(encode)](caf::expected<Result> r) {
     if (alive.expired()) return;
-    if (r)
-      reply(id, encode(*r));
-    else
-      reply_error(id, r.error());
+    if (!r) return reply_error(id, r.error());
+    // `encode` gives the result's JSON, or (caf::expected) an error of its own.
+    auto encoded = encode(*r);
+    if constexpr (std::is_same_v<decltype(encoded), json>) {
+      reply(id, encoded);
+    } else if (encoded) {
+      reply(id, *encoded);
+    } else {
+      reply_error(id, encoded.error());
+    }
   };
 }
 
@@ -268,15 +274,15 @@ void session::thread_turns_list(const call& c) {
   auto params = decode_params<protocol::thread_turns_list_params>(c.params);
   if (!params) return reply_error(c.id, params.error());
   protocol::thread_read_params read{params->thread_id, true};
-  runtime_.thread_read(std::move(read), [this, alive = std::weak_ptr<bool>(alive_), id = c.id,
-                                         params = std::move(*params)](
-                                            caf::expected<protocol::thread_read_response> r) {
-    if (alive.expired()) return;
-    if (!r) return reply_error(id, r.error());
-    auto page = page_turns(std::move(r->thread_.turns), params);
-    if (!page) return reply_error(id, page.error());
-    reply(id, json(*page));
-  });
+  runtime_.thread_read(std::move(read),
+                       reply_with<protocol::thread_read_response>(
+                           c.id,
+                           [params = std::move(*params)](
+                               const protocol::thread_read_response& r) -> caf::expected<json> {
+                             auto page = page_turns(r.thread_.turns, params);
+                             if (!page) return std::move(page.error());
+                             return json(*page);
+                           }));
 }
 
 // Skills and plugins are Codex features parley does not have: the honest
