@@ -22,6 +22,7 @@
 #include "protocol/jsonrpc.hpp"
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
+#include "transport/outgoing_queue.hpp"
 
 namespace parley::ws {
 
@@ -125,6 +126,12 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     auto why = ws::refusal(owner_.options.auth, bearer, protocol::unix_seconds());
     if (why) return refuse(http::status::unauthorized, why->c_str(), "unauthorized");
     ws_.read_message_max(owner_.options.max_message_bytes);
+    // Codex's 101 names the largest message it takes; clients size their
+    // frames by it.
+    ws_.set_option(websocket::stream_base::decorator(
+        [max = owner_.options.max_message_bytes](websocket::response_type& res) {
+          res.set("x-codex-websocket-max-unfragmented-message-bytes", std::to_string(max));
+        }));
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     auto self = this->shared_from_this();
     ws_.async_accept(request_, [self](beast::error_code e) { self->on_accept(e); });
@@ -208,25 +215,14 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     }
     auto line = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
-    if (overloaded() && refuse_request(line)) return read();
+    if (auto refused = queue_.refusal(line)) {
+      PARLEY_WARN("ws event=overloaded client={} queued_bytes={} request refused", name(),
+                  queue_.bytes());
+      send(std::move(*refused));
+      return read();
+    }
     send_line(conn_, std::move(line));
     read();
-  }
-
-  /// The client reads slower than its session writes: half its bound is queued.
-  bool overloaded() const { return queued_bytes_ > owner_.options.max_queued_bytes / 2; }
-
-  /// While overloaded, a request is answered at once with Codex's -32001
-  /// (the client may retry later) instead of adding more work; replies to
-  /// the server's own requests still go through. True when refused.
-  bool refuse_request(const std::string& line) {
-    auto parsed = protocol::parse_message(line);
-    auto* m = std::get_if<protocol::incoming_message>(&parsed);
-    if (!m || m->type != protocol::incoming_message::kind::request) return false;
-    PARLEY_WARN("ws event=overloaded client={} method={} refused", name(), m->method);
-    send(protocol::encode_error(m->id, protocol::rpc_code::server_overloaded,
-                                "Server overloaded; retry later."));
-    return true;
   }
 
   /// The client is gone (or was closed): its session ends like stdin's EOF.
@@ -239,13 +235,11 @@ class session : public std::enable_shared_from_this<session<Socket>> {
 
   void send(std::string line) {
     if (closing_) return;
-    queued_bytes_ += line.size();
-    if (queued_bytes_ > owner_.options.max_queued_bytes) {
+    if (!queue_.push(std::move(line))) {
       PARLEY_WARN("ws event=slow_client client={} queued_bytes={} disconnecting", name(),
-                  queued_bytes_);
+                  queue_.bytes());
       return close(websocket::close_code::try_again_later);
     }
-    queue_.push_back(std::move(line));
     if (!writing_) write_next();
   }
 
@@ -254,8 +248,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     ws_.text(true);
     auto self = this->shared_from_this();
     ws_.async_write(asio::buffer(queue_.front()), [self](beast::error_code ec, size_t) {
-      self->queued_bytes_ -= self->queue_.front().size();
-      self->queue_.pop_front();
+      self->queue_.pop();
       self->writing_ = false;
       if (ec) return self->closed(ec.message());
       if (!self->queue_.empty()) return self->write_next();
@@ -292,8 +285,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   connection_actor conn_;
-  std::deque<std::string> queue_;
-  size_t queued_bytes_ = 0;
+  outgoing_queue queue_{owner_.options.max_queued_bytes};
   bool writing_ = false;
   bool closing_ = false;
   bool close_after_drain_ = false;

@@ -146,6 +146,17 @@ async def test_http_and_framing(server):
     except websockets.InvalidStatusCode as e:
         check(e.status_code == 403, "Origin refused with 403, got %s" % e.status_code)
     c = await Client.connect(server.ws_url())
+    check(c.ws.response_headers.get("x-codex-websocket-max-unfragmented-message-bytes")
+          == str(16 * 1024 * 1024), "the 101 names the message size limit, as Codex's does")
+    big = await Client.connect(server.ws_url())
+    try:
+        # The server may close while the frame is still being written.
+        await big.ws.send(json.dumps({"id": 1, "method": "initialize",
+                                      "params": {"clientInfo": {"name": "x" * (17 << 20)}}}))
+        await asyncio.wait_for(big.ws.recv(), 10)
+        check(False, "a message over 16 MiB closes the connection")
+    except websockets.ConnectionClosed as e:
+        check(e.rcvd is not None and e.rcvd.code == 1009, "oversize message closed with 1009")
     await c.ws.send(b"\x00binary")
     try:
         await asyncio.wait_for(c.ws.recv(), 5)
