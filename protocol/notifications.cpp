@@ -85,6 +85,29 @@ void to_json(json& j, const turn_diff_updated& x) {
   j = json{{"threadId", x.thread_id}, {"turnId", x.turn_id}, {"diff", x.diff}};
 }
 
+void to_json(json& j, const token_breakdown& x) {
+  j = json{{"totalTokens", x.total_tokens},
+           {"inputTokens", x.input_tokens},
+           {"cachedInputTokens", x.cached_input_tokens},
+           {"outputTokens", x.output_tokens},
+           {"reasoningOutputTokens", x.reasoning_output_tokens}};
+}
+
+void from_json(const json& j, token_breakdown& x) {
+  require_object(j);
+  x.total_tokens = required<int64_t>(j, "totalTokens");
+  x.input_tokens = required<int64_t>(j, "inputTokens");
+  x.cached_input_tokens = required<int64_t>(j, "cachedInputTokens");
+  x.output_tokens = required<int64_t>(j, "outputTokens");
+  x.reasoning_output_tokens = required<int64_t>(j, "reasoningOutputTokens");
+}
+
+void to_json(json& j, const token_usage_updated& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"tokenUsage", {{"total", x.total}, {"last", x.last}, {"modelContextWindow", nullptr}}}};
+}
+
 notification decode_notification(const std::string& method, const json& p) {
   require_object(p);
   if (method == thread_started::method) return thread_started{required<thread>(p, "thread")};
@@ -125,6 +148,13 @@ notification decode_notification(const std::string& method, const json& p) {
   if (method == thread_name_updated::method)
     return thread_name_updated{required<std::string>(p, "threadId"),
                                optional<std::string>(p, "threadName")};
+  if (method == token_usage_updated::method) {
+    auto usage = required<json>(p, "tokenUsage");
+    return token_usage_updated{required<std::string>(p, "threadId"),
+                               required<std::string>(p, "turnId"),
+                               required<token_breakdown>(usage, "total"),
+                               required<token_breakdown>(usage, "last")};
+  }
   if (method == turn_diff_updated::method)
     return turn_diff_updated{required<std::string>(p, "threadId"),
                              required<std::string>(p, "turnId"), required<std::string>(p, "diff")};

@@ -108,11 +108,28 @@ struct turn_diff_updated {
   std::string diff;
 };
 
+/// Tokens a model used: one request's (`last`) and the thread's so far (`total`).
+struct token_breakdown {
+  int64_t total_tokens = 0;
+  int64_t input_tokens = 0;
+  int64_t cached_input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t reasoning_output_tokens = 0;
+};
+
+struct token_usage_updated {
+  static constexpr const char* method = "thread/tokenUsage/updated";
+  std::string thread_id;
+  std::string turn_id;
+  token_breakdown total;
+  token_breakdown last;
+};
+
 using notification =
     std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
                  item_completed, agent_message_delta, command_output_delta,
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
-                 thread_closed, thread_name_updated, turn_diff_updated>;
+                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -133,6 +150,9 @@ void to_json(json& j, const thread_unarchived& x);
 void to_json(json& j, const thread_closed& x);
 void to_json(json& j, const thread_name_updated& x);
 void to_json(json& j, const turn_diff_updated& x);
+void to_json(json& j, const token_breakdown& x);
+void from_json(const json& j, token_breakdown& x);
+void to_json(json& j, const token_usage_updated& x);
 
 /// The params object of a notification.
 json params_of(const notification& n);

@@ -46,6 +46,8 @@ using hook_reply = caf::atom_constant<caf::atom("hookreply")>;  // an async hook
 using deadline   = caf::atom_constant<caf::atom("deadline")>;   // a stage's time is up
 using amend      = caf::atom_constant<caf::atom("amend")>;      // add an execpolicy rule
 using timeout    = caf::atom_constant<caf::atom("timeout")>;    // an actor's own deadline
+using delta      = caf::atom_constant<caf::atom("delta")>;      // a piece of the model's answer
+using notice     = caf::atom_constant<caf::atom("notice")>;     // the model's usage or retry
 // clang-format on
 
 }  // namespace parley::atom

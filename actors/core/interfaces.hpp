@@ -77,6 +77,12 @@ using approval_actor = caf::typed_actor<
 using process_sink_actor = caf::typed_actor<caf::reacts_to<atom::output, std::string>,
                                             caf::reacts_to<atom::exited, exit_info>>;
 
+/// A turn: a process sink (its command's exec relays to it) that also hears
+/// its model speak while a step is under way: pieces of a message as they
+/// stream, the tokens each request used, and retries.
+using turn_actor = process_sink_actor::extend<caf::reacts_to<atom::delta, model_delta>,
+                                              caf::reacts_to<atom::notice, model_notice>>;
+
 /// The audit log's writer: appends what the approval actors report.
 using audit_actor = caf::typed_actor<caf::reacts_to<atom::append, audit::record>>;
 

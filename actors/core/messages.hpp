@@ -84,6 +84,8 @@ const char* to_string(approval_outcome::kind x);
 struct turn_result {
   protocol::turn_status status = protocol::turn_status::completed;
   std::optional<protocol::turn_error> error;
+  /// The thread's tokens after the turn, when its model reported usage.
+  std::optional<protocol::token_breakdown> tokens;
 };
 
 /// A finished subprocess.
@@ -96,20 +98,43 @@ struct exit_info {
   std::string not_started;
 };
 
-/// Context the model gets for its next step: the user's text and what the
-/// previous steps of this turn produced.
+/// Context the model gets for its next step: the thread so far, the user's
+/// text and what the previous steps of this turn produced.
 struct model_context {
   std::string user_text;
   std::vector<std::string> step_results;  // one entry per finished step
+  /// Whose turn it is: a model that sends the whole thread to a stateless
+  /// endpoint reads the earlier turns from the store.
+  std::string thread_id;
+  std::string turn_id;
 };
 
 /// One step of a turn, as decided by the model.
 struct model_step {
   enum class kind { say, run, patch, done };
   kind what = kind::done;
-  std::vector<std::string> deltas;  // say: the message in streamed pieces
+  std::vector<std::string> deltas;  // say: the message in pieces (whole when streamed)
   std::string command;              // run: a shell command for /bin/sh -c
   std::string patch;                // patch: apply_patch text (*** Begin Patch ... *** End Patch)
+  /// say: the message was streamed already, as model_delta messages under
+  /// this item id; the step completes it.
+  std::string streamed_item;
+  /// run: where to run it (empty: the thread's cwd; relative: below it).
+  std::string workdir;
+};
+
+/// A piece of the model's answer, sent to its turn while the model is still
+/// speaking (before the step that completes the message).
+struct model_delta {
+  std::string item_id;
+  std::string text;
+};
+
+/// What the model said on the side: tokens it used for one request, or a
+/// failure it is retrying (Codex's `error` with willRetry).
+struct model_notice {
+  std::optional<protocol::token_breakdown> usage;
+  std::string retrying;  // why, when it retries
 };
 
 /// Durable records of a thread's history (the store's unit of append).
@@ -167,6 +192,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::exit_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_context)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_step)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_delta)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_notice)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)

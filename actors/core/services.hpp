@@ -2,6 +2,7 @@
 // What every conversation and turn of one runtime shares.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "actors/core/config.hpp"
@@ -20,6 +21,10 @@ struct runtime_services {
   std::shared_ptr<const runtime_config> config;
   store_actor store;
   model_actor model;
+  /// A model of its own for each turn (a streaming endpoint: the actor holds
+  /// the turn's request in flight and watches the turn); empty: every turn
+  /// asks the shared `model`.
+  std::function<model_actor(caf::actor_system&, const turn_actor&)> model_for_turn;
   std::shared_ptr<process_reactor> reactor;
   audit_actor audit;                             // invalid when auditing is off
   std::shared_ptr<rules::rules_book> rules;      // null when there is no rules directory

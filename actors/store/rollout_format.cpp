@@ -5,6 +5,7 @@
 
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/store/response_items.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/turn_items.hpp"
 #include "protocol/ids.hpp"
@@ -30,17 +31,18 @@ std::string response_item(json payload) {
   return line("response_item", std::move(payload));
 }
 
+/// A thread item as rollout lines: its event, and the response items the
+/// model sees it as (a user message's first, as Codex writes them).
 std::vector<std::string> encode_item(const protocol::thread& meta, const std::string& turn_id,
                                      const protocol::thread_item& item) {
   std::vector<std::string> out;
+  auto context = response_items_of(item);
+  bool user = std::holds_alternative<protocol::user_message_item>(item);
+  if (user)
+    for (auto& r : context) out.push_back(response_item(std::move(r)));
   if (auto* u = std::get_if<protocol::user_message_item>(&item)) {
-    auto text = protocol::joined_text(u->content);
-    out.push_back(
-        response_item(json{{"type", "message"},
-                           {"role", "user"},
-                           {"content", json::array({{{"type", "input_text"}, {"text", text}}})}}));
     out.push_back(event(json{{"type", "user_message"},
-                             {"message", text},
+                             {"message", protocol::joined_text(u->content)},
                              {"images", json::array()},
                              {"local_images", json::array()},
                              {"text_elements", json::array()}}));
@@ -49,33 +51,19 @@ std::vector<std::string> encode_item(const protocol::thread& meta, const std::st
                              {"message", a->text},
                              {"phase", protocol::or_null(a->phase)},
                              {"memory_citation", nullptr}}));
-    out.push_back(response_item(
-        json{{"type", "message"},
-             {"role", "assistant"},
-             {"content", json::array({{{"type", "output_text"}, {"text", a->text}}})}}));
   } else if (auto* c = std::get_if<protocol::command_execution_item>(&item)) {
-    auto argv = argv_of(*c);
-    out.push_back(response_item(json{{"type", "function_call"},
-                                     {"name", "shell"},
-                                     {"call_id", c->id},
-                                     {"arguments", json{{"command", argv}}.dump()}}));
     out.push_back(event(json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*c)}}));
-    std::string output = c->status == protocol::item_status::declined
-                             ? "rejected by user"
-                             : "Process exited with code "
-                                   + std::to_string(c->exit_code.value_or(-1)) + "\nOutput:\n"
-                                   + c->aggregated_output.value_or("");
-    out.push_back(response_item(
-        json{{"type", "function_call_output"}, {"call_id", c->id}, {"output", output}}));
   } else if (auto* f = std::get_if<protocol::file_change_item>(&item)) {
     out.push_back(event(json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*f)}}));
   }
+  if (!user)
+    for (auto& r : context) out.push_back(response_item(std::move(r)));
   return out;
 }
 

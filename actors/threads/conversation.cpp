@@ -197,7 +197,7 @@ void on_turn_down(self_ptr self, const caf::down_msg& dm) {
   protocol::turn_error e;
   e.message = "turn ended unexpectedly: " + caf::to_string(dm.reason);
   e.codex_error_info = "other";
-  finalize_turn(self, turn_result{protocol::turn_status::failed, e});
+  finalize_turn(self, turn_result{protocol::turn_status::failed, e, std::nullopt});
 }
 
 }  // namespace

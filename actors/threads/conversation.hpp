@@ -38,7 +38,7 @@ struct waiting_approval {
 };
 
 struct active_turn {
-  process_sink_actor handle;  // the turn actor (stopped with an exit signal)
+  turn_actor handle;  // the turn actor (stopped with an exit signal)
   std::string id;
   int64_t started_at = 0;  // unix seconds
   int64_t started_ms = 0;
@@ -56,6 +56,7 @@ struct conversation_state {
   std::vector<client_actor> subscribers;
   session_grants grants;
   std::optional<active_turn> active;
+  protocol::token_breakdown tokens;  // what the thread's models used while loaded
   std::unordered_map<uint64_t, waiting_approval> approvals;  // by approval key
   event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;

@@ -53,6 +53,7 @@ turn_settings settings_of_turn(const conversation_state& st, const active_turn& 
   ts.writable_roots = writable_roots_of(st.settings);
   ts.user_text = std::move(user_text);
   ts.tools_allowed = !params.output_schema;
+  ts.tokens_before = st.tokens;
   return ts;
 }
 
@@ -125,6 +126,7 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
 void finalize_turn(self_ptr self, turn_result result) {
   auto& st = self->state;
   if (!st.active) return;
+  if (result.tokens) st.tokens = *result.tokens;
   auto now_ms = protocol::unix_ms();
   protocol::turn done;
   done.id = st.active->id;

@@ -13,7 +13,7 @@ namespace parley {
 
 namespace {
 
-using self_ptr = process_sink_actor::stateful_pointer<turn_state>;
+using self_ptr = turn_actor::stateful_pointer<turn_state>;
 using protocol::item_status;
 
 constexpr auto model_timeout = std::chrono::minutes(5);
@@ -58,14 +58,29 @@ void say(self_ptr self, const std::vector<std::string>& deltas, const char* phas
   item_completed(self, std::move(item));
 }
 
+/// Completes the message the model was streaming (an interrupt cuts it
+/// short: it ends with what arrived).
+void complete_streamed(self_ptr self, std::string full_text = {}) {
+  auto& st = self->state;
+  if (!st.streaming) return;
+  auto item = std::move(st.streaming->item);
+  st.streaming.reset();
+  if (!full_text.empty()) item.text = std::move(full_text);
+  item.phase = "final_answer";
+  item_completed(self, std::move(item));
+}
+
 void finish(self_ptr self, turn_result result) {
   if (self->state.finished) return;
   self->state.finished = true;
+  complete_streamed(self);
+  if (self->state.tokens.total_tokens > self->state.settings.tokens_before.total_tokens)
+    result.tokens = self->state.tokens;
   self->send(self->state.conversation, atom::turn_done::value, std::move(result));
 }
 
 void end_turn(self_ptr self, protocol::turn_status status) {
-  finish(self, turn_result{status, std::nullopt});
+  finish(self, turn_result{status, std::nullopt, std::nullopt});
   self->quit();
 }
 
@@ -96,7 +111,7 @@ void start_exec(self_ptr self) {
   auto& cmd = *st.command;
   cmd.output.emplace(st.svc.config->output_cap_bytes);
   auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
-                                         st.settings.cwd, st.svc.reactor, st.svc.telemetry);
+                                         cmd.item.cwd, st.svc.reactor, st.svc.telemetry);
   cmd.exec_addr = runner.address();
 }
 
@@ -190,7 +205,7 @@ void apply_accepted(self_ptr self, const protocol::approval_decision& d) {
 
 /// Ends the turn interrupted, after its pending approval has settled.
 void end_interrupted(self_ptr self, const caf::error& reason) {
-  finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt});
+  finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt, std::nullopt});
   self->quit(reason);
 }
 
@@ -250,12 +265,12 @@ void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notificati
   }
 }
 
-void run_command(self_ptr self, const std::string& raw) {
+void run_command(self_ptr self, const std::string& raw, const std::string& workdir) {
   auto& st = self->state;
   command_step cmd;
   cmd.item.id = protocol::new_call_id();
   cmd.item.command = display_command(raw);
-  cmd.item.cwd = st.settings.cwd;
+  cmd.item.cwd = working_directory(st.settings.cwd, workdir);
   cmd.item.command_actions = describe_command(raw);
   cmd.raw = raw;
   cmd.started_ms = protocol::unix_ms();
@@ -299,22 +314,35 @@ void refuse_tool(self_ptr self) {
   next_step(self);
 }
 
+/// A message the model said: completed if it streamed, else said now.
+void on_said(self_ptr self, model_step& step) {
+  auto& st = self->state;
+  if (!step.streamed_item.empty() && st.streaming && st.streaming->item.id == step.streamed_item) {
+    std::string text;
+    for (auto& d : step.deltas) text += d;
+    complete_streamed(self, std::move(text));
+  } else {
+    say(self, step.deltas, "final_answer");
+  }
+  st.context.step_results.push_back("said");
+  next_step(self);
+}
+
 void next_step(self_ptr self) {
   auto& st = self->state;
-  self->request(st.svc.model, model_timeout, atom::step::value, st.context)
+  self->request(st.model, model_timeout, atom::step::value, st.context)
       .then(
           [self](model_step& step) {
             switch (step.what) {
               case model_step::kind::done:
                 return end_turn(self, protocol::turn_status::completed);
               case model_step::kind::say:
-                say(self, step.deltas, "final_answer");
-                self->state.context.step_results.push_back("said");
-                return next_step(self);
+                return on_said(self, step);
               case model_step::kind::run:
               case model_step::kind::patch:
                 if (!self->state.settings.tools_allowed) return refuse_tool(self);
-                if (step.what == model_step::kind::run) return run_command(self, step.command);
+                if (step.what == model_step::kind::run)
+                  return run_command(self, step.command, step.workdir);
                 return change_files(self, step.patch);
             }
           },
@@ -324,7 +352,7 @@ void next_step(self_ptr self) {
             e.codex_error_info = "other";
             auto& s = self->state.settings;
             emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, false});
-            finish(self, turn_result{protocol::turn_status::failed, e});
+            finish(self, turn_result{protocol::turn_status::failed, e, std::nullopt});
             self->quit();
           });
 }
@@ -403,14 +431,59 @@ void on_exited(self_ptr self, const exit_info& info) {
   cmd.item.duration_ms = info.duration_ms;
   if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);
   cmd.output.reset();
+  auto told = command_result(cmd.item, info);
   complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
-                   "exit code " + std::to_string(info.exit_code));
+                   std::move(told));
   next_step(self);
+}
+
+/// A piece of a message the model is streaming: the first starts its item.
+void on_model_delta(self_ptr self, model_delta& d) {
+  auto& st = self->state;
+  if (st.finished || d.text.empty()) return;
+  if (st.streaming && st.streaming->item.id != d.item_id) complete_streamed(self);
+  if (!st.streaming) {
+    st.streaming.emplace();
+    st.streaming->item.id = d.item_id;
+    item_started(self, st.streaming->item, protocol::unix_ms());
+  }
+  st.streaming->item.text += d.text;
+  auto& s = st.settings;
+  emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text)});
+}
+
+/// Tokens one request used (the thread's total grows), or a retry the
+/// client is told about (Codex's `error` with willRetry).
+void on_model_notice(self_ptr self, model_notice& n) {
+  auto& st = self->state;
+  auto& s = st.settings;
+  if (n.usage) {
+    auto& t = st.tokens;
+    t.total_tokens += n.usage->total_tokens;
+    t.input_tokens += n.usage->input_tokens;
+    t.cached_input_tokens += n.usage->cached_input_tokens;
+    t.output_tokens += n.usage->output_tokens;
+    t.reasoning_output_tokens += n.usage->reasoning_output_tokens;
+    emit(self, protocol::token_usage_updated{s.thread_id, s.turn_id, t, *n.usage});
+  }
+  if (!n.retrying.empty()) {
+    protocol::turn_error e;
+    e.message = n.retrying;
+    e.codex_error_info = "other";
+    emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, true});
+  }
+}
+
+/// The turn's model: its own (watching it) or the runtime's shared one.
+model_actor model_of(self_ptr self) {
+  auto& svc = self->state.svc;
+  if (!svc.model_for_turn) return svc.model;
+  return svc.model_for_turn(self->system(), caf::actor_cast<turn_actor>(self));
 }
 
 }  // namespace
 
-process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn_state> self,
+turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
                                        conversation_actor conversation, runtime_services svc,
                                        turn_settings settings) {
   install_default_handlers(self, "turn");
@@ -418,12 +491,18 @@ process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn
   self->state.svc = std::move(svc);
   self->state.live = count_live(self->state.svc.telemetry, &live_counters::turns);
   self->state.context.user_text = settings.user_text;
+  self->state.context.thread_id = settings.thread_id;
+  self->state.context.turn_id = settings.turn_id;
+  self->state.tokens = settings.tokens_before;
   self->state.settings = std::move(settings);
+  self->state.model = model_of(self);
   self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
   next_step(self);
   return {
       [self](atom::output, const std::string& chunk) { on_output(self, chunk); },
       [self](atom::exited, const exit_info& info) { on_exited(self, info); },
+      [self](atom::delta, model_delta& d) { on_model_delta(self, d); },
+      [self](atom::notice, model_notice& n) { on_model_notice(self, n); },
   };
 }
 

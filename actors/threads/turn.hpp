@@ -31,6 +31,8 @@ struct turn_settings {
   std::vector<std::string> writable_roots;
   session_grants grants;
   std::string user_text;
+  /// Tokens the thread's models used before this turn.
+  protocol::token_breakdown tokens_before;
   /// false for a structured turn (turn/start with an outputSchema, e.g. the
   /// TUI's title generation): it never runs a tool or asks for approval.
   bool tools_allowed = true;
@@ -52,13 +54,21 @@ struct patch_step {
   int64_t started_ms = 0;
 };
 
+/// An agent message the model is streaming: started, not yet completed.
+struct streaming_message {
+  protocol::agent_message_item item;
+};
+
 struct turn_state {
   static inline const char* name = "turn";
   counted live;  // the runtime's turns
   runtime_services svc;
   conversation_actor conversation;
   turn_settings settings;
+  model_actor model;  // the shared one, or this turn's own
   model_context context;
+  std::optional<streaming_message> streaming;
+  protocol::token_breakdown tokens;  // the thread's, this turn's included
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<uint64_t> pending_ask;
@@ -70,7 +80,7 @@ struct turn_state {
   bool finished = false;
 };
 
-process_sink_actor::behavior_type turn(process_sink_actor::stateful_pointer<turn_state> self,
+turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
                                        conversation_actor conversation, runtime_services svc,
                                        turn_settings settings);
 

@@ -1,5 +1,8 @@
 #include "actors/threads/turn_actions.hpp"
 
+#include <cstdio>
+#include <filesystem>
+
 #include "actors/approval/action_digest.hpp"
 
 namespace parley {
@@ -9,7 +12,7 @@ approval_ask command_ask(const turn_settings& settings, const command_step& cmd)
   ask.what = hooks::action_kind::command;
   ask.raw_command = cmd.raw;
   ask.thread_id = settings.thread_id;
-  ask.cwd = settings.cwd;
+  ask.cwd = cmd.item.cwd.empty() ? settings.cwd : cmd.item.cwd;
   ask.command.thread_id = settings.thread_id;
   ask.command.turn_id = settings.turn_id;
   ask.command.item_id = cmd.item.id;
@@ -72,6 +75,20 @@ std::optional<patch_refusal> prepare_patch(const turn_settings& settings, const 
   p.planned = std::move(*planned);
   p.item.changes = describe_changes(p.planned);
   return std::nullopt;
+}
+
+std::string working_directory(const std::string& cwd, const std::string& workdir) {
+  if (workdir.empty()) return cwd;
+  if (workdir.front() == '/') return workdir;
+  return (std::filesystem::path(cwd) / workdir).lexically_normal().string();
+}
+
+std::string command_result(const protocol::command_execution_item& item, const exit_info& info) {
+  if (!info.not_started.empty()) return "failed to start: " + info.not_started;
+  char wall[32];
+  std::snprintf(wall, sizeof wall, "%.1f", static_cast<double>(info.duration_ms) / 1000.0);
+  return "Exit code: " + std::to_string(info.exit_code) + "\nWall time: " + wall
+         + " seconds\nOutput:\n" + item.aggregated_output.value_or("");
 }
 
 }  // namespace parley

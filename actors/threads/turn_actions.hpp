@@ -32,4 +32,12 @@ struct patch_refusal {
 std::optional<patch_refusal> prepare_patch(const turn_settings& settings, const std::string& text,
                                            patch_step& p);
 
+/// Where a command runs: the thread's cwd, or the model's `workdir` (an
+/// absolute path, or one relative to the cwd).
+std::string working_directory(const std::string& cwd, const std::string& workdir);
+
+/// What the model is told of a command that ran: its exit code, wall time
+/// and output, as Codex words it.
+std::string command_result(const protocol::command_execution_item& item, const exit_info& info);
+
 }  // namespace parley

@@ -28,7 +28,8 @@ TEST(scripted_model, text_without_directives_gets_the_help_message) {
 }
 
 TEST(scripted_model, next_step_walks_the_plan_then_is_done) {
-  model_context ctx{"run: a\nsay: b", {}};
+  model_context ctx;
+  ctx.user_text = "run: a\nsay: b";
   EXPECT_EQ(next_step(ctx).what, model_step::kind::run);
   ctx.step_results.push_back("exit code 0");
   EXPECT_EQ(next_step(ctx).what, model_step::kind::say);

@@ -1,0 +1,48 @@
+#include "actors/store/response_items.hpp"
+
+#include "actors/store/turn_items.hpp"
+
+namespace parley::store {
+
+using json = nlohmann::json;
+
+namespace {
+
+json message(const char* role, const char* content_type, const std::string& text) {
+  return json{{"type", "message"},
+              {"role", role},
+              {"content", json::array({{{"type", content_type}, {"text", text}}})}};
+}
+
+/// What the model was told about a command: Codex's wording.
+std::string command_output(const protocol::command_execution_item& c) {
+  if (c.status == protocol::item_status::declined) return "rejected by user";
+  return "Process exited with code " + std::to_string(c.exit_code.value_or(-1)) + "\nOutput:\n"
+         + c.aggregated_output.value_or("");
+}
+
+}  // namespace
+
+std::vector<json> response_items_of(const protocol::thread_item& item) {
+  if (auto* u = std::get_if<protocol::user_message_item>(&item))
+    return {message("user", "input_text", protocol::joined_text(u->content))};
+  if (auto* a = std::get_if<protocol::agent_message_item>(&item))
+    return {message("assistant", "output_text", a->text)};
+  if (auto* c = std::get_if<protocol::command_execution_item>(&item))
+    return {json{{"type", "function_call"},
+                 {"name", "shell"},
+                 {"call_id", c->id},
+                 {"arguments", json{{"command", argv_of(*c)}}.dump()}},
+            json{{"type", "function_call_output"}, {"call_id", c->id}, {"output", command_output(*c)}}};
+  return {};
+}
+
+std::vector<json> response_items_of(const std::vector<protocol::turn>& turns) {
+  std::vector<json> out;
+  for (const auto& t : turns)
+    for (const auto& item : t.items)
+      for (auto& r : response_items_of(item)) out.push_back(std::move(r));
+  return out;
+}
+
+}  // namespace parley::store
