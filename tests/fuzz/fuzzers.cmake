@@ -1,7 +1,8 @@
 # libFuzzer targets (clang only): the JSON-RPC decoding of one client line,
-# and the rollout reader. The `fuzz` preset compiles everything with
-# -fsanitize=fuzzer-no-link,address,undefined and builds only these targets;
-# each runs for a bounded time in ctest from the corpus checked in here.
+# the rollout reader, and a model provider's streamed body. The `fuzz` preset
+# compiles everything with -fsanitize=fuzzer-no-link,address,undefined and
+# builds only these targets; each runs for a bounded time in ctest from the
+# corpus checked in here.
 if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   message(FATAL_ERROR "PARLEY_BUILD_FUZZERS needs clang (use the `fuzz` preset)")
 endif()
@@ -34,3 +35,4 @@ endfunction()
 
 parley_fuzzer(jsonrpc_fuzzer parley::protocol)
 parley_fuzzer(rollout_fuzzer parley_fuzz_store)
+parley_fuzzer(model_stream_fuzzer parley_model_wire)

@@ -1,0 +1,63 @@
+#pragma once
+// An incremental parser of server-sent events (the WHATWG "event stream"
+// format) as model providers stream them over HTTP. Bytes go in as they
+// arrive, split anywhere; whole events come out.
+//
+//   event: response.output_text.delta      <- optional; names the event
+//   data: {"delta":"Hel"}                   <- one or more; lines joined by \n
+//   : a comment                             <- ignored, as are id: and retry:
+//   (blank line)                            <- dispatches the event
+//
+// Lines end in \n, \r\n or \r. An event without data lines is not dispatched.
+// One event may hold at most `max_event_bytes`; past that the parser stops and
+// error() says why (a provider gone wrong must not grow our memory unbounded).
+// Pure: no I/O, no CAF, nothing thrown.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::wire {
+
+/// One dispatched event. `event` is empty when the server sent no `event:`
+/// field (Chat Completions streams send bare `data:` lines).
+struct sse_event {
+  std::string event;
+  std::string data;
+};
+
+inline bool operator==(const sse_event& a, const sse_event& b) {
+  return a.event == b.event && a.data == b.data;
+}
+
+class sse_parser {
+ public:
+  static constexpr std::size_t default_max_event_bytes = 16u << 20;  // 16 MiB
+
+  explicit sse_parser(std::size_t max_event_bytes = default_max_event_bytes)
+      : max_event_bytes_(max_event_bytes) {}
+
+  /// Consumes `bytes` and returns the events they complete, in order. After
+  /// an error, returns nothing and ignores further input.
+  std::vector<sse_event> feed(std::string_view bytes);
+
+  /// Why parsing stopped (an event over the size bound), if it did.
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  void take_line(std::string_view line, std::vector<sse_event>& out);
+  void take_field(std::string_view name, std::string_view value);
+  bool over_bound(std::size_t more);
+
+  std::size_t max_event_bytes_;
+  std::string partial_line_;   // bytes after the last line end
+  bool skip_next_lf_ = false;  // the last chunk ended in \r: a leading \n is its pair
+  std::string event_name_;
+  std::string data_;
+  bool has_data_ = false;
+  std::optional<std::string> error_;
+};
+
+}  // namespace parley::wire

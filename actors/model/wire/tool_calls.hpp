@@ -1,0 +1,64 @@
+#pragma once
+// What a model's call item asks parley to do, and the item that answers it.
+//
+// Call items, as the Responses API (or chat_stream) hands them over:
+//   function_call     {call_id, name, arguments: "<JSON text>"}
+//     exec_command    {"cmd": "ls -la", "workdir"?, "justification"?, "sandbox_permissions"?}
+//     shell           {"command": ["bash", "-lc", "ls"], "workdir"?}
+//     shell_command   {"command": "ls", "workdir"?}
+//     apply_patch     {"input": "*** Begin Patch ..."}
+//   custom_tool_call  {call_id, name: "apply_patch", input: "*** Begin Patch ..."}
+//   local_shell_call  {call_id, action: {type: "exec", command: [...], working_directory?}}
+//
+// Commands given as an argument list become one script for /bin/sh -c:
+// `bash -lc X` (and sh/zsh/dash, -c or -lc) becomes X, anything else is
+// joined with POSIX quoting; ["apply_patch", P] is a patch.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace parley::wire {
+
+enum class call_kind {
+  run,      ///< run `command` (in `workdir` when given)
+  patch,    ///< apply `patch`
+  unknown,  ///< a tool parley does not offer; `error` is the answer for the model
+  invalid,  ///< a tool parley offers, called wrongly; `error` is the answer
+};
+
+/// The item type that answers a call. Codex answers local_shell_call with a
+/// function_call_output too, and so does parley.
+enum class output_type { function_call_output, custom_tool_call_output };
+
+struct tool_call {
+  call_kind kind = call_kind::invalid;
+  std::string call_id;
+  std::string tool_name;  ///< as called ("local_shell" for local_shell_call)
+  std::string command;    ///< run: a script for /bin/sh -c
+  std::string workdir;    ///< run: as given (relative or absolute); empty: the cwd
+  std::string justification;
+  std::string sandbox_permissions;  ///< run: as given ("require_escalated", ...), or empty
+  std::string patch;                ///< patch: the apply_patch text
+  output_type output = output_type::function_call_output;
+  std::string error;  ///< unknown, invalid: what to tell the model
+};
+
+/// Whether an output item is a call that needs an answer.
+bool is_tool_call(const nlohmann::json& item);
+
+/// The call an item asks for. Never throws; an item that is no call at all
+/// comes back invalid.
+tool_call decode_tool_call(const nlohmann::json& item);
+
+/// The item answering `call` with `output`, of the type its call needs:
+/// {"type":"function_call_output","call_id":...,"output":...} or the custom one.
+nlohmann::json tool_output_item(const tool_call& call, std::string output);
+nlohmann::json tool_output_item(output_type type, std::string call_id, std::string output);
+
+/// One script from an argument list, each argument quoted for a POSIX shell
+/// where it needs to be: {"echo", "a b", "it's"} -> echo 'a b' 'it'\''s'.
+std::string shell_join(const std::vector<std::string>& argv);
+
+}  // namespace parley::wire

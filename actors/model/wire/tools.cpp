@@ -1,0 +1,135 @@
+#include "actors/model/wire/tools.hpp"
+
+namespace parley::wire {
+
+namespace {
+
+using json = nlohmann::json;
+
+const char* const exec_command_description =
+    "Runs a shell command on the user's machine (with /bin/sh -c, in the conversation's "
+    "working directory unless `workdir` says otherwise) and returns its exit code, how long "
+    "it took and its output (stdout and stderr together). Depending on the user's approval "
+    "policy the user may be asked first; a command they decline is not run and you are told "
+    "so. The command cannot be typed into while it runs, so use non-interactive forms "
+    "(`git --no-pager`, `-y`). To create or edit files use apply_patch rather than this tool.";
+
+const char* const apply_patch_description =
+    "Creates, edits, moves and deletes files by applying a patch in the apply_patch "
+    "language. This is a freeform tool: send the patch text itself, not JSON.";
+
+const char* const apply_patch_function_description =
+    "Creates, edits, moves and deletes files. `input` is a whole patch in this language:\n"
+    "*** Begin Patch\n"
+    "*** Add File: <path>        (then every line of the new file, each starting with +)\n"
+    "*** Delete File: <path>\n"
+    "*** Update File: <path>\n"
+    "*** Move to: <new path>     (optional, right after Update File: renames the file)\n"
+    "@@ <a line near the change, e.g. the enclosing function; may be left empty>\n"
+    "<hunk lines: ' ' unchanged context, '-' removed, '+' added; about 3 context lines "
+    "before and after each change>\n"
+    "*** End of File             (optional, after a hunk that reaches the end of the file)\n"
+    "*** End Patch\n"
+    "Paths are relative to the working directory. One patch may hold several file "
+    "sections and an Update File section several @@ hunks.";
+
+json exec_command_parameters() {
+  json properties = {
+      {"cmd",
+       {{"type", "string"},
+        {"description", "The command line to run, e.g. `ls -la src` or `make test 2>&1 | tail -n 40`."}}},
+      {"workdir",
+       {{"type", "string"},
+        {"description",
+         "The directory to run in; a relative path is taken from the working directory. "
+         "Leave it out to run in the working directory itself."}}},
+      {"justification",
+       {{"type", "string"},
+        {"description",
+         "With sandbox_permissions \"require_escalated\" only: one sentence, shown to the "
+         "user, saying why the command must run outside the sandbox."}}},
+      {"sandbox_permissions",
+       {{"type", "string"},
+        {"enum", json::array({"use_default", "require_escalated"})},
+        {"description",
+         "\"use_default\" (the default) runs the command under the session's sandbox; "
+         "\"require_escalated\" asks the user to let it run without the sandbox."}}},
+  };
+  return {{"type", "object"},
+          {"properties", std::move(properties)},
+          {"required", json::array({"cmd"})},
+          {"additionalProperties", false}};
+}
+
+json apply_patch_parameters() {
+  return {{"type", "object"},
+          {"properties",
+           {{"input", {{"type", "string"}, {"description", "The whole patch, *** Begin Patch to *** End Patch."}}}}},
+          {"required", json::array({"input"})},
+          {"additionalProperties", false}};
+}
+
+json function_tool(std::string_view name, const char* description, json parameters) {
+  return {{"type", "function"},
+          {"name", name},
+          {"description", description},
+          {"strict", false},
+          {"parameters", std::move(parameters)}};
+}
+
+}  // namespace
+
+const std::string& apply_patch_grammar() {
+  // Every line ends in LF, the last one's (after End Patch) optional. A hunk
+  // line may be just its marker: an empty line of the file.
+  static const std::string grammar = R"lark(start: begin_patch file_section+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+
+file_section: add_section | delete_section | update_section
+add_section: "*** Add File: " LINE_TEXT LF new_line+
+new_line: "+" LINE_TEXT? LF
+delete_section: "*** Delete File: " LINE_TEXT LF
+update_section: "*** Update File: " LINE_TEXT LF rename? hunk+
+rename: "*** Move to: " LINE_TEXT LF
+
+hunk: hunk_start hunk_line+ end_of_file?
+hunk_start: "@@" LF | "@@ " LINE_TEXT LF
+hunk_line: (" " | "-" | "+") LINE_TEXT? LF
+end_of_file: "*** End of File" LF
+
+LINE_TEXT: /[^\r\n]+/
+%import common.LF
+)lark";
+  return grammar;
+}
+
+nlohmann::json responses_tools(tool_flavour flavour) {
+  json tools = json::array();
+  tools.push_back(function_tool(exec_command_tool, exec_command_description,
+                                exec_command_parameters()));
+  if (flavour == tool_flavour::function_only) {
+    tools.push_back(function_tool(apply_patch_tool, apply_patch_function_description,
+                                  apply_patch_parameters()));
+  } else {
+    tools.push_back({{"type", "custom"},
+                     {"name", apply_patch_tool},
+                     {"description", apply_patch_description},
+                     {"format",
+                      {{"type", "grammar"}, {"syntax", "lark"}, {"definition", apply_patch_grammar()}}}});
+  }
+  return tools;
+}
+
+nlohmann::json chat_tools() {
+  json tools = json::array();
+  for (auto& tool : responses_tools(tool_flavour::function_only)) {
+    json function = {{"name", tool["name"]},
+                     {"description", tool["description"]},
+                     {"parameters", tool["parameters"]}};
+    tools.push_back({{"type", "function"}, {"function", std::move(function)}});
+  }
+  return tools;
+}
+
+}  // namespace parley::wire

@@ -1,0 +1,39 @@
+#pragma once
+// The tools parley offers a model, in the shapes the APIs take:
+//
+//   exec_command  a function tool: {cmd, workdir?, justification?,
+//                 sandbox_permissions?}; runs `cmd` with /bin/sh -c
+//   apply_patch   a freeform ("custom") tool whose input is the patch text,
+//                 constrained by a Lark grammar of the apply_patch language
+//
+// Servers that take only function tools (Chat Completions, many local
+// servers) get apply_patch as a function with one string `input`.
+// Decoding what the model calls is tool_calls.hpp.
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace parley::wire {
+
+inline constexpr std::string_view exec_command_tool = "exec_command";
+inline constexpr std::string_view apply_patch_tool = "apply_patch";
+
+enum class tool_flavour {
+  /// exec_command a function, apply_patch a freeform tool with a grammar.
+  responses,
+  /// Every tool a function; apply_patch takes {"input": "<patch>"}.
+  function_only,
+};
+
+/// The Responses API's "tools" array.
+nlohmann::json responses_tools(tool_flavour flavour = tool_flavour::responses);
+
+/// The Chat Completions "tools" array ({"type":"function","function":{...}}).
+nlohmann::json chat_tools();
+
+/// The Lark grammar of the apply_patch language given to the freeform tool.
+const std::string& apply_patch_grammar();
+
+}  // namespace parley::wire

@@ -1,0 +1,61 @@
+#include "actors/model/wire/tools.hpp"
+
+#include <gtest/gtest.h>
+
+namespace parley::wire {
+namespace {
+
+using nlohmann::json;
+
+TEST(tools, responses_flavour_has_exec_command_function_and_freeform_apply_patch) {
+  json tools = responses_tools();
+  ASSERT_EQ(tools.size(), 2u);
+  const json& exec = tools[0];
+  EXPECT_EQ(exec["type"], "function");
+  EXPECT_EQ(exec["name"], "exec_command");
+  EXPECT_EQ(exec["strict"], false);
+  EXPECT_EQ(exec["parameters"]["required"], json::array({"cmd"}));
+  for (const char* property : {"cmd", "workdir", "justification", "sandbox_permissions"}) {
+    EXPECT_EQ(exec["parameters"]["properties"][property]["type"], "string") << property;
+    EXPECT_FALSE(exec["parameters"]["properties"][property]["description"].get<std::string>().empty());
+  }
+  const json& patch = tools[1];
+  EXPECT_EQ(patch["type"], "custom");
+  EXPECT_EQ(patch["name"], "apply_patch");
+  EXPECT_EQ(patch["format"]["type"], "grammar");
+  EXPECT_EQ(patch["format"]["syntax"], "lark");
+  EXPECT_EQ(patch["format"]["definition"], apply_patch_grammar());
+}
+
+TEST(tools, the_grammar_covers_every_line_of_the_patch_language) {
+  const std::string& grammar = apply_patch_grammar();
+  for (const char* piece : {"start:", "\"*** Begin Patch\"", "\"*** End Patch\"", "\"*** Add File: \"",
+                            "\"*** Delete File: \"", "\"*** Update File: \"", "\"*** Move to: \"",
+                            "\"@@\"", "\"*** End of File\"", "(\" \" | \"-\" | \"+\")", "%import common.LF"}) {
+    EXPECT_NE(grammar.find(piece), std::string::npos) << piece;
+  }
+}
+
+TEST(tools, function_only_flavour_makes_apply_patch_a_function_of_input) {
+  json tools = responses_tools(tool_flavour::function_only);
+  ASSERT_EQ(tools.size(), 2u);
+  EXPECT_EQ(tools[1]["type"], "function");
+  EXPECT_EQ(tools[1]["name"], "apply_patch");
+  EXPECT_EQ(tools[1]["parameters"]["required"], json::array({"input"}));
+  EXPECT_NE(tools[1]["description"].get<std::string>().find("*** Update File:"), std::string::npos);
+}
+
+TEST(tools, chat_tools_wrap_each_function) {
+  json tools = chat_tools();
+  ASSERT_EQ(tools.size(), 2u);
+  for (const auto& tool : tools) {
+    EXPECT_EQ(tool["type"], "function");
+    EXPECT_TRUE(tool["function"].contains("parameters"));
+    EXPECT_FALSE(tool.contains("name"));
+  }
+  EXPECT_EQ(tools[0]["function"]["name"], "exec_command");
+  EXPECT_EQ(tools[1]["function"]["name"], "apply_patch");
+}
+
+}  // namespace
+}  // namespace parley::wire

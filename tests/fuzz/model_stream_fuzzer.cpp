@@ -1,0 +1,70 @@
+// libFuzzer target: bytes from a model provider's HTTP body. They go through
+// the SSE parser and both stream mappers, split where the input's first byte
+// says (a body arrives in chunks of any size), and every finished item is
+// decoded as a tool call, answered, and put into both request bodies, as a
+// turn would. Nothing may throw or crash; after a stream's end nothing more
+// may come out of it.
+
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "actors/model/wire/chat_stream.hpp"
+#include "actors/model/wire/request_body.hpp"
+#include "actors/model/wire/responses_stream.hpp"
+#include "actors/model/wire/tool_calls.hpp"
+
+namespace {
+
+using namespace parley::wire;
+
+void use_items(const std::vector<stream_event>& events, std::vector<nlohmann::json>& history) {
+  for (const auto& event : events) {
+    const auto* done = std::get_if<output_item_done>(&event);
+    if (!done) continue;
+    history.push_back(done->item);
+    if (!is_tool_call(done->item)) continue;
+    auto call = decode_tool_call(done->item);
+    history.push_back(tool_output_item(call, call.error.empty() ? call.command + call.patch : call.error));
+  }
+}
+
+template <class Stream>
+std::vector<stream_event> run(Stream& stream, std::string_view body, std::size_t chunk) {
+  std::vector<stream_event> all;
+  for (std::size_t at = 0; at < body.size(); at += chunk) {
+    bool ended_before = stream.ended();
+    auto events = stream.feed(body.substr(at, chunk));
+    if (ended_before && !events.empty()) std::abort();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (ends_stream(events[i]) && i + 1 != events.size()) std::abort();  // nothing after the end
+    }
+    all.insert(all.end(), events.begin(), events.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::size_t chunk = 1 + data[0] % 64;
+  std::string_view body{reinterpret_cast<const char*>(data) + 1, size - 1};
+
+  std::vector<nlohmann::json> history;
+  responses_stream responses(4096);
+  use_items(run(responses, body, chunk), history);
+  chat_stream chat(4096);
+  auto chat_events = run(chat, body, chunk);
+  auto tail = chat.finish();
+  chat_events.insert(chat_events.end(), tail.begin(), tail.end());
+  use_items(chat_events, history);
+  if (chat.completed() && !std::holds_alternative<response_completed>(chat_events.back())) std::abort();
+
+  request_options options;
+  options.model = "m";
+  (void)body_text(responses_request_body(history, options));
+  (void)body_text(chat_request_body(history, options));
+  return 0;
+}
