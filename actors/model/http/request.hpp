@@ -30,6 +30,10 @@ struct request {
   /// default (300 s). There is no limit on the whole transfer: a stream may
   /// run for minutes, and the caller aborts when it has waited long enough.
   long connect_timeout_ms = 10'000;
+  /// A PEM file of CAs to trust instead of the system's (a private gateway,
+  /// tests); empty: the system's bundle. Certificates and host names are
+  /// always verified.
+  std::string ca_file;
 };
 
 /// How a transfer ended. An HTTP error status (429, 500) is still `ok` here:

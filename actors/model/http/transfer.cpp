@@ -75,6 +75,7 @@ void transfer::set_options() {
     curl_easy_setopt(easy_, CURLOPT_HTTPGET, 1L);
   }
   curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, req_.connect_timeout_ms);
+  if (!req_.ca_file.empty()) curl_easy_setopt(easy_, CURLOPT_CAINFO, req_.ca_file.c_str());
   // Other threads run beside this one: no SIGALRM for timeouts.
   curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
   // Streams sit idle between events for long: keep NATs and proxies from dropping them.

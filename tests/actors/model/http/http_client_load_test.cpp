@@ -1,8 +1,10 @@
 // The HTTP client under many streams at once, across requests (connection
-// reuse), and in the environment it meets (a proxy from http_proxy).
+// reuse), and in the environment it meets (a proxy from http_proxy, TLS).
 
 #include <cstdlib>
+#include <filesystem>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "actors/model/http/client.hpp"
 #include "tests/actors/model/http/httplib_server.hpp"
@@ -140,6 +142,48 @@ TEST(http_client_env, takes_its_proxy_from_http_proxy) {
   EXPECT_EQ(sink->body(), "proxied\r\n");
   std::lock_guard<std::mutex> guard{mtx};
   EXPECT_EQ(request_line, "GET http://model.example.invalid/v1/models HTTP/1.1");
+}
+
+// A self-signed certificate for 127.0.0.1, made by the openssl command.
+struct test_certificate {
+  std::filesystem::path dir = std::filesystem::temp_directory_path()
+                              / ("parley-http-tls-" + std::to_string(::getpid()));
+  std::string cert = (dir / "cert.pem").string();
+  std::string key = (dir / "key.pem").string();
+  bool made = false;
+  test_certificate() {
+    std::filesystem::create_directories(dir);
+    auto command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1"
+                   " -addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert
+                   + " >/dev/null 2>&1";
+    made = std::system(command.c_str()) == 0;
+  }
+  ~test_certificate() { std::filesystem::remove_all(dir); }
+};
+
+TEST(http_client_env, https_works_and_verifies_the_certificate) {
+  test_certificate tls;
+  if (!tls.made) GTEST_SKIP() << "no openssl command to make a certificate";
+  httplib_server server(tls.cert, tls.key);
+  server.svr.Post("/v1/responses", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content("over tls: " + req.body, "text/plain");
+  });
+  server.start();
+  client http;
+  auto trusted = std::make_shared<recording_sink>();
+  auto req = post_to(server.url("/v1/responses"), "hello");
+  req.ca_file = tls.cert;
+  http.start(req, trusted);
+  auto untrusted = std::make_shared<recording_sink>();
+  http.start(post_to(server.url("/v1/responses"), "hello"), untrusted);
+  ASSERT_TRUE(trusted->wait_done());
+  ASSERT_TRUE(untrusted->wait_done());
+  EXPECT_TRUE(trusted->done().ok()) << trusted->done().message;
+  EXPECT_EQ(trusted->body(), "over tls: hello");
+  EXPECT_EQ(untrusted->done().result, outcome::kind::failed);
+  EXPECT_EQ(untrusted->status_calls(), 0);
+  EXPECT_NE(untrusted->done().message.find("certificate"), std::string::npos)
+      << untrusted->done().message;
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 #pragma once
 // A cpp-httplib server for the HTTP client's tests: a loopback port of its
-// own, listening on a thread, stopped and joined when it goes. The listen
+// own (HTTP or HTTPS), listening on a thread, stopped and joined when it goes. The listen
 // backlog is raised from the library's 5: a thousand clients connecting at
 // once would otherwise see dropped handshakes and resets.
 
 #include <chrono>
 #include <httplib.h>
+#include <memory>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -13,7 +14,16 @@
 namespace parley::http::testing {
 
 struct httplib_server {
-  httplib::Server svr;
+  httplib_server() : owned(std::make_unique<httplib::Server>()), svr(*owned) {}
+  /// HTTPS with this certificate and key (PEM files).
+  httplib_server(const std::string& cert, const std::string& key)
+      : owned(std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str())),
+        svr(*owned),
+        scheme("https") {}
+
+  std::unique_ptr<httplib::Server> owned;
+  httplib::Server& svr;
+  std::string scheme = "http";
   int port = 0;
   std::thread thread;
 
@@ -34,7 +44,7 @@ struct httplib_server {
     if (thread.joinable()) thread.join();
   }
   std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port) + path;
+    return scheme + "://127.0.0.1:" + std::to_string(port) + path;
   }
 };
 
