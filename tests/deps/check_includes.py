@@ -15,7 +15,7 @@ import sys
 ROOTS = ("protocol", "actors", "transport")
 
 # folder -> folders it may include from (its own is always allowed).
-# Pure libraries (protocol, patch, rules, audit, model/wire) depend on nothing of
+# Pure libraries (protocol, patch, rules, audit, model/wire, model/http) depend on nothing of
 # parley's but protocol; the rule books' and the audit log's actors sit in
 # their folders and use core.
 ALLOWED = {
@@ -33,8 +33,9 @@ ALLOWED = {
     "actors/threads": {"protocol", "actors/core", "actors/patch", "actors/approval",
                        "actors/store"},
     "actors/store": {"protocol", "actors/core"},
-    "actors/model": {"protocol", "actors/core", "actors/model/wire"},
+    "actors/model": {"protocol", "actors/core", "actors/model/wire", "actors/model/http"},
     "actors/model/wire": set(),
+    "actors/model/http": set(),
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval", "actors/approval/audit",
                   "actors/approval/rules", "actors/store", "transport/chat"},
@@ -45,10 +46,9 @@ ALLOWED = {
 def folder_of(path):
     parts = path.split("/")
     if parts[0] == "actors" and len(parts) > 2:
-        if parts[1] == "approval" and len(parts) > 3:
-            return "actors/approval/" + parts[2]
-        if parts[1] == "model" and parts[2] == "wire" and len(parts) > 3:
-            return "actors/model/wire"
+    "actors/model": {"protocol", "actors/core", "actors/model/wire", "actors/model/http"},
+    "actors/model/wire": set(),
+    "actors/model/http": set(),
         return "actors/" + parts[1]
     if parts[0] == "transport" and len(parts) > 2:
         return "transport/" + parts[1]

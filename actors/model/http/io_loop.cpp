@@ -1,0 +1,223 @@
+#include "actors/model/http/io_loop.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <stdexcept>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace parley::http {
+
+namespace {
+
+void init_curl_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+      throw std::runtime_error("http client: curl_global_init failed");
+  });
+}
+
+outcome aborted(std::string why) { return {outcome::kind::aborted, std::move(why)}; }
+
+int curl_flags_of(uint32_t events) {
+  int flags = 0;
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) != 0) flags |= CURL_CSELECT_IN;
+  if ((events & EPOLLOUT) != 0) flags |= CURL_CSELECT_OUT;
+  if ((events & EPOLLERR) != 0) flags |= CURL_CSELECT_ERR;
+  return flags;
+}
+
+}  // namespace
+
+client::io_loop::io_loop() {
+  init_curl_once();
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  multi_ = curl_multi_init();
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = wake_fd_;
+  if (epoll_fd_ < 0 || wake_fd_ < 0 || multi_ == nullptr
+      || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+    if (multi_ != nullptr) curl_multi_cleanup(multi_);
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+    if (epoll_fd_ >= 0) ::close(epoll_fd_);
+    throw std::runtime_error("http client: epoll, eventfd or curl_multi_init failed");
+  }
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &io_loop::on_socket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &io_loop::on_timer);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  // Many streams to one host share an HTTP/2 connection where it offers one.
+  curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  thread_ = std::thread([this] { run(); });
+}
+
+client::io_loop::~io_loop() {
+  stop();
+  ::close(wake_fd_);
+  ::close(epoll_fd_);
+}
+
+bool client::io_loop::post(command c) {
+  bool was_empty = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (stopping_) return false;
+    was_empty = commands_.empty();
+    commands_.push_back(std::move(c));
+  }
+  // A non-empty queue has its wake-up on the way already.
+  if (was_empty) wake();
+  return true;
+}
+
+bool client::io_loop::post_start(std::unique_ptr<transfer> t) {
+  return post({std::move(t), 0});
+}
+
+void client::io_loop::post_abort(request_id id) { post({nullptr, id}); }
+
+void client::io_loop::stop() {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    stopping_ = true;
+  }
+  wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+void client::io_loop::wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void client::io_loop::run() {
+  while (apply_commands()) {
+    wait_and_dispatch();
+    collect_done();
+  }
+  for (auto& [id, t] : transfers_) {
+    curl_multi_remove_handle(multi_, t->easy());
+    t->finish(aborted("aborted: the HTTP client shut down"));
+  }
+  live_ -= transfers_.size();
+  transfers_.clear();
+  // Closes the cached connections, here: no other thread touches a socket.
+  curl_multi_cleanup(multi_);
+  multi_ = nullptr;
+}
+
+// Applies the queued commands in order; false once stopping.
+bool client::io_loop::apply_commands() {
+  std::deque<command> batch;
+  bool stopping = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    batch.swap(commands_);
+    stopping = stopping_;
+  }
+  for (auto& c : batch) {
+    if (c.start)
+      add(std::move(c.start));
+    else
+      abort_one(c.id);
+  }
+  return !stopping;
+}
+
+void client::io_loop::add(std::unique_ptr<transfer> t) {
+  if (t->easy() == nullptr) {
+    t->finish({outcome::kind::failed, t->setup_error()});
+    return;
+  }
+  auto rc = curl_multi_add_handle(multi_, t->easy());
+  if (rc != CURLM_OK) {
+    t->finish({outcome::kind::failed, curl_multi_strerror(rc)});
+    return;
+  }
+  ++live_;
+  auto id = t->id();
+  transfers_.emplace(id, std::move(t));
+}
+
+void client::io_loop::abort_one(request_id id) {
+  auto i = transfers_.find(id);
+  if (i == transfers_.end()) return;  // done already, or never started
+  auto t = std::move(i->second);
+  transfers_.erase(i);
+  --live_;
+  // With a response half read, curl closes the connection (HTTP/2: resets the stream).
+  curl_multi_remove_handle(multi_, t->easy());
+  t->finish(aborted("aborted"));
+}
+
+void client::io_loop::wait_and_dispatch() {
+  int timeout_ms = -1;
+  if (timer_) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer_ - clock_type::now()).count();
+    timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+  }
+  epoll_event events[256];
+  int n = ::epoll_wait(epoll_fd_, events, 256, timeout_ms);
+  int running = 0;
+  for (int k = 0; k < n; ++k) {
+    if (events[k].data.fd == wake_fd_) {
+      uint64_t count = 0;
+      [[maybe_unused]] auto r = ::read(wake_fd_, &count, sizeof count);
+      continue;
+    }
+    curl_multi_socket_action(multi_, events[k].data.fd, curl_flags_of(events[k].events), &running);
+  }
+  if (timer_ && clock_type::now() >= *timer_) {
+    timer_.reset();  // curl sets the next one from inside the action
+    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+  }
+}
+
+void client::io_loop::collect_done() {
+  int left = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
+    if (message->msg != CURLMSG_DONE) continue;
+    CURL* easy = message->easy_handle;
+    CURLcode code = message->data.result;
+    transfer* raw = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &raw);
+    curl_multi_remove_handle(multi_, easy);  // `message` is gone from here on
+    auto i = transfers_.find(raw->id());
+    if (i == transfers_.end()) continue;
+    auto t = std::move(i->second);
+    transfers_.erase(i);
+    --live_;
+    t->finish(t->outcome_of(code));
+  }
+}
+
+int client::io_loop::on_socket(CURL*, curl_socket_t fd, int what, void* self, void*) {
+  auto epoll_fd = static_cast<io_loop*>(self)->epoll_fd_;
+  if (what == CURL_POLL_REMOVE) {
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    return 0;
+  }
+  epoll_event ev{};
+  if ((what & CURL_POLL_IN) != 0) ev.events |= EPOLLIN;
+  if ((what & CURL_POLL_OUT) != 0) ev.events |= EPOLLOUT;
+  ev.data.fd = fd;
+  if (::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+  return 0;
+}
+
+int client::io_loop::on_timer(CURLM*, long timeout_ms, void* self) {
+  auto& loop = *static_cast<io_loop*>(self);
+  if (timeout_ms < 0)
+    loop.timer_.reset();
+  else
+    loop.timer_ = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+  return 0;
+}
+
+}  // namespace parley::http

@@ -1,0 +1,72 @@
+#pragma once
+// The client's I/O thread: epoll over curl's sockets and an eventfd, curl's
+// one timer, and the command queue that start() and abort() fill. Private to
+// client.cpp. Everything below "I/O thread only" is touched by that thread
+// alone, including every socket and the curl multi handle.
+
+#include <atomic>
+#include <chrono>
+#include <curl/curl.h>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "actors/model/http/client.hpp"
+#include "actors/model/http/transfer.hpp"
+
+namespace parley::http {
+
+class client::io_loop {
+ public:
+  io_loop();
+  ~io_loop();  // stop()
+  io_loop(const io_loop&) = delete;
+  io_loop& operator=(const io_loop&) = delete;
+
+  /// Queues a started transfer; false once stopping (the caller reports it).
+  bool post_start(std::unique_ptr<transfer> t);
+  void post_abort(request_id id);
+  /// Aborts everything and joins the thread.
+  void stop();
+
+  request_id next_id() { return next_id_.fetch_add(1); }
+  std::size_t live() const { return live_.load(); }
+
+ private:
+  using clock_type = std::chrono::steady_clock;
+  struct command {
+    std::unique_ptr<transfer> start;  // null: an abort of `id`
+    request_id id = 0;
+  };
+
+  static int on_socket(CURL* easy, curl_socket_t fd, int what, void* self, void* socket_data);
+  static int on_timer(CURLM* multi, long timeout_ms, void* self);
+
+  bool post(command c);
+  void wake();
+  void run();
+  bool apply_commands();
+  void add(std::unique_ptr<transfer> t);
+  void abort_one(request_id id);
+  void wait_and_dispatch();
+  void collect_done();
+  void end(std::unique_ptr<transfer> t, const outcome& result);
+
+  std::mutex mtx_;
+  std::deque<command> commands_;  // guarded by mtx_
+  bool stopping_ = false;         // guarded by mtx_
+  std::atomic<request_id> next_id_{1};
+  std::atomic<std::size_t> live_{0};
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  // I/O thread only (and the constructor and destructor, while it does not run):
+  CURLM* multi_ = nullptr;
+  std::optional<clock_type::time_point> timer_;  // when curl wants its timeout action
+  std::unordered_map<request_id, std::unique_ptr<transfer>> transfers_;
+  std::thread thread_;
+};
+
+}  // namespace parley::http
