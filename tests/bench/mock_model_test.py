@@ -44,6 +44,8 @@ class Mock:
         out, err = self.proc.communicate(timeout=30)
         check(self.proc.returncode == 0, "mock exits 0 on SIGTERM (got %s)" % self.proc.returncode)
         check(out == "", "nothing but the listening line on stdout (got %r)" % out[:200])
+        check("Sanitizer" not in err and "runtime error" not in err,
+              "no sanitizer report (a build with -fsanitize)")
         return err
 
     def request(self, method, path, body=None, headers=None, timeout=30):
