@@ -46,9 +46,8 @@ ALLOWED = {
 def folder_of(path):
     parts = path.split("/")
     if parts[0] == "actors" and len(parts) > 2:
-    "actors/model": {"protocol", "actors/core", "actors/model/wire", "actors/model/http"},
-    "actors/model/wire": set(),
-    "actors/model/http": set(),
+        if parts[1] in ("approval", "model") and len(parts) > 3:
+            return "actors/" + parts[1] + "/" + parts[2]
         return "actors/" + parts[1]
     if parts[0] == "transport" and len(parts) > 2:
         return "transport/" + parts[1]
