@@ -101,6 +101,18 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
                                "the approval audit log (default HOME/audit.jsonl with the local "
                                "store; off with --store memory); \"off\" disables it")
                     ->type_name("FILE"));
+  all.push_back(app.add_option("--config", out.config_file,
+                               "Codex's config.toml: the model, its provider, the shell "
+                               "environment policy (default $CODEX_HOME/config.toml, else "
+                               "HOME/config.toml; a missing default file means defaults)")
+                    ->type_name("FILE"));
+  all.push_back(app.add_option("-c", out.config_overrides,
+                               "override a config.toml key (repeatable): a dotted path and a "
+                               "TOML value, else a plain string (-c model=o3, "
+                               "-c model_providers.local.base_url=http://127.0.0.1:8080/v1)")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                    ->allow_extra_args(false)
+                    ->type_name("KEY=VALUE"));
   all.push_back(app.add_option("--cwd", cfg.default_cwd,
                                "cwd for threads that do not name one (default: current)")
                     ->type_name("DIR"));
@@ -264,9 +276,17 @@ command_line parse_command_line(int argc, const char* const* argv) {
     return out;
   }
   if (out.what == command_line::action::chat)
-    for (auto* opt : p.chat_server_options)
-      if (opt->count() > 0)
+    for (auto* opt : p.chat_server_options) {
+      if (opt->count() == 0) continue;
+      if (opt->get_name() == "-c") {  // every one, in order; a short option takes no `=`
+        for (const auto& v : opt->results()) {
+          out.server_args.push_back("-c");
+          out.server_args.push_back(v);
+        }
+      } else {
         out.server_args.push_back(opt->get_name() + "=" + opt->results().back());
+      }
+    }
   if (out.what == command_line::action::audit_verify && out.audit_file.empty())
     out.audit_file = out.server.home + "/audit.jsonl";
   return out;

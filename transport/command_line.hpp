@@ -4,6 +4,7 @@
 // structs; transport/main.cpp runs what was asked.
 //
 //   parley app-server [options]      parley chat [options]
+//     (both: --config FILE, -c key=value: Codex's config.toml)
 //   parley store reindex [--home DIR]
 //   parley audit verify [--home DIR | FILE]
 //   parley rules check [--home DIR] [--json] (-- COMMAND WORDS... | --path P...)
@@ -37,6 +38,11 @@ struct command_line {
   /// --audit: a file, "off", or empty for the default (HOME/audit.jsonl with
   /// the local store).
   std::string audit;
+  /// --config: Codex's config.toml; empty = the default path
+  /// ($CODEX_HOME/config.toml, else HOME/config.toml), which may be missing.
+  std::string config_file;
+  /// -c key=value (repeatable, in order), applied on top of the file.
+  std::vector<std::string> config_overrides;
   /// chat: its own options; `server_args` are the app-server options given,
   /// passed on to the child as `--name=value`.
   chat_options chat;

@@ -2,13 +2,16 @@
 // speaking the Codex app-server JSON-RPC protocol. The options are defined in
 // transport/command_line.cpp; this file runs what they ask for.
 
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <unistd.h>
 
 #include "actors/approval/audit/audit_log.hpp"
 #include "actors/core/log.hpp"
 #include "actors/approval/rules/rules.hpp"
+#include "actors/model/config/model_config.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "transport/app_server.hpp"
@@ -17,6 +20,37 @@
 #include "transport/rules_command.hpp"
 
 namespace {
+
+/// Codex's config.toml (--config, else the default path) with the -c
+/// overrides; null after printing why it cannot be used.
+std::shared_ptr<const parley::model_config::settings> load_config(const parley::command_line& cl) {
+  namespace mc = parley::model_config;
+  mc::load_request req;
+  req.explicit_path = !cl.config_file.empty();
+  req.path = req.explicit_path ? cl.config_file
+                               : mc::default_config_path(std::getenv("CODEX_HOME"), cl.server.home);
+  req.overrides = cl.config_overrides;
+  auto loaded = mc::load(req);
+  if (!loaded) {
+    std::cerr << "parley: " << loaded.error << "\n";
+    // Codex's --config is the long form of -c; parley's takes a file.
+    if (req.explicit_path && cl.config_file.find('=') != std::string::npos)
+      std::cerr << "parley: --config takes a file; to set a key use -c " << cl.config_file << "\n";
+    return nullptr;
+  }
+  const auto& s = *loaded.config;
+  // Names only: never a header value, a key or the environment.
+  if (s.source.empty())
+    PARLEY_INFO("config event=defaults path={} (not found)", req.path);
+  else
+    PARLEY_INFO("config event=loaded path={} overrides={}", s.source, req.overrides.size());
+  PARLEY_INFO("config event=model provider={} model={} wire_api={}", s.model_provider,
+              s.model.empty() ? "(none)" : s.model,
+              s.active_provider().how == mc::provider::kind::scripted
+                  ? "none"
+                  : mc::to_string(s.active_provider().wire));
+  return std::make_shared<const mc::settings>(std::move(*loaded.config));
+}
 
 int app_server(parley::command_line& cl) {
   auto& cfg = cl.server;
@@ -35,6 +69,10 @@ int app_server(parley::command_line& cl) {
     return 1;
   }
   parley::log::set_level(cl.log_level);
+  // A config that cannot be used stops the start (exit 2, as a usage error):
+  // serving with another provider or policy than the one written is worse.
+  cfg.model_settings = load_config(cl);
+  if (!cfg.model_settings) return 2;
   return parley::run_app_server(std::move(cfg), cl.listen);
 }
 

@@ -12,6 +12,10 @@
 
 namespace parley {
 
+namespace model_config {
+struct settings;  // actors/model/config/model_config.hpp
+}
+
 struct runtime_config {
   /// How long an approval waits for a decision before it counts as declined.
   std::chrono::milliseconds approval_timeout = std::chrono::minutes(10);
@@ -50,6 +54,14 @@ struct runtime_config {
   /// External hook programs (HOME/hooks.json for `parley app-server`), asked
   /// after the in-process hooks.
   std::vector<hooks::external_hook_spec> external_hooks;
+  /// config.toml with the -c overrides (model provider, shell environment
+  /// policy); null = the built-in defaults.
+  std::shared_ptr<const model_config::settings> model_settings;
+  /// The whole environment ("NAME=value") of every command a turn runs. The
+  /// runtime makes it as it starts, from the shell environment policy and
+  /// its own environment, unless the host set it; null (services built
+  /// without a runtime, as in some tests) = parley's own environment.
+  std::shared_ptr<const std::vector<std::string>> command_environment;
 };
 
 /// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers

@@ -6,10 +6,28 @@
 #include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/model/config/environment_policy.hpp"
+#include "actors/model/config/model_config.hpp"
 #include "actors/runtime/server.hpp"
 #include "actors/threads/process_reactor.hpp"
 
+extern char** environ;
+
 namespace parley {
+
+namespace {
+
+// What every command a turn runs gets: parley's environment (read once,
+// here) through the shell environment policy; the default policy when no
+// config was loaded, so API keys and tokens never reach a command.
+std::shared_ptr<const std::vector<std::string>> command_environment_of(const runtime_config& cfg) {
+  model_config::shell_environment_policy defaults;
+  const auto& policy = cfg.model_settings ? cfg.model_settings->shell_environment : defaults;
+  return std::make_shared<const std::vector<std::string>>(
+      model_config::command_environment(policy, model_config::environment_of(environ)));
+}
+
+}  // namespace
 
 void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -27,6 +45,7 @@ runtime::runtime(runtime_config config) {
   // decide differently from what the deployment wrote.
   std::shared_ptr<rules::rules_book> rules;
   if (!config.rules_dir.empty()) rules = std::make_shared<rules::rules_book>(config.rules_dir);
+  if (!config.command_environment) config.command_environment = command_environment_of(config);
   configure_scheduler(caf_config_, config.scheduler_threads);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));

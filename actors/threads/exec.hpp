@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/core/interfaces.hpp"
 #include "actors/threads/process_reactor.hpp"
@@ -19,9 +20,12 @@ struct exec_state {
   process_id process = 0;
 };
 
+/// `env`: the command's environment (runtime_config::command_environment);
+/// null = parley's own.
 process_sink_actor::behavior_type exec(process_sink_actor::stateful_pointer<exec_state> self,
                                        process_sink_actor turn, std::string command,
                                        std::string cwd, std::shared_ptr<process_reactor> reactor,
-                                       std::shared_ptr<runtime_telemetry> telemetry);
+                                       std::shared_ptr<runtime_telemetry> telemetry,
+                                       std::shared_ptr<const std::vector<std::string>> env);
 
 }  // namespace parley

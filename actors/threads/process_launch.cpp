@@ -82,8 +82,17 @@ caf::expected<launched> launch(const spawn_spec& spec) {
   argv.reserve(spec.argv.size() + 1);
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The environment given, else parley's. argv[0] is still looked up in
+  // parley's PATH (glibc's posix_spawnp), whatever the child's PATH is.
+  std::vector<char*> envp;
+  if (spec.env) {
+    envp.reserve(spec.env->size() + 1);
+    for (const auto& e : *spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(),
+                          spec.env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(fds[1]);

@@ -107,10 +107,12 @@ void process_reactor::wake() {
 }
 
 process_id process_reactor::spawn(const std::string& command, const std::string& cwd,
-                                  process_sink_actor sink) {
+                                  process_sink_actor sink,
+                                  std::shared_ptr<const std::vector<std::string>> env) {
   spawn_spec spec;
   spec.argv = {"/bin/sh", "-c", command};
   spec.cwd = cwd;
+  spec.env = std::move(env);
   return spawn(std::move(spec), std::move(sink));
 }
 

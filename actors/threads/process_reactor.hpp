@@ -40,6 +40,8 @@ struct spawn_spec {
   /// true: stderr into the same pipe as stdout. false: stderr stays parley's
   /// stderr (stdout may be a protocol and must not see diagnostics).
   bool merge_stderr = true;
+  /// The child's whole environment ("NAME=value"); null = parley's own.
+  std::shared_ptr<const std::vector<std::string>> env;
 };
 
 /// Names one spawn request for its whole life (never reused, unlike pids).
@@ -69,8 +71,9 @@ class process_reactor {
   process_id spawn(spawn_spec spec, process_sink_actor sink);
 
   /// `/bin/sh -c command` in `cwd`, stdin from /dev/null, stdout and stderr
-  /// into one pipe.
-  process_id spawn(const std::string& command, const std::string& cwd, process_sink_actor sink);
+  /// into one pipe, with `env` as its environment (null: parley's own).
+  process_id spawn(const std::string& command, const std::string& cwd, process_sink_actor sink,
+                   std::shared_ptr<const std::vector<std::string>> env = nullptr);
 
   /// Kills the process's whole group (SIGKILL) unless it was reaped; a start
   /// still queued never happens, one in progress is killed as it returns.

@@ -110,8 +110,11 @@ void start_exec(self_ptr self) {
   auto& st = self->state;
   auto& cmd = *st.command;
   cmd.output.emplace(st.svc.config->output_cap_bytes);
+  // The shell environment policy's environment: API keys and tokens stay
+  // out of what a model runs.
   auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
-                                         cmd.item.cwd, st.svc.reactor, st.svc.telemetry);
+                                         cmd.item.cwd, st.svc.reactor, st.svc.telemetry,
+                                         st.svc.config->command_environment);
   cmd.exec_addr = runner.address();
 }
 

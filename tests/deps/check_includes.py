@@ -15,7 +15,8 @@ import sys
 ROOTS = ("protocol", "actors", "transport")
 
 # folder -> folders it may include from (its own is always allowed).
-# Pure libraries (protocol, patch, rules, audit, model/wire, model/http) depend on nothing of
+# Pure libraries (protocol, patch, rules, audit, model/wire, model/http,
+# model/config) depend on nothing of
 # parley's but protocol; the rule books' and the audit log's actors sit in
 # their folders and use core.
 ALLOWED = {
@@ -26,19 +27,21 @@ ALLOWED = {
     "actors/core": {"protocol", "actors/approval/hooks", "actors/approval/audit"},
     "actors/runtime": {"protocol", "actors/core", "actors/approval", "actors/approval/hooks",
                        "actors/approval/rules", "actors/approval/audit", "actors/threads",
-                       "actors/store", "actors/model"},
+                       "actors/store", "actors/model", "actors/model/config"},
     "actors/approval/hooks": {"protocol", "actors/core", "actors/threads"},
     "actors/approval": {"protocol", "actors/core", "actors/patch", "actors/approval/hooks",
                         "actors/approval/rules", "actors/approval/audit"},
     "actors/threads": {"protocol", "actors/core", "actors/patch", "actors/approval",
                        "actors/store"},
     "actors/store": {"protocol", "actors/core"},
-    "actors/model": {"protocol", "actors/core", "actors/model/wire", "actors/model/http"},
+    "actors/model": {"protocol", "actors/core", "actors/store", "actors/model/wire",
+                     "actors/model/http", "actors/model/config"},
     "actors/model/wire": set(),
     "actors/model/http": set(),
+    "actors/model/config": set(),
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval", "actors/approval/audit",
-                  "actors/approval/rules", "actors/store", "transport/chat"},
+                  "actors/approval/rules", "actors/store", "actors/model/config", "transport/chat"},
     "transport/chat": {"protocol", "transport"},
 }
 

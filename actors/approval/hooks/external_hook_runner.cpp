@@ -60,6 +60,9 @@ hook_runner_actor::behavior_type external_hook_runner(
   run.stdin_data = std::move(request_json) + "\n";
   // stdout is the hook's answer; its diagnostics go to parley's stderr.
   run.merge_stderr = false;
+  // A hook is the operator's own program, not something a model asked to
+  // run: it keeps parley's whole environment (run.env stays null), so it may
+  // use credentials the shell environment policy keeps from commands.
   // Queued: the reactor's spawner thread creates the process.
   auto id = reactor->spawn(std::move(run), caf::actor_cast<process_sink_actor>(self));
   st.process = id;
