@@ -22,7 +22,7 @@
 #include <queue>
 #include <random>
 #include <string>
-#include <thread>
+#include <sys/resource.h>
 #include <vector>
 
 #include "bench/harness/ledger.hpp"
@@ -109,6 +109,7 @@ class bench_run {
       }
     }
     wall_end_ = now_ms();
+    harness_cpu_s_ = own_cpu_s();
     if (!o_.quiet) std::fprintf(stderr, "\n");
     auto figures = read_proc(server_.pid());
     auto code = stop_server();
@@ -120,6 +121,14 @@ class bench_run {
 
  private:
   bool stdio() const { return o_.connect.what == endpoint::kind::stdio; }
+
+  /// The harness's own CPU time, all its threads: it shares the cores with the server.
+  static double own_cpu_s() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+  }
 
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(clock_type::now() - start_).count();
@@ -448,6 +457,7 @@ class bench_run {
            {"answer_to_completed_ms", pct(answer_to_completed_)},
            {"server_peak_rss_kb", f.peak_rss_kb},
            {"server_cpu_s", f.cpu_s},
+           {"harness_cpu_s", harness_cpu_s_},
            {"approvals", ledger_.approvals()},
            {"approval_requests", ledger_.approval_requests()},
            {"errors", errors_},
@@ -470,7 +480,8 @@ class bench_run {
     std::printf("wall        %.3f s   turns %zu   %.0f turns/s   approvals %zu (%zu asked)\n",
                 j["wall_s"].get<double>(), ledger_.turns_completed(), j["turns_per_s"].get<double>(),
                 ledger_.approvals(), ledger_.approval_requests());
-    std::printf("server      peak RSS %ld KB   CPU %.2f s\n", f.peak_rss_kb, f.cpu_s);
+    std::printf("server      peak RSS %ld KB   CPU %.2f s   (harness CPU %.2f s)\n", f.peak_rss_kb, f.cpu_s,
+                harness_cpu_s_);
     if (o_.idle_connections > 0)
       std::printf("idle        %d connections: RSS +%ld KB, memory per idle connection %.1f KB\n",
                   o_.idle_connections, idle_rss_delta_kb_, j["memory_per_idle_connection_kb"].get<double>());
@@ -509,6 +520,7 @@ class bench_run {
   int initialized_ = 0;
   std::string initialize_error_;
   long idle_rss_delta_kb_ = 0;
+  double harness_cpu_s_ = 0;
   int started_ = 0, finished_ = 0;
   // Turns completed on their owner whose copies are still to come on joined
   // connections (may dip below 0: either may come first). The run ends when

@@ -58,7 +58,7 @@ TEST(parley_bench, a_small_run_against_parley_is_valid) {
   auto j = nlohmann::json::parse(std::ifstream{dir + "/run.json"});
   for (auto key : {"server", "threads", "turns_per_thread", "wall_s", "turns_per_s", "turn_ms",
                    "approval_request_ms", "answer_to_resolved_ms", "answer_to_completed_ms",
-                   "server_peak_rss_kb", "server_cpu_s", "approvals", "errors", "violations"})
+                   "server_peak_rss_kb", "server_cpu_s", "harness_cpu_s", "approvals", "errors", "violations"})
     EXPECT_TRUE(j.contains(key)) << key;
   for (auto key : {"turn_ms", "approval_request_ms", "answer_to_resolved_ms", "answer_to_completed_ms"})
     for (auto p : {"p50", "p90", "p99", "max"}) EXPECT_TRUE(j[key].contains(p)) << key << "." << p;
