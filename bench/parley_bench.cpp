@@ -1,200 +1,47 @@
-// parley-bench: a load generator for any Codex app-server over stdio.
+// parley-bench: a load generator for any Codex app-server, over stdio or
+// WebSocket connections.
 //
 //   parley-bench --server 'parley app-server --store memory' --threads 10000 --turns 1
 //
-// It spawns the server, starts N threads with bounded concurrency, runs M
-// turns on each, answers every approval with a chosen mix after an optional
-// think time, checks the run (every approval resolved exactly once, every
-// turn completed, no ids crossed between threads), and prints and saves the
-// figures: throughput, latency percentiles, server peak RSS and CPU time.
+// It spawns the server, starts N threads with bounded concurrency (spread
+// over the connections, each its own session), runs M turns on each, answers
+// every approval with a chosen mix after an optional think time, checks the
+// run (every approval resolved exactly once on every connection asked it,
+// every turn completed, no ids crossed between threads), and prints and
+// saves the figures: throughput, latency percentiles, server peak RSS, CPU
+// time and memory per idle connection.
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <queue>
 #include <random>
-#include <sstream>
-#include <algorithm>
 #include <string>
-#include <unistd.h>
+#include <sys/resource.h>
 #include <vector>
 
 #include "bench/harness/ledger.hpp"
-#include "bench/harness/stamped_reader.hpp"
+#include "bench/harness/options.hpp"
+#include "bench/harness/plot.hpp"
+#include "bench/harness/proc_figures.hpp"
 #include "bench/harness/stats.hpp"
+#include "bench/harness/stdio_link.hpp"
+#include "bench/harness/ws_link.hpp"
 #include "transport/child_process.hpp"
 
 namespace {
 
 using json = nlohmann::json;
 using clock_type = std::chrono::steady_clock;
-using parley::bench::ledger;
-using parley::bench::percentiles;
-using parley::bench::summarize;
+using namespace parley::bench;
 
-constexpr const char* usage = R"(usage: parley-bench --server CMD [options]
-  --server CMD          the app-server command line (run with /bin/sh -c)
-  --threads N           threads to run (default 100)
-  --turns M             turns per thread (default 1; 0 = only load idle threads)
-  --approvals K         approvals asked per turn (scripted text; default 1)
-  --concurrency C       threads in flight at once (default: all)
-  --mix SPEC            answers, e.g. accept=3,decline=1,cancel=0,late=0,never=0 (default accept=1)
-  --think-ms T          wait T ms before answering (default 0)
-  --late-ms L           how late a `late` answer comes (default 2000)
-  --text scripted|plain turn text: parley's `run: CMD` lines, or plain text for a model (default scripted)
-  --command CMD         the command the turn asks to run (default true)
-  --timeout S           give up after S seconds (default 300)
-  --json FILE           write every figure as JSON
-  --plot FILE.svg       latency CDFs and throughput over time (needs gnuplot)
-  --server-log FILE     the server's stderr (default /dev/null)
-  --seed S              seed for the answer mix (default 1)
-  --quiet               no progress line
-)";
-
-struct options {
-  std::string server;
-  int threads = 100;
-  int turns = 1;
-  int approvals = 1;
-  int concurrency = 0;
-  std::map<std::string, int> mix{{"accept", 1}};
-  double think_ms = 0;
-  double late_ms = 2000;
-  bool plain = false;
-  std::string command = "true";
-  double timeout_s = 300;
-  std::string json_path, plot_path, server_log = "/dev/null";
-  unsigned seed = 1;
-  bool quiet = false;
-};
-
-bool parse_options(int argc, char** argv, options& o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string& out) {
-      auto eq = a.find('=');
-      if (eq != std::string::npos) {
-        out = a.substr(eq + 1);
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    auto name = a.substr(0, a.find('='));
-    std::string v;
-    if (name == "--quiet") {
-      o.quiet = true;
-      continue;
-    }
-    if (name == "--help" || name == "-h" || !value(v)) return false;
-    if (name == "--server") o.server = v;
-    else if (name == "--threads") o.threads = std::stoi(v);
-    else if (name == "--turns") o.turns = std::stoi(v);
-    else if (name == "--approvals") o.approvals = std::stoi(v);
-    else if (name == "--concurrency") o.concurrency = std::stoi(v);
-    else if (name == "--think-ms") o.think_ms = std::stod(v);
-    else if (name == "--late-ms") o.late_ms = std::stod(v);
-    else if (name == "--text") o.plain = v == "plain";
-    else if (name == "--command") o.command = v;
-    else if (name == "--timeout") o.timeout_s = std::stod(v);
-    else if (name == "--json") o.json_path = v;
-    else if (name == "--plot") o.plot_path = v;
-    else if (name == "--server-log") o.server_log = v;
-    else if (name == "--seed") o.seed = static_cast<unsigned>(std::stoul(v));
-    else if (name == "--mix") {
-      o.mix.clear();
-      size_t pos = 0;
-      while (pos < v.size()) {
-        auto comma = v.find(',', pos);
-        auto part = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        auto eq = part.find('=');
-        if (eq == std::string::npos) return false;
-        auto kind = part.substr(0, eq);
-        if (kind != "accept" && kind != "decline" && kind != "cancel" && kind != "late" && kind != "never")
-          return false;
-        o.mix[kind] = std::stoi(part.substr(eq + 1));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
-    } else {
-      return false;
-    }
-  }
-  if (o.concurrency <= 0 || o.concurrency > o.threads) o.concurrency = o.threads;
-  return !o.server.empty() && o.threads > 0 && o.turns >= 0;
-}
-
-/// /proc figures of the server process.
-struct proc_figures {
-  long peak_rss_kb = 0;
-  double cpu_s = 0;
-};
-
-/// A process's own figures (not its children's).
-proc_figures read_one(pid_t pid) {
-  proc_figures f;
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) f.peak_rss_kb = std::stol(line.substr(6));
-  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string all{std::istreambuf_iterator<char>(stat), std::istreambuf_iterator<char>()};
-  auto close = all.rfind(')');
-  if (close != std::string::npos) {
-    std::istringstream rest{all.substr(close + 2)};
-    std::vector<std::string> fields;
-    std::string x;
-    while (rest >> x) fields.push_back(x);
-    // utime and stime are fields 14 and 15 of stat; here indexes 11 and 12.
-    if (fields.size() > 12)
-      f.cpu_s = static_cast<double>(std::stoll(fields[11]) + std::stoll(fields[12]))
-                / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
-  return f;
-}
-
-/// The parent pid of `pid`, or 0.
-pid_t parent_of(pid_t pid) {
-  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string all{std::istreambuf_iterator<char>(stat), std::istreambuf_iterator<char>()};
-  auto close = all.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest{all.substr(close + 2)};
-  std::string state;
-  long ppid = 0;
-  rest >> state >> ppid;
-  return static_cast<pid_t>(ppid);
-}
-
-/// The server's figures: the process and every live descendant (a wrapper
-/// script, a network namespace, a mock model), summed.
-proc_figures read_proc(pid_t root) {
-  std::vector<pid_t> tree{root};
-  std::map<pid_t, pid_t> parents;
-  for (auto& entry : std::filesystem::directory_iterator("/proc")) {
-    auto name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    auto pid = static_cast<pid_t>(std::stol(name));
-    parents[pid] = parent_of(pid);
-  }
-  for (size_t i = 0; i < tree.size(); ++i)
-    for (auto& [pid, ppid] : parents)
-      if (ppid == tree[i]) tree.push_back(pid);
-  proc_figures total;
-  for (auto pid : tree) {
-    auto f = read_one(pid);
-    total.peak_rss_kb += f.peak_rss_kb;
-    total.cpu_s += f.cpu_s;
-  }
-  return total;
-}
+/// An id that is unique only on its connection (request ids, JSON-dumped).
+using conn_key = std::pair<int, std::string>;
 
 struct approval_record {
   std::string thread;
@@ -202,13 +49,27 @@ struct approval_record {
   double answered_ms = -1;
 };
 
+/// One connection's copy of an approval, waiting for the other copies.
+struct approval_copy {
+  int connection;
+  json id;
+};
+
 struct thread_run {
   std::string id;
+  int connection = 0;   // the one that started it and runs its turns
+  int subscribers = 1;  // connections asked its approvals
+  int joins_pending = 0;
   int turns_done = 0;
   std::string turn;
   double turn_sent_ms = 0;
   double last_answer_ms = -1;
+  int answer_connection = -1;
   bool first_approval_seen = false;
+};
+
+struct pending_call {
+  std::string method, thread;
 };
 
 class bench_run {
@@ -220,19 +81,18 @@ class bench_run {
         start_(clock_type::now()) {}
 
   int run() {
-    send("initialize", json{{"clientInfo", {{"name", "parley-bench"}, {"version", "0.1.0"}}}});
-    if (!wait_initialized()) return 2;
-    server_.write_line(R"({"method":"initialized"})");
+    if (!open_sessions()) return 2;
+    if (o_.idle_connections > 0 && !measure_idle_connections()) return 2;
     wall_start_ = now_ms();
     while (started_ < o_.concurrency) start_thread();
     auto deadline = wall_start_ + o_.timeout_s * 1000;
     double last_progress = 0;
-    while (finished_ < o_.threads) {
+    while (finished_ < o_.threads || joined_turns_open_ > 0) {
       fire_timers();
       auto wait = next_timer_wait();
-      auto line = reader_.next(std::chrono::milliseconds(static_cast<int64_t>(wait)));
-      if (line) handle(*line);
-      if (reader_.eof()) {
+      auto message = link_->next(std::chrono::milliseconds(static_cast<int64_t>(wait)));
+      if (message) handle(*message);
+      if (link_->ended()) {
         errors_["server_exited"]++;
         break;
       }
@@ -249,12 +109,10 @@ class bench_run {
       }
     }
     wall_end_ = now_ms();
+    harness_cpu_s_ = own_cpu_s();
     if (!o_.quiet) std::fprintf(stderr, "\n");
     auto figures = read_proc(server_.pid());
-    server_.close_stdin();
-    while (reader_.next(std::chrono::seconds(30))) {
-    }
-    auto code = server_.wait();
+    auto code = stop_server();
     if (code != 0) errors_["server_exit_code_" + std::to_string(code)]++;
     ledger_.finish();
     report(figures);
@@ -262,35 +120,104 @@ class bench_run {
   }
 
  private:
+  bool stdio() const { return o_.connect.what == endpoint::kind::stdio; }
+
+  /// The harness's own CPU time, all its threads: it shares the cores with the server.
+  static double own_cpu_s() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+  }
+
   double now_ms() const {
     return std::chrono::duration<double, std::milli>(clock_type::now() - start_).count();
   }
 
-  int64_t send(const char* method, const json& params) {
-    auto id = next_id_++;
-    server_.write_line(json{{"id", id}, {"method", method}, {"params", params}}.dump());
+  /// The run's sessions, initialized: stdio, or K WebSocket connections once
+  /// the server listens (it may take a while to start).
+  bool open_sessions() {
+    if (stdio()) {
+      link_ = std::make_unique<stdio_link>(server_);
+    } else {
+      auto ws = std::make_unique<ws_link>(o_.connect);
+      try {
+        ws->open(o_.connections, clock_type::now() + std::chrono::seconds(10));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "parley-bench: %s\n", e.what());
+        return false;
+      }
+      ws_ = ws.get();
+      link_ = std::move(ws);
+    }
+    return initialize(0, o_.connections);
+  }
+
+  /// Sends initialize on connections [first, first+count), waits for every
+  /// reply, then sends initialized on each.
+  bool initialize(int first, int count) {
+    next_id_.resize(static_cast<size_t>(first + count), 1);
+    for (int c = first; c < first + count; ++c)
+      send(c, "initialize", json{{"clientInfo", {{"name", "parley-bench"}, {"version", "0.1.0"}}}});
+    initialized_ = 0;
+    auto deadline = clock_type::now() + std::chrono::seconds(30);
+    while (initialized_ < count && clock_type::now() < deadline && !link_->ended()) {
+      if (auto m = link_->next(std::chrono::milliseconds(100))) handle(*m);
+      if (!initialize_error_.empty()) {
+        std::fprintf(stderr, "parley-bench: initialize failed: %s\n", initialize_error_.c_str());
+        return false;
+      }
+    }
+    if (initialized_ < count) {
+      std::fprintf(stderr, "parley-bench: the server did not answer initialize\n");
+      return false;
+    }
+    for (int c = first; c < first + count; ++c) link_->send(c, R"({"method":"initialized"})");
+    return true;
+  }
+
+  /// The server's resident memory before and after N more connections that
+  /// only initialize, each time after a short settle.
+  bool measure_idle_connections() {
+    settle(std::chrono::milliseconds(300));
+    auto before = read_proc(server_.pid()).rss_kb;
+    try {
+      auto first = ws_->open(o_.idle_connections, clock_type::now() + std::chrono::seconds(10));
+      if (!initialize(first, o_.idle_connections)) return false;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "parley-bench: %s\n", e.what());
+      return false;
+    }
+    settle(std::chrono::milliseconds(500));
+    idle_rss_delta_kb_ = read_proc(server_.pid()).rss_kb - before;
+    return true;
+  }
+
+  void settle(std::chrono::milliseconds how_long) {
+    auto until = clock_type::now() + how_long;
+    while (clock_type::now() < until)
+      if (auto m = link_->next(std::chrono::milliseconds(20))) handle(*m);
+  }
+
+  /// Ends the sessions and the server: stdin closed (it ends by itself), or
+  /// every WebSocket closed and then SIGTERM (a listener runs until told).
+  int stop_server() {
+    link_->close(std::chrono::seconds(stdio() ? 30 : 5));
+    if (!stdio()) server_.signal(SIGTERM);
+    return server_.wait();
+  }
+
+  int64_t send(int connection, const char* method, const json& params, std::string thread = {}) {
+    auto id = next_id_[static_cast<size_t>(connection)]++;
+    link_->send(connection, json{{"id", id}, {"method", method}, {"params", params}}.dump());
+    pending_[{connection, id}] = {method, std::move(thread)};
     return id;
   }
 
-  bool wait_initialized() {
-    while (auto line = reader_.next(std::chrono::seconds(30))) {
-      auto j = json::parse(line->text, nullptr, false);
-      if (!j.is_discarded() && j.value("id", json()) == 1 && !j.contains("method")) {
-        if (j.contains("error")) {
-          std::fprintf(stderr, "parley-bench: initialize failed: %s\n", j["error"].dump().c_str());
-          return false;
-        }
-        return true;
-      }
-    }
-    std::fprintf(stderr, "parley-bench: the server did not answer initialize\n");
-    return false;
-  }
-
   void start_thread() {
+    int connection = started_ % o_.connections;
     ++started_;
-    auto id = send("thread/start", json{{"approvalPolicy", "on-request"}});
-    pending_[id] = {"thread/start", ""};
+    send(connection, "thread/start", json{{"approvalPolicy", "on-request"}});
   }
 
   std::string turn_text() const {
@@ -306,10 +233,10 @@ class bench_run {
   void start_turn(thread_run& t) {
     t.turn_sent_ms = now_ms();
     t.first_approval_seen = false;
-    auto id = send("turn/start",
-                   json{{"threadId", t.id},
-                        {"input", json::array({{{"type", "text"}, {"text", turn_text()}, {"text_elements", json::array()}}})}});
-    pending_[id] = {"turn/start", t.id};
+    send(t.connection, "turn/start",
+         json{{"threadId", t.id},
+              {"input", json::array({{{"type", "text"}, {"text", turn_text()}, {"text_elements", json::array()}}})}},
+         t.id);
   }
 
   std::string pick_decision() {
@@ -324,14 +251,15 @@ class bench_run {
     return "accept";
   }
 
-  void answer(const json& id, const std::string& decision) {
-    auto key = id.dump();
-    auto i = approvals_.find(key);
+  void answer(int connection, const json& id, const std::string& decision) {
+    auto i = approvals_.find({connection, id.dump()});
     if (i != approvals_.end()) {
       i->second.answered_ms = now_ms();
-      threads_[i->second.thread].last_answer_ms = i->second.answered_ms;
+      auto& t = threads_[i->second.thread];
+      t.last_answer_ms = i->second.answered_ms;
+      t.answer_connection = connection;
     }
-    server_.write_line(json{{"id", id}, {"result", {{"decision", decision}}}}.dump());
+    link_->send(connection, json{{"id", id}, {"result", {{"decision", decision}}}}.dump());
   }
 
   void fire_timers() {
@@ -339,7 +267,7 @@ class bench_run {
     while (!timers_.empty() && timers_.top().due <= t) {
       auto x = timers_.top();
       timers_.pop();
-      answer(x.id, x.decision);
+      answer(x.connection, x.id, x.decision);
     }
   }
 
@@ -348,33 +276,44 @@ class bench_run {
     return std::max(0.0, std::min(500.0, timers_.top().due - now_ms()));
   }
 
-  // Latencies end when a line arrived, not when its turn to be handled came.
-  void handle(const parley::bench::stamped_line& line) {
-    arrived_ms_ = std::chrono::duration<double, std::milli>(line.arrived - start_).count();
-    auto m = json::parse(line.text, nullptr, false);
+  bool owner(const std::string& thread, int connection) const {
+    auto i = threads_.find(thread);
+    return i != threads_.end() && i->second.connection == connection;
+  }
+
+  // Latencies end when a message arrived, not when its turn to be handled came.
+  void handle(const stamped_message& message) {
+    arrived_ms_ = std::chrono::duration<double, std::milli>(message.arrived - start_).count();
+    int conn = message.connection;
+    auto m = json::parse(message.text, nullptr, false);
     if (m.is_discarded() || !m.is_object()) {
       errors_["bad_line"]++;
       return;
     }
     auto method = m.value("method", "");
-    if (method.empty()) return on_response(m);
+    if (method.empty()) return on_response(m, conn);
     const auto& p = m.contains("params") && m["params"].is_object() ? m["params"] : empty_;
     auto thread = p.value("threadId", "");
     auto turn = p.value("turnId", "");
-    if (m.contains("id")) return on_request(m, method, thread, turn);
+    if (m.contains("id")) return on_request(m, method, thread, turn, conn);
     if (method == "thread/started" || thread.empty()) return;  // our own thread/start echoes
-    if (method == "turn/started" && p.contains("turn")) turn = p["turn"].value("id", "");
-    if (method == "turn/completed") return on_turn_completed(thread, p);
-    ledger_.event(method, thread, turn);
+    if (method == "turn/started" && p.contains("turn")) {
+      turn = p["turn"].value("id", "");
+      if (!owner(thread, conn)) ledger_.turn_started(thread, turn, conn);  // a joined connection learns it here
+    }
+    if (method == "turn/completed") return on_turn_completed(thread, p, conn);
+    ledger_.event(method, thread, turn, conn);
     if (method == "serverRequest/resolved") {
       auto key = p.value("requestId", json()).dump();
-      ledger_.approval_resolved(key, thread);
-      auto i = approvals_.find(key);
+      ledger_.approval_resolved(key, thread, conn);
+      auto i = approvals_.find({conn, key});
       if (i != approvals_.end() && i->second.answered_ms >= 0)
         answer_to_resolved_.push_back(arrived_ms_ - i->second.answered_ms);
     } else if (method == "item/completed" && p.contains("item")
                && p["item"].value("type", "") == "commandExecution") {
+      ledger_.item_completed(thread, p["item"].value("id", ""), conn);
       auto& t = threads_[thread];
+      if (conn != t.answer_connection) return;
       if (t.last_answer_ms >= 0) answer_to_completed_.push_back(arrived_ms_ - t.last_answer_ms);
       t.last_answer_ms = -1;
     } else if (method == "error") {
@@ -383,72 +322,98 @@ class bench_run {
   }
 
   void on_request(const json& m, const std::string& method, const std::string& thread,
-                  const std::string& turn) {
+                  const std::string& turn, int conn) {
     if (method != "item/commandExecution/requestApproval" && method != "item/fileChange/requestApproval"
         && method != "execCommandApproval" && method != "applyPatchApproval") {
       errors_["unknown_server_request"]++;
-      server_.write_line(json{{"id", m["id"]}, {"error", {{"code", -32601}, {"message", "not supported"}}}}.dump());
+      link_->send(conn, json{{"id", m["id"]}, {"error", {{"code", -32601}, {"message", "not supported"}}}}.dump());
       return;
     }
     auto key = m["id"].dump();
+    auto item = m["params"].value("itemId", "");
     auto& t = threads_[thread];
-    ledger_.approval_requested(key, thread, turn);
-    approvals_[key] = approval_record{thread, arrived_ms_, -1};
+    ledger_.approval_requested(key, thread, turn, conn, item);
+    approvals_[{conn, key}] = approval_record{thread, arrived_ms_, -1};
     if (!t.first_approval_seen) {
       t.first_approval_seen = true;
       approval_request_ms_.push_back(arrived_ms_ - t.turn_sent_ms);
     }
+    // Every subscribed connection is asked; answer once all copies are here.
+    auto group = thread + "/" + (item.empty() ? std::to_string(conn) + ":" + key : item);
+    auto& copies = asks_[group];
+    copies.push_back({conn, m["id"]});
+    if (copies.size() < (item.empty() ? 1u : static_cast<size_t>(t.subscribers))) return;
+    auto chosen = copies.size() > 1 ? copies[rng_() % copies.size()] : copies.front();
+    asks_.erase(group);
     auto decision = pick_decision();
     if (decision == "never") return;
     double delay = o_.think_ms + (decision == "late" ? o_.late_ms : 0);
     if (decision == "late") decision = "accept";
     if (delay <= 0)
-      answer(m["id"], decision);
+      answer(chosen.connection, chosen.id, decision);
     else
-      timers_.push({now_ms() + delay, m["id"], decision});
+      timers_.push({now_ms() + delay, chosen.connection, chosen.id, decision});
   }
 
-  void on_response(const json& m) {
+  void on_response(const json& m, int conn) {
     auto id = m.value("id", json());
     if (!id.is_number_integer()) return;
-    auto i = pending_.find(id.get<int64_t>());
+    auto i = pending_.find({conn, id.get<int64_t>()});
     if (i == pending_.end()) return;
     auto [method, thread] = i->second;
     pending_.erase(i);
-    if (m.contains("error")) {
-      errors_["rpc_error:" + method]++;
-      if (method == "thread/start") ++finished_;
-      if (method == "turn/start") thread_done_or_next(threads_[thread], true);
+    if (method == "initialize") {
+      if (m.contains("error")) initialize_error_ = m["error"].dump();
+      ++initialized_;
       return;
     }
+    if (m.contains("error")) return on_error(method, thread);
     const auto& r = m["result"];
     if (method == "thread/start") {
       auto tid = r["thread"].value("id", "");
       auto& t = threads_[tid];
       t.id = tid;
-      ledger_.thread_started(tid);
-      if (o_.turns == 0)
-        thread_done_or_next(t, true);  // idle threads: memory per loaded thread
-      else
-        start_turn(t);
+      t.connection = conn;
+      ledger_.thread_started(tid, conn);
+      if (o_.turns == 0) return thread_done_or_next(t, true);  // idle threads: memory per loaded thread
+      for (int k = 1; k < o_.clients_per_thread; ++k, ++t.joins_pending)
+        send((conn + k) % o_.connections, "thread/resume", json{{"threadId", tid}}, tid);
+      if (t.joins_pending == 0) start_turn(t);
+    } else if (method == "thread/resume") {
+      auto& t = threads_[thread];
+      ledger_.thread_joined(thread, conn);
+      ++t.subscribers;
+      if (--t.joins_pending == 0) start_turn(t);
     } else if (method == "turn/start") {
       auto& t = threads_[thread];
       auto turn = r["turn"].value("id", "");
       if (turn != t.turn) {
         t.turn = turn;
-        ledger_.turn_started(thread, turn);
+        ledger_.turn_started(thread, turn, conn);
       }
     }
   }
 
-  void on_turn_completed(const std::string& thread, const json& p) {
-    auto& t = threads_[thread];
+  void on_error(const std::string& method, const std::string& thread) {
+    errors_["rpc_error:" + method]++;
+    if (method == "thread/start") ++finished_;
+    if (method == "turn/start") thread_done_or_next(threads_[thread], true);
+    if (method == "thread/resume" && --threads_[thread].joins_pending == 0) start_turn(threads_[thread]);
+  }
+
+  void on_turn_completed(const std::string& thread, const json& p, int conn) {
     auto turn = p.contains("turn") ? p["turn"].value("id", "") : std::string{};
+    if (!owner(thread, conn)) {  // a joined copy
+      --joined_turns_open_;
+      return ledger_.turn_completed(thread, turn, conn);
+    }
+    auto& t = threads_[thread];
+    joined_turns_open_ += t.subscribers - 1;
     if (turn != t.turn) {  // turn/completed overtook the turn/start response
       t.turn = turn;
-      ledger_.turn_started(thread, turn);
+      ledger_.turn_started(thread, turn, conn);
     }
-    ledger_.turn_completed(thread, turn);
+    ledger_.turn_completed(thread, turn, conn);
     auto status = p.contains("turn") ? p["turn"].value("status", "") : std::string{};
     if (status != "completed") errors_["turn_" + status]++;
     turn_ms_.push_back(arrived_ms_ - t.turn_sent_ms);
@@ -473,36 +438,53 @@ class bench_run {
     double wall_s = (wall_end_ - wall_start_) / 1000;
     json mix = json::object();
     for (auto& [k, w] : o_.mix) mix[k] = w;
-    return json{{"server", o_.server},
-                {"threads", o_.threads},
-                {"turns_per_thread", o_.turns},
-                {"approvals_per_turn", o_.approvals},
-                {"concurrency", o_.concurrency},
-                {"mix", mix},
-                {"think_ms", o_.think_ms},
-                {"wall_s", wall_s},
-                {"turns_completed", ledger_.turns_completed()},
-                {"turns_per_s", wall_s > 0 ? static_cast<double>(ledger_.turns_completed()) / wall_s : 0},
-                {"turn_ms", pct(turn_ms_)},
-                {"approval_request_ms", pct(approval_request_ms_)},
-                {"answer_to_resolved_ms", pct(answer_to_resolved_)},
-                {"answer_to_completed_ms", pct(answer_to_completed_)},
-                {"server_peak_rss_kb", f.peak_rss_kb},
-                {"server_cpu_s", f.cpu_s},
-                {"approvals", ledger_.approvals()},
-                {"errors", errors_},
-                {"violations", ledger_.violations()}};
+    json j{{"server", o_.server},
+           {"transport", o_.connect.transport()},
+           {"connections", o_.connections},
+           {"clients_per_thread", o_.clients_per_thread},
+           {"threads", o_.threads},
+           {"turns_per_thread", o_.turns},
+           {"approvals_per_turn", o_.approvals},
+           {"concurrency", o_.concurrency},
+           {"mix", mix},
+           {"think_ms", o_.think_ms},
+           {"wall_s", wall_s},
+           {"turns_completed", ledger_.turns_completed()},
+           {"turns_per_s", wall_s > 0 ? static_cast<double>(ledger_.turns_completed()) / wall_s : 0},
+           {"turn_ms", pct(turn_ms_)},
+           {"approval_request_ms", pct(approval_request_ms_)},
+           {"answer_to_resolved_ms", pct(answer_to_resolved_)},
+           {"answer_to_completed_ms", pct(answer_to_completed_)},
+           {"server_peak_rss_kb", f.peak_rss_kb},
+           {"server_cpu_s", f.cpu_s},
+           {"harness_cpu_s", harness_cpu_s_},
+           {"approvals", ledger_.approvals()},
+           {"approval_requests", ledger_.approval_requests()},
+           {"errors", errors_},
+           {"violations", ledger_.violations()}};
+    if (o_.idle_connections > 0) {
+      j["idle_connections"] = o_.idle_connections;
+      j["idle_rss_delta_kb"] = idle_rss_delta_kb_;
+      j["memory_per_idle_connection_kb"] = static_cast<double>(idle_rss_delta_kb_) / o_.idle_connections;
+    }
+    return j;
   }
 
   void report(const proc_figures& f) {
     auto j = figures_json(f);
     std::printf("server      %s\n", o_.server.c_str());
+    std::printf("transport   %s, %d connection(s), %d client(s) per thread\n",
+                o_.connect.transport().c_str(), o_.connections, o_.clients_per_thread);
     std::printf("load        %d threads x %d turn(s), %d approval(s)/turn, concurrency %d\n",
                 o_.threads, o_.turns, o_.approvals, o_.concurrency);
-    std::printf("wall        %.3f s   turns %zu   %.0f turns/s   approvals %zu\n",
+    std::printf("wall        %.3f s   turns %zu   %.0f turns/s   approvals %zu (%zu asked)\n",
                 j["wall_s"].get<double>(), ledger_.turns_completed(), j["turns_per_s"].get<double>(),
-                ledger_.approvals());
-    std::printf("server      peak RSS %ld KB   CPU %.2f s\n", f.peak_rss_kb, f.cpu_s);
+                ledger_.approvals(), ledger_.approval_requests());
+    std::printf("server      peak RSS %ld KB   CPU %.2f s   (harness CPU %.2f s)\n", f.peak_rss_kb, f.cpu_s,
+                harness_cpu_s_);
+    if (o_.idle_connections > 0)
+      std::printf("idle        %d connections: RSS +%ld KB, memory per idle connection %.1f KB\n",
+                  o_.idle_connections, idle_rss_delta_kb_, j["memory_per_idle_connection_kb"].get<double>());
     std::printf("%-26s %10s %10s %10s %10s\n", "latency (ms)", "p50", "p90", "p99", "max");
     for (auto key : {"turn_ms", "approval_request_ms", "answer_to_resolved_ms", "answer_to_completed_ms"}) {
       auto& s = j[key];
@@ -514,42 +496,13 @@ class bench_run {
     for (size_t i = 0; i < ledger_.violations().size() && i < 10; ++i)
       std::printf("  %s\n", ledger_.violations()[i].c_str());
     if (!o_.json_path.empty()) std::ofstream{o_.json_path} << j.dump(2) << "\n";
-    if (!o_.plot_path.empty()) plot();
-  }
-
-  void plot() const {
-    auto base = o_.plot_path;
-    auto cdf = [&](const std::vector<double>& v, const std::string& file) {
-      auto s = v;
-      std::sort(s.begin(), s.end());
-      std::ofstream f{file};
-      for (size_t i = 0; i < s.size(); ++i)
-        f << s[i] << ' ' << static_cast<double>(i + 1) / static_cast<double>(s.size()) << '\n';
-    };
-    cdf(turn_ms_, base + ".turn.dat");
-    cdf(approval_request_ms_, base + ".request.dat");
-    cdf(answer_to_resolved_, base + ".resolved.dat");
-    {
-      std::map<int, int> per_100ms;
-      for (auto t : completions_) per_100ms[static_cast<int>(t / 100)]++;
-      std::ofstream f{base + ".rate.dat"};
-      for (auto& [bucket, n] : per_100ms) f << bucket / 10.0 << ' ' << n * 10 << '\n';
-    }
-    std::ofstream g{base + ".gp"};
-    g << "set terminal svg size 1000,420 dynamic\nset output '" << base << "'\n"
-      << "set multiplot layout 1,2 title 'parley-bench: " << o_.threads << " threads'\n"
-      << "set title 'latency CDF'\nset xlabel 'ms'\nset logscale x\nset ylabel 'fraction'\nset key bottom right\n"
-      << "plot '" << base << ".turn.dat' w l t 'turn', '" << base << ".request.dat' w l t 'turn/start -> approval', '"
-      << base << ".resolved.dat' w l t 'answer -> resolved'\n"
-      << "unset logscale x\nset title 'throughput'\nset xlabel 's'\nset ylabel 'turns/s'\n"
-      << "plot '" << base << ".rate.dat' w steps t 'completed turns/s'\nunset multiplot\n";
-    g.close();
-    auto rc = std::system(("gnuplot '" + base + ".gp' 2>/dev/null").c_str());
-    if (rc != 0) std::fprintf(stderr, "parley-bench: gnuplot failed (is it installed?); data in %s.*.dat\n", base.c_str());
+    if (!o_.plot_path.empty())
+      plot({o_.threads, turn_ms_, approval_request_ms_, answer_to_resolved_, completions_}, o_.plot_path);
   }
 
   struct timer {
     double due;
+    int connection;
     json id;
     std::string decision;
     bool operator<(const timer& o) const { return due > o.due; }
@@ -557,16 +510,26 @@ class bench_run {
 
   options o_;
   parley::child_process server_;
-  parley::bench::stamped_reader reader_{server_.stdout_fd()};  // the only reader of the server's stdout
+  std::unique_ptr<server_link> link_;
+  ws_link* ws_ = nullptr;  // link_, when it is WebSocket
   std::mt19937 rng_;
   clock_type::time_point start_;
   double wall_start_ = 0, wall_end_ = 0;
-  double arrived_ms_ = 0;  // when the line being handled arrived
-  int64_t next_id_ = 1;
+  double arrived_ms_ = 0;  // when the message being handled arrived
+  std::vector<int64_t> next_id_;  // per connection
+  int initialized_ = 0;
+  std::string initialize_error_;
+  long idle_rss_delta_kb_ = 0;
+  double harness_cpu_s_ = 0;
   int started_ = 0, finished_ = 0;
-  std::map<int64_t, std::pair<std::string, std::string>> pending_;  // id -> (method, thread)
+  // Turns completed on their owner whose copies are still to come on joined
+  // connections (may dip below 0: either may come first). The run ends when
+  // they are in too, so the ledger sees every copy.
+  int joined_turns_open_ = 0;
+  std::map<std::pair<int, int64_t>, pending_call> pending_;  // (connection, id)
   std::map<std::string, thread_run> threads_;
-  std::map<std::string, approval_record> approvals_;
+  std::map<conn_key, approval_record> approvals_;
+  std::map<std::string, std::vector<approval_copy>> asks_;  // thread/item -> copies so far
   std::priority_queue<timer> timers_;
   ledger ledger_;
   std::map<std::string, int> errors_;
