@@ -73,6 +73,11 @@ int app_server(parley::command_line& cl) {
   // serving with another provider or policy than the one written is worse.
   cfg.model_settings = load_config(cl);
   if (!cfg.model_settings) return 2;
+  // Threads name the model that answers them (thread/start, model/list).
+  if (cfg.model_settings->active_provider().how == parley::model_config::provider::kind::http) {
+    cfg.model_id = cfg.model_settings->model;
+    cfg.model_provider = cfg.model_settings->model_provider;
+  }
   return parley::run_app_server(std::move(cfg), cl.listen);
 }
 

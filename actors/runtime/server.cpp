@@ -5,6 +5,7 @@
 #include "actors/approval/audit/audit_writer.hpp"
 #include "actors/approval/rules/rules_book.hpp"
 #include "actors/core/handlers.hpp"
+#include "actors/model/http_model.hpp"
 #include "actors/model/scripted_model.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/memory_store.hpp"
@@ -31,6 +32,14 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   else
     st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
   st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);
+  // An HTTP provider: each turn gets a model of its own, holding its request.
+  const auto& settings = st.svc.config->model_settings;
+  if (auto setup = settings ? http_provider_setup(*settings) : nullptr) {
+    st.svc.model_for_turn = [setup, store = st.svc.store](caf::actor_system& sys,
+                                                          const turn_actor& turn) {
+      return spawn_http_model(sys, setup, store, turn);
+    };
+  }
   if (!st.svc.config->audit_path.empty())
     st.svc.audit
         = self->spawn<caf::detached + caf::monitored>(audit_writer, st.svc.config->audit_path);

@@ -1,0 +1,362 @@
+#include "actors/model/http_model.hpp"
+
+#include <chrono>
+#include <deque>
+#include <random>
+#include <variant>
+
+#include "actors/core/handlers.hpp"
+#include "actors/core/log.hpp"
+#include "actors/model/model_request.hpp"
+#include "actors/model/response_steps.hpp"
+#include "actors/model/wire/chat_stream.hpp"
+#include "actors/model/wire/request_body.hpp"
+#include "actors/model/wire/responses_stream.hpp"
+#include "actors/store/response_items.hpp"
+
+namespace parley {
+
+namespace {
+
+using json = nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+// What the HTTP thread tells the actor about one attempt (named by its
+// number: a message of an earlier attempt is stale and ignored).
+using http_head_atom = caf::atom_constant<caf::atom("httphead")>;
+using http_body_atom = caf::atom_constant<caf::atom("httpbody")>;
+using http_done_atom = caf::atom_constant<caf::atom("httpdone")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using idle_atom = caf::atom_constant<caf::atom("idlecheck")>;
+
+using http_model_actor = model_actor::extend<
+    caf::reacts_to<http_head_atom, uint64_t, int, std::string>,
+    caf::reacts_to<http_body_atom, uint64_t, std::string>,
+    caf::reacts_to<http_done_atom, uint64_t, bool, bool, std::string>,
+    caf::reacts_to<retry_atom, uint64_t>, caf::reacts_to<idle_atom, uint64_t>>;
+
+/// Hands the response of one attempt to the actor, on the HTTP thread.
+class relay : public http::sink {
+ public:
+  relay(http_model_actor actor, uint64_t attempt) : actor_(std::move(actor)), attempt_(attempt) {}
+  void on_status(int status, const http::header_list& headers) override {
+    const auto* after = http::find_header(headers, "retry-after");
+    caf::anon_send(actor_, http_head_atom::value, attempt_, status,
+                   after ? *after : std::string{});
+  }
+  void on_body(std::string_view chunk) override {
+    caf::anon_send(actor_, http_body_atom::value, attempt_, std::string(chunk));
+  }
+  void on_done(const http::outcome& o) override {
+    caf::anon_send(actor_, http_done_atom::value, attempt_, o.ok(), o.aborted(), o.message);
+  }
+
+ private:
+  http_model_actor actor_;
+  uint64_t attempt_;
+};
+
+using stream_parser = std::variant<wire::responses_stream, wire::chat_stream>;
+
+/// The attempt in flight.
+struct attempt_state {
+  uint64_t number = 0;
+  http::request_id request = 0;
+  bool running = false;
+  int status = 0;
+  std::string retry_after;
+  std::string error_body;  // a failed status's body (bounded)
+  stream_parser stream;
+  std::vector<json> output;  // the response's finished items
+  clock_type::time_point last_bytes;
+};
+
+struct http_model_state {
+  static inline const char* name = "http_model";
+  std::shared_ptr<const provider_setup> setup;
+  store_actor store;
+  turn_actor turn;
+  http::header_list sent_headers;  // to redact from any message
+  std::vector<json> input;         // everything the next request sends
+  bool loaded = false;
+  bool answered = false;  // a response without tool calls: the turn is done
+  std::deque<planned_step> ready;
+  /// Steps handed to the turn whose result is still to come, in order; the
+  /// call a result answers (none for a say).
+  std::deque<std::optional<wire::tool_call>> handed;
+  size_t results_seen = 0;
+  std::optional<caf::typed_response_promise<model_step>> promise;
+  attempt_state attempt;
+  unsigned request_retries = 0;
+  unsigned stream_retries = 0;
+  std::minstd_rand jitter{std::random_device{}()};
+  std::string thread_id;
+
+  ~http_model_state() {
+    if (attempt.running && setup) setup->client->abort(attempt.request);
+  }
+};
+
+using self_ptr = http_model_actor::stateful_pointer<http_model_state>;
+
+void send_request(self_ptr self);
+
+void deliver(self_ptr self, model_step step) {
+  auto& st = self->state;
+  if (!st.promise) return;
+  st.promise->deliver(std::move(step));
+  st.promise.reset();
+}
+
+void fail(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  auto message = http::redact(why, st.sent_headers);
+  PARLEY_WARN("model event=failed provider={} reason=\"{}\"", st.setup->provider.id, message);
+  if (st.promise) st.promise->deliver(make_error(errc::internal, message));
+  st.promise.reset();
+}
+
+/// The next step from what the model already said, or a new request.
+void answer_step(self_ptr self) {
+  auto& st = self->state;
+  if (!st.ready.empty()) {
+    auto next = std::move(st.ready.front());
+    st.ready.pop_front();
+    st.handed.push_back(std::move(next.call));
+    return deliver(self, std::move(next.step));
+  }
+  if (st.answered) return deliver(self, model_step{});  // done
+  send_request(self);
+}
+
+/// The turn's results since the last step: each call's output joins the input.
+void take_results(self_ptr self, const model_context& ctx) {
+  auto& st = self->state;
+  for (; st.results_seen < ctx.step_results.size(); ++st.results_seen) {
+    if (st.handed.empty()) continue;
+    auto call = std::move(st.handed.front());
+    st.handed.pop_front();
+    if (call) st.input.push_back(wire::tool_output_item(*call, ctx.step_results[st.results_seen]));
+  }
+}
+
+/// The thread's earlier turns, from the store, then this turn's message.
+void load_input(self_ptr self, const model_context& ctx) {
+  auto& st = self->state;
+  auto begin = [self, text = ctx.user_text](std::vector<json> history) {
+    auto& s = self->state;
+    s.loaded = true;
+    s.input = std::move(history);
+    s.input.push_back(wire::user_message(text));
+    answer_step(self);
+  };
+  self->request(st.store, std::chrono::seconds(30), atom::load::value, ctx.thread_id)
+      .then(
+          [self, begin, turn_id = ctx.turn_id](stored_thread& t) {
+            std::vector<protocol::turn> earlier;
+            for (auto& turn : t.meta.turns)
+              if (turn.id != turn_id) earlier.push_back(std::move(turn));
+            begin(store::response_items_of(earlier));
+          },
+          [begin](caf::error&) { begin({}); });  // nothing stored yet
+}
+
+// -- one attempt -------------------------------------------------------------
+
+void arm_idle_check(self_ptr self) {
+  auto timeout = self->state.setup->provider.stream_idle_timeout;
+  self->delayed_send(self, timeout, idle_atom::value, self->state.attempt.number);
+}
+
+void send_request(self_ptr self) {
+  auto& st = self->state;
+  auto& a = st.attempt;
+  auto number = a.number + 1;
+  a = attempt_state{};
+  a.number = number;
+  if (st.setup->provider.wire == model_config::wire_api::chat)
+    a.stream.emplace<wire::chat_stream>();
+  auto req = model_request::build(*st.setup, st.input, st.thread_id);
+  st.sent_headers = req.headers;
+  a.last_bytes = clock_type::now();
+  a.running = true;
+  auto me = caf::actor_cast<http_model_actor>(self);
+  a.request = st.setup->client->start(std::move(req), std::make_shared<relay>(me, number));
+  PARLEY_DEBUG("model event=request provider={} attempt={} input_items={}",
+               st.setup->provider.id, number, st.input.size());
+  arm_idle_check(self);
+}
+
+/// Another attempt after a pause, or the end of the turn's patience.
+void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke) {
+  auto& st = self->state;
+  auto& used = stream_broke ? st.stream_retries : st.request_retries;
+  auto limit = stream_broke ? st.setup->provider.stream_max_retries
+                            : st.setup->provider.request_max_retries;
+  if (st.attempt.running) st.setup->client->abort(st.attempt.request);
+  st.attempt.running = false;
+  if (used >= limit) return fail(self, why);
+  ++used;
+  http::header_list headers;
+  if (!st.attempt.retry_after.empty()) headers.emplace_back("retry-after", st.attempt.retry_after);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto wait = model_request::backoff(used, headers, unit(st.jitter));
+  model_notice n;
+  n.retrying = http::redact(why, st.sent_headers) + "; retrying " + std::to_string(used) + "/"
+               + std::to_string(limit) + " in " + std::to_string(wait.count()) + " ms";
+  PARLEY_INFO("model event=retry provider={} reason=\"{}\"", st.setup->provider.id, n.retrying);
+  self->send(st.turn, atom::notice::value, std::move(n));
+  self->delayed_send(self, wait, retry_atom::value, st.attempt.number);
+}
+
+/// response.completed: the items become steps and join the input.
+void on_completed(self_ptr self, const wire::response_completed& done) {
+  auto& st = self->state;
+  st.attempt.running = false;
+  if (done.usage) {
+    model_notice n;
+    n.usage = protocol::token_breakdown{done.usage->total_tokens, done.usage->input_tokens,
+                                        done.usage->cached_input_tokens, done.usage->output_tokens,
+                                        done.usage->reasoning_output_tokens};
+    self->send(st.turn, atom::notice::value, std::move(n));
+  }
+  auto plan = plan_response(st.attempt.output);
+  for (auto& item : st.attempt.output) st.input.push_back(std::move(item));
+  for (auto& out : plan.immediate_outputs) st.input.push_back(std::move(out));
+  for (auto& p : plan.steps) st.ready.push_back(std::move(p));
+  st.answered = !plan.called_tools;
+  st.request_retries = st.stream_retries = 0;
+  answer_step(self);
+}
+
+/// One typed event of the stream. False once the stream has ended.
+bool on_event(self_ptr self, wire::stream_event& e) {
+  auto& st = self->state;
+  if (auto* d = std::get_if<wire::text_delta>(&e)) {
+    self->send(st.turn, atom::delta::value, model_delta{d->item_id, std::move(d->delta)});
+  } else if (auto* item = std::get_if<wire::output_item_done>(&e)) {
+    st.attempt.output.push_back(std::move(item->item));
+  } else if (auto* done = std::get_if<wire::response_completed>(&e)) {
+    on_completed(self, *done);
+    return false;
+  } else if (auto* failed = std::get_if<wire::response_failed>(&e)) {
+    st.setup->client->abort(st.attempt.request);
+    st.attempt.running = false;
+    fail(self, "the model failed: " + failed->message);
+    return false;
+  } else if (auto* broken = std::get_if<wire::stream_error>(&e)) {
+    st.setup->client->abort(st.attempt.request);
+    st.attempt.running = false;
+    fail(self, "malformed model stream: " + broken->message);
+    return false;
+  }
+  return true;
+}
+
+void handle_events(self_ptr self, std::vector<wire::stream_event> events) {
+  for (auto& e : events)
+    if (!on_event(self, e)) return;
+}
+
+void on_body(self_ptr self, std::string& chunk) {
+  auto& a = self->state.attempt;
+  a.last_bytes = clock_type::now();
+  if (a.status != 200) {
+    if (a.error_body.size() < 65536) a.error_body += chunk.substr(0, 65536 - a.error_body.size());
+    return;
+  }
+  handle_events(self, std::visit([&](auto& s) { return s.feed(chunk); }, a.stream));
+}
+
+/// The transfer ended: a whole response, an HTTP error, or a broken stream.
+void on_done(self_ptr self, bool ok, const std::string& message) {
+  auto& st = self->state;
+  auto& a = st.attempt;
+  if (!a.running) return;  // the stream had ended already
+  if (!ok) return retry_or_fail(self, "cannot reach the model: " + message, false);
+  if (a.status != 200) {
+    auto why = model_request::status_message(a.status, a.error_body);
+    if (model_request::retryable_status(a.status)) return retry_or_fail(self, why, false);
+    a.running = false;
+    return fail(self, why);
+  }
+  if (auto* chat = std::get_if<wire::chat_stream>(&a.stream)) {
+    handle_events(self, chat->finish());
+    if (!a.running) return;
+  }
+  retry_or_fail(self, "stream disconnected before completion", true);
+}
+
+void on_idle_check(self_ptr self, uint64_t attempt) {
+  auto& st = self->state;
+  if (attempt != st.attempt.number || !st.attempt.running) return;
+  auto timeout = st.setup->provider.stream_idle_timeout;
+  auto silent = clock_type::now() - st.attempt.last_bytes;
+  if (silent < timeout) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(timeout - silent);
+    self->delayed_send(self, left, idle_atom::value, attempt);
+    return;
+  }
+  retry_or_fail(self, "the model stream was idle for " + std::to_string(timeout.count()) + " ms",
+                true);
+}
+
+caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<model_step>();
+  if (st.promise) {  // one step at a time: a second ask is a bug upstream
+    rp.deliver(make_error(errc::internal, "the model is already working on a step"));
+    return rp;
+  }
+  st.promise = rp;
+  st.thread_id = ctx.thread_id;
+  take_results(self, ctx);
+  if (!st.loaded)
+    load_input(self, ctx);
+  else
+    answer_step(self);
+  return rp;
+}
+
+http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<http_model_state> self,
+                                           std::shared_ptr<const provider_setup> setup,
+                                           store_actor store, turn_actor turn) {
+  install_default_handlers(self, "http_model");
+  self->state.setup = std::move(setup);
+  self->state.store = std::move(store);
+  self->state.turn = turn;
+  // The turn's end (done, failed or interrupted) ends this model and its
+  // request: the connection is closed, no more deltas.
+  self->monitor(turn);
+  self->set_down_handler([self](caf::down_msg&) { self->quit(); });
+  return {
+      [self](atom::step, const model_context& ctx) { return on_step(self, ctx); },
+      [self](http_head_atom, uint64_t attempt, int status, std::string& retry_after) {
+        if (attempt != self->state.attempt.number) return;
+        self->state.attempt.status = status;
+        self->state.attempt.retry_after = std::move(retry_after);
+      },
+      [self](http_body_atom, uint64_t attempt, std::string& chunk) {
+        if (attempt == self->state.attempt.number && self->state.attempt.running)
+          on_body(self, chunk);
+      },
+      [self](http_done_atom, uint64_t attempt, bool ok, bool aborted, std::string& message) {
+        if (attempt != self->state.attempt.number || aborted) return;
+        on_done(self, ok, message);
+      },
+      [self](retry_atom, uint64_t attempt) {
+        if (attempt == self->state.attempt.number && self->state.promise) send_request(self);
+      },
+      [self](idle_atom, uint64_t attempt) { on_idle_check(self, attempt); },
+  };
+}
+
+}  // namespace
+
+model_actor spawn_http_model(caf::actor_system& sys, std::shared_ptr<const provider_setup> setup,
+                             store_actor store, turn_actor turn) {
+  return caf::actor_cast<model_actor>(
+      sys.spawn(http_model, std::move(setup), std::move(store), std::move(turn)));
+}
+
+}  // namespace parley
