@@ -3,8 +3,10 @@
 
 `codex --remote ws://...` (from npm, as `npx -y @openai/codex@0.169.0`) against
 `parley app-server --listen ws://127.0.0.1:0` with the scripted model: a
-prompt's command is asked in the TUI's approval dialog, `y` runs it; a second
-one cancelled with Esc never runs and the turn ends interrupted; `codex resume
+prompt's command is asked in the TUI's approval dialog, `y` runs it; `p` runs
+one and adds its rule, so the same command then runs without a dialog; one
+cancelled with Esc (the TUI's only "no") never runs and the turn ends
+interrupted; `codex resume
 --remote ... <id>` shows the thread again. The screen is read with
 `tmux capture-pane`. Exits 77 (skipped) when tmux or the Codex package cannot
 be had (no npm registry).
@@ -130,6 +132,17 @@ def main():
         tmux("send-keys", "-t", SESSION, "y")
         check(wait_file(os.path.join(work, "approved_by_tui")), "y runs the command")
         check(wait_screen(r"Ran touch approved_by_tui"), "the TUI shows the command ran")
+        # p: accept, and the rule (acceptWithExecpolicyAmendment) spares the next ask.
+        type_line("run: touch amended_by_p")
+        check(wait_screen(r"touch amended_by_p\s*\n(.*\n)*.*\(p\)"), "the dialog offers p")
+        tmux("send-keys", "-t", SESSION, "p")
+        amended = os.path.join(work, "amended_by_p")
+        check(wait_file(amended), "p runs the command")
+        check(wait_screen(r"Ran touch amended_by_p"), "the TUI shows it ran")
+        os.remove(amended)
+        type_line("run: touch amended_by_p")
+        check(wait_file(amended), "the same command again runs without asking")
+        check(screen().count("Would you like to run") == 0, "and no dialog was shown for it")
         type_line("run: touch cancelled_in_tui")
         check(wait_screen(r"touch cancelled_in_tui\s*\n.*\n*.*Yes, proceed|Would you like to run"),
               "asked again")
