@@ -25,6 +25,9 @@ struct provider_setup {
   std::shared_ptr<http::client> client;
 };
 
+/// The instructions a model gets when the config gives none (`instructions`).
+const std::string& default_instructions();
+
 /// The setup for the config's active provider when it is an HTTP one (with
 /// a client of its own, its I/O thread started); null for the scripted model.
 std::shared_ptr<const provider_setup> http_provider_setup(const model_config::settings& settings);

@@ -45,7 +45,12 @@ nlohmann::json user_message(std::string_view text) {
 nlohmann::json responses_request_body(const std::vector<nlohmann::json>& history,
                                       const request_options& options) {
   json input = json::array();
-  for (const auto& item : history) input.push_back(as_input_item(item));
+  for (const auto& item : history) {
+    // With store false the server keeps nothing: a reasoning item goes back
+    // only with its encrypted content, or it names an item that does not exist.
+    if (string_or(item, "type") == "reasoning" && !string_field(item, "encrypted_content")) continue;
+    input.push_back(as_input_item(item));
+  }
   json body = {{"model", options.model},
                {"instructions", options.instructions},
                {"input", std::move(input)},

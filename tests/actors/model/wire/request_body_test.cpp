@@ -67,9 +67,21 @@ TEST(request_body, raw_reasoning_text_is_not_sent_back) {
   json reasoning = {{"type", "reasoning"},
                     {"id", "rs_chat"},
                     {"summary", json::array()},
+                    {"encrypted_content", "gAAA"},
                     {"content", json::array({{{"type", "reasoning_text"}, {"text", "thinking"}}})}};
   json body = responses_request_body({reasoning}, options());
-  EXPECT_EQ(body["input"][0], (json{{"type", "reasoning"}, {"summary", json::array()}}));
+  EXPECT_EQ(body["input"][0], (json{{"type", "reasoning"},
+                                    {"summary", json::array()},
+                                    {"encrypted_content", "gAAA"}}));
+}
+
+TEST(request_body, reasoning_without_encrypted_content_is_left_out) {
+  // store is false: without its encrypted content the item names nothing
+  // the server kept, and the request would be refused.
+  json reasoning = {{"type", "reasoning"}, {"id", "rs_1"}, {"summary", json::array()}};
+  json body = responses_request_body({reasoning, user_message("hi")}, options());
+  ASSERT_EQ(body["input"].size(), 1u);
+  EXPECT_EQ(body["input"][0]["role"], "user");
 }
 
 TEST(request_body, chat_body_converts_the_history_and_asks_for_usage) {
