@@ -160,6 +160,10 @@ json encode(const file_change_item& x) {
   return json{{"type", "fileChange"}, {"id", x.id}, {"changes", x.changes}, {"status", x.status}};
 }
 
+json encode(const reasoning_item& x) {
+  return json{{"type", "reasoning"}, {"id", x.id}, {"summary", x.summary}, {"content", x.content}};
+}
+
 }  // namespace
 
 const char* to_string(file_update_change::kind x) {
@@ -237,8 +241,15 @@ void from_json(const json& j, thread_item& x) {
     i.changes = required<std::vector<file_update_change>>(j, "changes");
     i.status = required<item_status>(j, "status");
     x = std::move(i);
+  } else if (type == "reasoning") {
+    reasoning_item i;
+    i.id = required<std::string>(j, "id");
+    i.summary = optional<std::vector<std::string>>(j, "summary").value_or(std::vector<std::string>{});
+    i.content = optional<std::vector<std::string>>(j, "content").value_or(std::vector<std::string>{});
+    x = std::move(i);
   } else {
-    throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange"});
+    throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange",
+                                 "reasoning"});
   }
 }
 

@@ -87,8 +87,16 @@ struct file_change_item {
   item_status status = item_status::in_progress;
 };
 
-using thread_item =
-    std::variant<user_message_item, agent_message_item, command_execution_item, file_change_item>;
+/// The model's reasoning: its summary parts (and raw text, where a provider
+/// sends it).
+struct reasoning_item {
+  std::string id;
+  std::vector<std::string> summary;
+  std::vector<std::string> content;
+};
+
+using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item,
+                                 file_change_item, reasoning_item>;
 
 const std::string& item_id(const thread_item& x);
 

@@ -3,6 +3,8 @@
 namespace parley::protocol {
 
 const char* method_of(const notification& n) {
+  if (auto* r = std::get_if<reasoning_delta>(&n))
+    return r->summary ? "item/reasoning/summaryTextDelta" : "item/reasoning/textDelta";
   return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::method; }, n);
 }
 
@@ -108,6 +110,14 @@ void to_json(json& j, const token_usage_updated& x) {
            {"tokenUsage", {{"total", x.total}, {"last", x.last}, {"modelContextWindow", nullptr}}}};
 }
 
+void to_json(json& j, const reasoning_delta& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"itemId", x.item_id},
+           {"delta", x.delta},
+           {x.summary ? "summaryIndex" : "contentIndex", x.index}};
+}
+
 notification decode_notification(const std::string& method, const json& p) {
   require_object(p);
   if (method == thread_started::method) return thread_started{required<thread>(p, "thread")};
@@ -154,6 +164,13 @@ notification decode_notification(const std::string& method, const json& p) {
                                required<std::string>(p, "turnId"),
                                required<token_breakdown>(usage, "total"),
                                required<token_breakdown>(usage, "last")};
+  }
+  if (method == "item/reasoning/summaryTextDelta" || method == "item/reasoning/textDelta") {
+    bool summary = method == "item/reasoning/summaryTextDelta";
+    return reasoning_delta{required<std::string>(p, "threadId"), required<std::string>(p, "turnId"),
+                           required<std::string>(p, "itemId"), required<std::string>(p, "delta"),
+                           required<int64_t>(p, summary ? "summaryIndex" : "contentIndex"),
+                           summary};
   }
   if (method == turn_diff_updated::method)
     return turn_diff_updated{required<std::string>(p, "threadId"),

@@ -108,6 +108,19 @@ struct turn_diff_updated {
   std::string diff;
 };
 
+/// A piece of the model's reasoning: its summary (`summary`, part
+/// `index`), or its raw text (content part `index`).
+struct reasoning_delta {
+  /// item/reasoning/textDelta when not `summary` (method_of says which).
+  static constexpr const char* method = "item/reasoning/summaryTextDelta";
+  std::string thread_id;
+  std::string turn_id;
+  std::string item_id;
+  std::string delta;
+  int64_t index = 0;
+  bool summary = true;
+};
+
 /// Tokens a model used: one request's (`last`) and the thread's so far (`total`).
 struct token_breakdown {
   int64_t total_tokens = 0;
@@ -129,7 +142,7 @@ using notification =
     std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
                  item_completed, agent_message_delta, command_output_delta,
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
-                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated>;
+                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -153,6 +166,7 @@ void to_json(json& j, const turn_diff_updated& x);
 void to_json(json& j, const token_breakdown& x);
 void from_json(const json& j, token_breakdown& x);
 void to_json(json& j, const token_usage_updated& x);
+void to_json(json& j, const reasoning_delta& x);
 
 /// The params object of a notification.
 json params_of(const notification& n);

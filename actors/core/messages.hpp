@@ -126,8 +126,11 @@ struct model_step {
 /// A piece of the model's answer, sent to its turn while the model is still
 /// speaking (before the step that completes the message).
 struct model_delta {
+  enum class kind { text, reasoning_summary, reasoning_text };
   std::string item_id;
   std::string text;
+  kind what = kind::text;
+  int64_t index = 0;  // reasoning: the summary or content part
 };
 
 /// What the model said on the side: tokens it used for one request, or a

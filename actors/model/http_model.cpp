@@ -233,7 +233,12 @@ void on_completed(self_ptr self, const wire::response_completed& done) {
 bool on_event(self_ptr self, wire::stream_event& e) {
   auto& st = self->state;
   if (auto* d = std::get_if<wire::text_delta>(&e)) {
-    self->send(st.turn, atom::delta::value, model_delta{d->item_id, std::move(d->delta)});
+    self->send(st.turn, atom::delta::value,
+               model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0});
+  } else if (auto* r = std::get_if<wire::reasoning_delta>(&e)) {
+    auto kind = r->summary ? model_delta::kind::reasoning_summary : model_delta::kind::reasoning_text;
+    self->send(st.turn, atom::delta::value,
+               model_delta{r->item_id, std::move(r->delta), kind, r->index});
   } else if (auto* item = std::get_if<wire::output_item_done>(&e)) {
     st.attempt.output.push_back(std::move(item->item));
   } else if (auto* done = std::get_if<wire::response_completed>(&e)) {

@@ -1,5 +1,6 @@
 #include "actors/threads/turn.hpp"
 
+#include <algorithm>
 #include <caf/sec.hpp>
 #include <functional>
 
@@ -70,9 +71,20 @@ void complete_streamed(self_ptr self, std::string full_text = {}) {
   item_completed(self, std::move(item));
 }
 
+/// Completes the reasoning the model streamed (it is over once anything
+/// else comes).
+void complete_reasoning(self_ptr self) {
+  auto& st = self->state;
+  if (!st.reasoning) return;
+  auto item = std::move(*st.reasoning);
+  st.reasoning.reset();
+  item_completed(self, std::move(item));
+}
+
 void finish(self_ptr self, turn_result result) {
   if (self->state.finished) return;
   self->state.finished = true;
+  complete_reasoning(self);
   complete_streamed(self);
   if (self->state.tokens.total_tokens > self->state.settings.tokens_before.total_tokens)
     result.tokens = self->state.tokens;
@@ -336,6 +348,7 @@ void next_step(self_ptr self) {
   self->request(st.model, model_timeout, atom::step::value, st.context)
       .then(
           [self](model_step& step) {
+            complete_reasoning(self);
             switch (step.what) {
               case model_step::kind::done:
                 return end_turn(self, protocol::turn_status::completed);
@@ -440,10 +453,31 @@ void on_exited(self_ptr self, const exit_info& info) {
   next_step(self);
 }
 
+/// A piece of the model's reasoning: the first starts its item.
+void on_reasoning_delta(self_ptr self, model_delta& d) {
+  auto& st = self->state;
+  if (st.reasoning && st.reasoning->id != d.item_id) complete_reasoning(self);
+  if (!st.reasoning) {
+    st.reasoning.emplace();
+    st.reasoning->id = d.item_id;
+    item_started(self, *st.reasoning, protocol::unix_ms());
+  }
+  bool summary = d.what == model_delta::kind::reasoning_summary;
+  auto& parts = summary ? st.reasoning->summary : st.reasoning->content;
+  auto index = static_cast<size_t>(std::clamp<int64_t>(d.index, 0, 64));
+  if (parts.size() <= index) parts.resize(index + 1);
+  parts[index] += d.text;
+  auto& s = st.settings;
+  emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text),
+                                       d.index, summary});
+}
+
 /// A piece of a message the model is streaming: the first starts its item.
 void on_model_delta(self_ptr self, model_delta& d) {
   auto& st = self->state;
   if (st.finished || d.text.empty()) return;
+  if (d.what != model_delta::kind::text) return on_reasoning_delta(self, d);
+  complete_reasoning(self);
   if (st.streaming && st.streaming->item.id != d.item_id) complete_streamed(self);
   if (!st.streaming) {
     st.streaming.emplace();

@@ -68,6 +68,7 @@ struct turn_state {
   model_actor model;  // the shared one, or this turn's own
   model_context context;
   std::optional<streaming_message> streaming;
+  std::optional<protocol::reasoning_item> reasoning;  // streaming, not yet completed
   protocol::token_breakdown tokens;  // the thread's, this turn's included
   std::optional<command_step> command;
   std::optional<patch_step> patch;
