@@ -38,37 +38,25 @@ protocol::turn_error error_of(const json& e) {
 }
 
 /// A turn being rebuilt. Items from item_completed records win over the
-/// legacy user_message / agent_message events of the same kind.
+/// legacy user_message / agent_message events of the same kind; the others
+/// keep the order they were written in (a message said before a command
+/// stays before it: the model's history depends on it).
 struct turn_builder {
+  struct recorded {
+    protocol::thread_item item;
+    bool legacy = false;
+  };
   protocol::turn turn;
-  std::vector<protocol::thread_item> legacy;
-  std::vector<protocol::thread_item> completed;
+  std::vector<recorded> items;
   bool completed_user = false, completed_agent = false;
   bool explicit_start = false;
 
   protocol::turn finish() {
-    for (auto& i : legacy) {
-      bool user = std::holds_alternative<protocol::user_message_item>(i);
-      if ((user && completed_user) || (!user && completed_agent)) continue;
-      turn.items.push_back(std::move(i));
+    for (auto& r : items) {
+      bool user = std::holds_alternative<protocol::user_message_item>(r.item);
+      if (r.legacy && ((user && completed_user) || (!user && completed_agent))) continue;
+      turn.items.push_back(std::move(r.item));
     }
-    // Legacy items were recorded in order; completed items are interleaved by
-    // their own order. Merge keeping each list's order: legacy first (they
-    // carry the user message), then completed ones, unless completed has the
-    // user message, in which case it is already first.
-    std::vector<protocol::thread_item> merged;
-    if (completed_user) {
-      merged = std::move(completed);
-      for (auto& i : turn.items) merged.push_back(std::move(i));
-    } else {
-      // user message (legacy) -> completed items -> remaining legacy items
-      auto it = turn.items.begin();
-      if (it != turn.items.end() && std::holds_alternative<protocol::user_message_item>(*it))
-        merged.push_back(std::move(*it++));
-      for (auto& c : completed) merged.push_back(std::move(c));
-      for (; it != turn.items.end(); ++it) merged.push_back(std::move(*it));
-    }
-    turn.items = std::move(merged);
     return std::move(turn);
   }
 };
@@ -132,7 +120,7 @@ class turn_decoder {
     u.id = "item-" + std::to_string(++items_);
     u.content.push_back(protocol::user_input::make_text(str_of(p, "message", "")));
     if (t_.preview.empty()) t_.preview = str_of(p, "message", "");
-    current(index).legacy.push_back(std::move(u));
+    current(index).items.push_back({std::move(u), true});
   }
 
   void on_agent_message(size_t index, const json& p) {
@@ -140,7 +128,7 @@ class turn_decoder {
     a.id = "item-" + std::to_string(++items_);
     a.text = str_of(p, "message", "");
     a.phase = opt_str(p, "phase");
-    current(index).legacy.push_back(std::move(a));
+    current(index).items.push_back({std::move(a), true});
   }
 
   void on_item_completed(size_t index, const json& p) {
@@ -154,7 +142,7 @@ class turn_decoder {
       if (t_.preview.empty()) t_.preview = protocol::joined_text(u->content);
     }
     if (std::holds_alternative<protocol::agent_message_item>(*converted)) b.completed_agent = true;
-    b.completed.push_back(std::move(*converted));
+    b.items.push_back({std::move(*converted), false});
   }
 
   void on_turn_end(const std::string& type, const json& p) {

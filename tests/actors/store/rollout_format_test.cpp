@@ -74,6 +74,25 @@ TEST(rollout_format, a_thread_round_trips) {
   EXPECT_EQ(b.turns[1].status, protocol::turn_status::interrupted);
 }
 
+TEST(rollout_format, messages_and_commands_keep_their_order) {
+  // A model says something, runs a command, then says more: reading the
+  // rollout back must not move the messages after the command (a resumed
+  // thread sends this order to the model).
+  auto t = sample();
+  auto& items = t.turns[0].items;
+  items.insert(items.begin() + 1, protocol::agent_message_item{"m0", "first", std::nullopt});
+  auto back = decode_rollout(encode_thread(t), "/x.jsonl");
+  ASSERT_TRUE(back) << to_string(back.error());
+  auto& got = back->meta.turns[0].items;
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_TRUE(std::holds_alternative<protocol::user_message_item>(got[0]));
+  ASSERT_TRUE(std::holds_alternative<protocol::agent_message_item>(got[1]));
+  EXPECT_EQ(std::get<protocol::agent_message_item>(got[1]).text, "first");
+  EXPECT_TRUE(std::holds_alternative<protocol::command_execution_item>(got[2]));
+  ASSERT_TRUE(std::holds_alternative<protocol::agent_message_item>(got[3]));
+  EXPECT_EQ(std::get<protocol::agent_message_item>(got[3]).text, "done");
+}
+
 TEST(rollout_format, commands_use_codex_turn_item_shapes) {
   auto lines = encode_thread(sample());
   bool found = false;
