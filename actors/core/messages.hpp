@@ -98,11 +98,35 @@ struct exit_info {
   std::string not_started;
 };
 
+/// How a step ended, as the model is told (each provider words it its own
+/// way: an HTTP model as Codex does).
+struct step_result {
+  enum class kind {
+    said,             // a message was shown
+    ran,              // the command ran: exit_code, duration_ms, output
+    failed_to_start,  // the command never ran: detail
+    declined,         // by the client (detail empty) or by policy, rules, a hook (detail)
+    timed_out,        // nobody decided before the approval's deadline
+    approval_failed,  // the client answered with an error or nonsense: detail
+    cancelled,        // the approval was cancelled (the turn ends)
+    interrupted,      // the turn was interrupted: output so far
+    patch_applied,    // files: 'A', 'M' or 'D' and the path
+    patch_failed,     // detail
+    refused,          // tools are not allowed in this turn
+  };
+  kind what = kind::said;
+  int exit_code = 0;
+  int64_t duration_ms = 0;
+  std::string output;
+  std::string detail;
+  std::vector<std::pair<char, std::string>> files;
+};
+
 /// Context the model gets for its next step: the thread so far, the user's
 /// text and what the previous steps of this turn produced.
 struct model_context {
   std::string user_text;
-  std::vector<std::string> step_results;  // one entry per finished step
+  std::vector<step_result> step_results;  // one entry per finished step
   /// Whose turn it is: a model that sends the whole thread to a stateless
   /// endpoint reads the earlier turns from the store.
   std::string thread_id;
@@ -121,6 +145,11 @@ struct model_step {
   std::string streamed_item;
   /// run: where to run it (empty: the thread's cwd; relative: below it).
   std::string workdir;
+  /// run, patch: the model's call id (the item's id, as Codex does); empty:
+  /// the turn makes one.
+  std::string call_id;
+  /// say: "commentary" (more work follows) or "final_answer" (empty).
+  std::string phase;
 };
 
 /// A piece of the model's answer, sent to its turn while the model is still
@@ -138,6 +167,9 @@ struct model_delta {
 struct model_notice {
   std::optional<protocol::token_breakdown> usage;
   std::string retrying;  // why, when it retries
+  /// The answer starts over (a retry): what streamed so far is replaced by
+  /// what the next attempt streams, under the same item.
+  bool restart = false;
 };
 
 /// Durable records of a thread's history (the store's unit of append).

@@ -9,6 +9,7 @@
 #include "actors/core/log.hpp"
 #include "actors/model/model_request.hpp"
 #include "actors/model/response_steps.hpp"
+#include "actors/model/tool_results.hpp"
 #include "actors/model/wire/chat_stream.hpp"
 #include "actors/model/wire/request_body.hpp"
 #include "actors/model/wire/responses_stream.hpp"
@@ -136,7 +137,9 @@ void take_results(self_ptr self, const model_context& ctx) {
     if (st.handed.empty()) continue;
     auto call = std::move(st.handed.front());
     st.handed.pop_front();
-    if (call) st.input.push_back(wire::tool_output_item(*call, ctx.step_results[st.results_seen]));
+    if (call)
+      st.input.push_back(wire::tool_output_item(
+          *call, tool_result_text(ctx.step_results[st.results_seen], *call)));
   }
 }
 
@@ -202,6 +205,7 @@ void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   auto wait = model_request::backoff(used, headers, unit(st.jitter));
   model_notice n;
+  n.restart = true;
   n.retrying = http::redact(why, st.sent_headers) + "; retrying " + std::to_string(used) + "/"
                + std::to_string(limit) + " in " + std::to_string(wait.count()) + " ms";
   PARLEY_INFO("model event=retry provider={} reason=\"{}\"", st.setup->provider.id, n.retrying);

@@ -54,9 +54,15 @@ response_plan plan_response(const std::vector<json>& output_items) {
     p.step.command = call.command;
     p.step.workdir = call.workdir;
     p.step.patch = call.patch;
+    p.step.call_id = call.call_id;
     p.call = std::move(call);
     plan.steps.push_back(std::move(p));
   }
+  // Said on the way to a tool call, a message is commentary; otherwise it
+  // is the turn's answer.
+  for (auto& p : plan.steps)
+    if (p.step.what == model_step::kind::say)
+      p.step.phase = plan.called_tools ? "commentary" : "final_answer";
   return plan;
 }
 

@@ -61,13 +61,14 @@ void say(self_ptr self, const std::vector<std::string>& deltas, const char* phas
 
 /// Completes the message the model was streaming (an interrupt cuts it
 /// short: it ends with what arrived).
-void complete_streamed(self_ptr self, std::string full_text = {}) {
+void complete_streamed(self_ptr self, std::string full_text = {},
+                       std::string phase = "final_answer") {
   auto& st = self->state;
   if (!st.streaming) return;
   auto item = std::move(st.streaming->item);
   st.streaming.reset();
   if (!full_text.empty()) item.text = std::move(full_text);
-  item.phase = "final_answer";
+  item.phase = std::move(phase);
   item_completed(self, std::move(item));
 }
 
@@ -100,7 +101,7 @@ void next_step(self_ptr self);
 
 /// Ends the item in progress (command or file change) with `status`; the
 /// model sees `result`.
-void complete_current(self_ptr self, item_status status, std::string result) {
+void complete_current(self_ptr self, item_status status, step_result result) {
   auto& st = self->state;
   if (st.command) {
     auto item = std::move(st.command->item);
@@ -141,20 +142,21 @@ void settle(self_ptr self, const approval_outcome& out, item_status on_error,
     case kind::decided:
       if (out.decision.allows_run()) return accepted();
       complete_current(self, item_status::declined,
-                       out.stage == "client" ? "rejected by user" : "declined: " + out.detail);
+                       outcome(step_result::kind::declined,
+                               out.stage == "client" ? std::string{} : out.detail));
       if (out.decision.value == protocol::approval_decision::kind::cancel)
         return end_turn(self, protocol::turn_status::interrupted);
       break;
     case kind::client_error:
     case kind::malformed:
-      complete_current(self, on_error, "approval request failed: " + out.detail);
+      complete_current(self, on_error, outcome(step_result::kind::approval_failed, out.detail));
       break;
     case kind::timed_out:
-      complete_current(self, item_status::declined, "approval timed out");
+      complete_current(self, item_status::declined, outcome(step_result::kind::timed_out));
       break;
     case kind::transport_closed:
     case kind::cancelled:
-      complete_current(self, item_status::declined, "approval cancelled");
+      complete_current(self, item_status::declined, outcome(step_result::kind::cancelled));
       return end_turn(self, protocol::turn_status::interrupted);
   }
   next_step(self);
@@ -189,12 +191,12 @@ void apply_changes(self_ptr self) {
     auto why = applied.error().message;
     PARLEY_INFO("turn {} event=patch_failed item={} reason=\"{}\"", st.settings.turn_id,
                 st.patch->item.id, why);
-    complete_current(self, item_status::failed, "patch failed: " + why);
+    complete_current(self, item_status::failed, outcome(step_result::kind::patch_failed, why));
     say(self, {"apply_patch failed: " + why}, "commentary");
     return next_step(self);
   }
   st.diff.record(planned);
-  complete_current(self, item_status::completed, "patch applied");
+  complete_current(self, item_status::completed, patch_result(planned));
   auto& s = st.settings;
   emit(self, protocol::turn_diff_updated{s.thread_id, s.turn_id, st.diff.render()});
   next_step(self);
@@ -234,7 +236,7 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
   if (st.interrupting) {
     // Whatever was decided, nothing runs: the approval has voided the
     // client's prompt, so the item ends now, after it.
-    complete_current(self, item_status::declined, "interrupted");
+    complete_current(self, item_status::declined, outcome(step_result::kind::interrupted));
     return end_interrupted(self, *st.interrupting);
   }
   if (st.command)
@@ -273,17 +275,19 @@ void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notificati
       return run();
     case approval_plan::route::refuse:
       send_event(self, std::move(started));
-      complete_current(self, item_status::declined, plan.refusal);
+      complete_current(self, item_status::declined,
+                       outcome(step_result::kind::declined, plan.refusal));
       return next_step(self);
     case approval_plan::route::decide:
       return ask_approval(self, std::move(ask), std::move(plan), std::move(started));
   }
 }
 
-void run_command(self_ptr self, const std::string& raw, const std::string& workdir) {
+void run_command(self_ptr self, const std::string& raw, const std::string& workdir,
+                 const std::string& call_id) {
   auto& st = self->state;
   command_step cmd;
-  cmd.item.id = protocol::new_call_id();
+  cmd.item.id = call_id.empty() ? protocol::new_call_id() : call_id;
   cmd.item.command = display_command(raw);
   cmd.item.cwd = working_directory(st.settings.cwd, workdir);
   cmd.item.command_actions = describe_command(raw);
@@ -297,10 +301,10 @@ void run_command(self_ptr self, const std::string& raw, const std::string& workd
               [self] { start_exec(self); });
 }
 
-void change_files(self_ptr self, const std::string& text) {
+void change_files(self_ptr self, const std::string& text, const std::string& call_id) {
   auto& st = self->state;
   patch_step p;
-  p.item.id = protocol::new_call_id();
+  p.item.id = call_id.empty() ? protocol::new_call_id() : call_id;
   p.started_ms = protocol::unix_ms();
   // A patch that does not parse or plan never asks: its item fails (or is
   // declined when it reaches outside the writable roots) with the reason.
@@ -309,7 +313,9 @@ void change_files(self_ptr self, const std::string& text) {
     st.patch = std::move(p);
     PARLEY_INFO("turn {} event=patch_refused reason=\"{}\"", st.settings.turn_id, refusal->reason);
     complete_current(self, refusal->by_policy ? item_status::declined : item_status::failed,
-                     "patch failed: " + refusal->reason);
+                     outcome(refusal->by_policy ? step_result::kind::declined
+                                                : step_result::kind::patch_failed,
+                             refusal->reason));
     say(self, {"apply_patch failed: " + refusal->reason}, "commentary");
     return next_step(self);
   }
@@ -325,21 +331,23 @@ void change_files(self_ptr self, const std::string& text) {
 /// asked, and the turn goes on (Codex refuses tools in such turns).
 void refuse_tool(self_ptr self) {
   PARLEY_INFO("turn {} event=tool_refused reason=structured_turn", self->state.settings.turn_id);
-  self->state.context.step_results.push_back("tools are not available in a structured turn");
+  self->state.context.step_results.push_back(
+      outcome(step_result::kind::refused, "tools are not available in a structured turn"));
   next_step(self);
 }
 
 /// A message the model said: completed if it streamed, else said now.
 void on_said(self_ptr self, model_step& step) {
   auto& st = self->state;
-  if (!step.streamed_item.empty() && st.streaming && st.streaming->item.id == step.streamed_item) {
+  auto phase = step.phase.empty() ? std::string{"final_answer"} : step.phase;
+  if (!step.streamed_item.empty() && st.streaming && st.streaming->model_id == step.streamed_item) {
     std::string text;
     for (auto& d : step.deltas) text += d;
-    complete_streamed(self, std::move(text));
+    complete_streamed(self, std::move(text), std::move(phase));
   } else {
-    say(self, step.deltas, "final_answer");
+    say(self, step.deltas, phase.c_str());
   }
-  st.context.step_results.push_back("said");
+  st.context.step_results.push_back(step_result{});
   next_step(self);
 }
 
@@ -358,8 +366,8 @@ void next_step(self_ptr self) {
               case model_step::kind::patch:
                 if (!self->state.settings.tools_allowed) return refuse_tool(self);
                 if (step.what == model_step::kind::run)
-                  return run_command(self, step.command, step.workdir);
-                return change_files(self, step.patch);
+                  return run_command(self, step.command, step.workdir, step.call_id);
+                return change_files(self, step.patch, step.call_id);
             }
           },
           [self](caf::error& err) {
@@ -391,7 +399,9 @@ void interrupt(self_ptr self, const caf::error& reason) {
     auto& cmd = *st.command;
     cmd.item.aggregated_output = cmd.output ? cmd.output->aggregated() : std::string{};
     cmd.item.duration_ms = protocol::unix_ms() - cmd.started_ms;
-    complete_current(self, item_status::failed, "interrupted");
+    auto told = outcome(step_result::kind::interrupted);
+    told.output = *cmd.item.aggregated_output;
+    complete_current(self, item_status::failed, std::move(told));
   }
   end_interrupted(self, reason);
 }
@@ -405,7 +415,8 @@ void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
   if (st.command && em.source == st.command->exec_addr && !st.pending_ask) {
     // The command runner died without reporting an exit.
     st.command->exec_addr = caf::actor_addr{};
-    complete_current(self, item_status::failed, "command runner failed");
+    complete_current(self, item_status::failed,
+                     outcome(step_result::kind::failed_to_start, "command runner failed"));
     return next_step(self);
   }
   if (em.source == st.approval_addr) {
@@ -478,10 +489,16 @@ void on_model_delta(self_ptr self, model_delta& d) {
   if (st.finished || d.text.empty()) return;
   if (d.what != model_delta::kind::text) return on_reasoning_delta(self, d);
   complete_reasoning(self);
-  if (st.streaming && st.streaming->item.id != d.item_id) complete_streamed(self);
+  if (st.streaming && st.streaming->restarting) {
+    // The retry's answer takes the place of the broken one's.
+    st.streaming->model_id = d.item_id;
+    st.streaming->restarting = false;
+  }
+  if (st.streaming && st.streaming->model_id != d.item_id) complete_streamed(self);
   if (!st.streaming) {
     st.streaming.emplace();
     st.streaming->item.id = d.item_id;
+    st.streaming->model_id = d.item_id;
     item_started(self, st.streaming->item, protocol::unix_ms());
   }
   st.streaming->item.text += d.text;
@@ -502,6 +519,10 @@ void on_model_notice(self_ptr self, model_notice& n) {
     t.output_tokens += n.usage->output_tokens;
     t.reasoning_output_tokens += n.usage->reasoning_output_tokens;
     emit(self, protocol::token_usage_updated{s.thread_id, s.turn_id, t, *n.usage});
+  }
+  if (n.restart && st.streaming) {
+    st.streaming->item.text.clear();
+    st.streaming->restarting = true;
   }
   if (!n.retrying.empty()) {
     protocol::turn_error e;

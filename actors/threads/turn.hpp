@@ -57,6 +57,8 @@ struct patch_step {
 /// An agent message the model is streaming: started, not yet completed.
 struct streaming_message {
   protocol::agent_message_item item;
+  std::string model_id;     // the model's id for it (a retry may change it)
+  bool restarting = false;  // a retry began: the next message replaces it
 };
 
 struct turn_state {

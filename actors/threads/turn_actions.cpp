@@ -1,6 +1,5 @@
 #include "actors/threads/turn_actions.hpp"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "actors/approval/action_digest.hpp"
@@ -83,12 +82,33 @@ std::string working_directory(const std::string& cwd, const std::string& workdir
   return (std::filesystem::path(cwd) / workdir).lexically_normal().string();
 }
 
-std::string command_result(const protocol::command_execution_item& item, const exit_info& info) {
-  if (!info.not_started.empty()) return "failed to start: " + info.not_started;
-  char wall[32];
-  std::snprintf(wall, sizeof wall, "%.1f", static_cast<double>(info.duration_ms) / 1000.0);
-  return "Exit code: " + std::to_string(info.exit_code) + "\nWall time: " + wall
-         + " seconds\nOutput:\n" + item.aggregated_output.value_or("");
+step_result outcome(step_result::kind what, std::string detail) {
+  step_result r;
+  r.what = what;
+  r.detail = std::move(detail);
+  return r;
+}
+
+step_result command_result(const protocol::command_execution_item& item, const exit_info& info) {
+  if (!info.not_started.empty()) return outcome(step_result::kind::failed_to_start, info.not_started);
+  step_result r;
+  r.what = step_result::kind::ran;
+  r.exit_code = info.exit_code;
+  r.duration_ms = info.duration_ms;
+  r.output = item.aggregated_output.value_or("");
+  return r;
+}
+
+step_result patch_result(const std::vector<patch::file_change>& applied) {
+  step_result r;
+  r.what = step_result::kind::patch_applied;
+  for (const auto& c : applied) {
+    char change = c.kind == patch::change_kind::add      ? 'A'
+                  : c.kind == patch::change_kind::remove ? 'D'
+                                                         : 'M';
+    r.files.emplace_back(change, c.move_to.value_or(c.path));
+  }
+  return r;
 }
 
 }  // namespace parley

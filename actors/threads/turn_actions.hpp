@@ -36,8 +36,13 @@ std::optional<patch_refusal> prepare_patch(const turn_settings& settings, const 
 /// absolute path, or one relative to the cwd).
 std::string working_directory(const std::string& cwd, const std::string& workdir);
 
-/// What the model is told of a command that ran: its exit code, wall time
-/// and output, as Codex words it.
-std::string command_result(const protocol::command_execution_item& item, const exit_info& info);
+/// How a step ended, with an optional detail (a reason, a refusal).
+step_result outcome(step_result::kind what, std::string detail = {});
+
+/// A command that ended (or never started): its exit code, wall time and output.
+step_result command_result(const protocol::command_execution_item& item, const exit_info& info);
+
+/// An applied patch: each file with what happened to it ('A', 'M', 'D').
+step_result patch_result(const std::vector<patch::file_change>& applied);
 
 }  // namespace parley

@@ -340,6 +340,15 @@ def test_command_accepted():
                   % (output_text(outs[0]) if outs else None))
         check(done and asks and asks[0]["params"]["itemId"] == done[0]["id"],
               "the approval names the command's item")
+        if len(reqs) == 2 and done:
+            calls = [i for i in reqs[1]["body"]["input"] if i.get("type") == "function_call"]
+            check(calls and done[0]["id"] == calls[0]["call_id"],
+                  "the command's item id is the model's call_id, as Codex's")
+        _, ev = p.run_turn(t, text("mock: say looking first", "mock: run true",
+                                   "mock: say done looking"), ["accept"])
+        phases = [(m["text"], m["phase"]) for m in items(ev, "agentMessage")]
+        check(phases == [("looking first", "commentary"), ("done looking", "final_answer")],
+              "a message on the way to a tool call is commentary, the answer final: %s" % phases)
 
 
 # -- 3. declined, cancelled, timed out ---------------------------------------
@@ -400,13 +409,11 @@ def test_apply_patch():
         outs = outputs_in(reqs[-1], "custom_tool_call_output") if reqs else []
         calls = [i for i in reqs[-1]["body"]["input"] if i.get("type") == "custom_tool_call"] if reqs else []
         check(len(reqs) == 2 and len(outs) == 1 and calls and outs[0]["call_id"] == calls[0]["call_id"]
-              and "appl" in output_text(outs[0]).lower(),
+              and output_text(outs[0]).startswith("Success. Updated the following files:"),
               "a custom_tool_call_output for the call says the patch applied: %r"
               % [output_text(o) for o in outs])
-        # Codex tells the model which files changed ("Success. Updated the following files:\nA
-        # hello.txt"); actors/model/wire/tool_outcomes has that text, but the turn's step
-        # results are plain strings and the HTTP model passes them on as they are.
-        known(outs and "hello.txt" in output_text(outs[0]),
+        # As Codex: "Success. Updated the following files:\nA hello.txt".
+        check(outs and "A hello.txt" in output_text(outs[0]),
               "the patch's output names the files it changed: %r" % [output_text(o) for o in outs])
 
 
@@ -465,7 +472,7 @@ def test_faults():
               "cut: the stream is retried from the start and the message is whole: %s" % msgs)
         check(len(mock.requests()) - before == 2, "cut: two attempts")
         check(len(retry_errors(ev)) == 1 and retry_errors(ev)[0]["willRetry"], "cut: one retry notice")
-        known(len(msgs) == 1, "cut: one message item, not the broken attempt's fragment and the "
+        check(len(msgs) == 1, "cut: one message item, not the broken attempt's fragment and the "
               "whole one (got %s)" % [m["text"] for m in msgs])
 
         _, ev = p.run_turn(t, text("mock: malformed", "mock: say never whole"))
