@@ -5,7 +5,9 @@
 #
 #   parley-bench --server 'bench/codex_app_server.sh' --text plain --threads 20
 #
-# CODEX_BIN overrides the codex binary (default: the one npx installs).
+# CODEX_BIN overrides the codex binary (default: the one npx installs); MOCK_ARGS
+# adds flags to the mock (e.g. --pace-ms=200). When Codex exits, the mock's CPU
+# time and peak RSS go to stderr (the harness's --server-log).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mock=${MOCK_BIN:-$here/../build/release/bench/parley-mock-model}
@@ -20,7 +22,7 @@ exec unshare -n sh -c '
   ip link set lo up
   work=$1; mock=$2; codex=$3
   mkdir -p "$work/home" "$work/user"
-  "$mock" --port=18765 > "$work/mock.out" 2> "$work/mock.err" &
+  "$mock" --port=18765 ${MOCK_ARGS:-} > "$work/mock.out" 2> "$work/mock.err" &
   mock_pid=$!
   until grep -qs "^listening on" "$work/mock.out"; do sleep 0.05; done
   cat > "$work/home/config.toml" <<TOML
@@ -35,5 +37,10 @@ wire_api = "responses"
 requires_openai_auth = false
 TOML
   HOME="$work/user" CODEX_HOME="$work/home" "$codex" app-server 2> "$work/codex.err" || true
+  # The share of the mock in the figures parley-bench sums over the process tree
+  # (utime + stime, fields 14 and 15 of stat; VmHWM), as parley_with_mock.sh reports it.
+  ticks=$(awk "{print \$14 + \$15}" "/proc/$mock_pid/stat")
+  hwm=$(awk "/^VmHWM:/ {print \$2}" "/proc/$mock_pid/status")
+  echo "codex_app_server.sh: mock cpu_s=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" "BEGIN {printf \"%.2f\", t / hz}") peak_rss_kb=$hwm" >&2
   kill "$mock_pid" 2>/dev/null || true
 ' sh "$work" "$mock" "$codex"

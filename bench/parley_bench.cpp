@@ -221,6 +221,7 @@ class bench_run {
   }
 
   std::string turn_text() const {
+    if (!o_.prompt.empty()) return o_.prompt;
     if (o_.plain) return "Please run the command `" + o_.command + "` in the current directory.";
     std::string text;
     for (int k = 0; k < o_.approvals; ++k) {
@@ -316,6 +317,8 @@ class bench_run {
       if (conn != t.answer_connection) return;
       if (t.last_answer_ms >= 0) answer_to_completed_.push_back(arrived_ms_ - t.last_answer_ms);
       t.last_answer_ms = -1;
+    } else if (method == "item/agentMessage/delta") {
+      ++agent_message_deltas_;
     } else if (method == "error") {
       errors_["error_notification"]++;
     }
@@ -458,6 +461,8 @@ class bench_run {
            {"server_peak_rss_kb", f.peak_rss_kb},
            {"server_cpu_s", f.cpu_s},
            {"harness_cpu_s", harness_cpu_s_},
+           {"agent_message_deltas", agent_message_deltas_},
+           {"deltas_per_s", wall_s > 0 ? static_cast<double>(agent_message_deltas_) / wall_s : 0},
            {"approvals", ledger_.approvals()},
            {"approval_requests", ledger_.approval_requests()},
            {"errors", errors_},
@@ -480,6 +485,9 @@ class bench_run {
     std::printf("wall        %.3f s   turns %zu   %.0f turns/s   approvals %zu (%zu asked)\n",
                 j["wall_s"].get<double>(), ledger_.turns_completed(), j["turns_per_s"].get<double>(),
                 ledger_.approvals(), ledger_.approval_requests());
+    if (agent_message_deltas_ > 0)
+      std::printf("deltas      %zu item/agentMessage/delta   %.0f deltas/s\n", agent_message_deltas_,
+                  j["deltas_per_s"].get<double>());
     std::printf("server      peak RSS %ld KB   CPU %.2f s   (harness CPU %.2f s)\n", f.peak_rss_kb, f.cpu_s,
                 harness_cpu_s_);
     if (o_.idle_connections > 0)
@@ -522,6 +530,7 @@ class bench_run {
   long idle_rss_delta_kb_ = 0;
   double harness_cpu_s_ = 0;
   int started_ = 0, finished_ = 0;
+  size_t agent_message_deltas_ = 0;  // item/agentMessage/delta notifications, every connection
   // Turns completed on their owner whose copies are still to come on joined
   // connections (may dip below 0: either may come first). The run ends when
   // they are in too, so the ledger sees every copy.

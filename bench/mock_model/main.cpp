@@ -29,9 +29,10 @@ namespace {
 using namespace parley::mock_model;
 using json = nlohmann::json;
 
-// Keep-alive outlives reqwest's default 90 s pool idle timeout (and curl's 118 s): the
-// client closes idle connections first, never reusing one the server is closing.
-constexpr time_t keep_alive_seconds = 120;
+// Keep-alive (--keep-alive, 120 s) outlives reqwest's default 90 s pool idle timeout (and
+// curl's 118 s): the client closes idle connections first, never reusing one the server is
+// closing.
+constexpr time_t default_keep_alive_s = 120;
 constexpr std::size_t keep_alive_requests = 1000000;
 // cpp-httplib listens with a backlog of 5; a thousand clients connecting at once need more.
 constexpr int listen_backlog = 4096;
@@ -140,8 +141,11 @@ int main(int argc, char** argv) {
 
   httplib::Server server;
   server.new_task_queue = [load] { return new connection_threads(load); };
-  server.set_keep_alive_timeout(keep_alive_seconds);
-  server.set_keep_alive_max_count(keep_alive_requests);
+  // --keep-alive=0: one request per connection, whose answer says `Connection: close`.
+  // cpp-httplib's timeout also bounds the wait for a connection's first request, so it
+  // never drops to 0 (a busy client would get an empty reply).
+  server.set_keep_alive_timeout(opts.keep_alive_s > 0 ? opts.keep_alive_s : default_keep_alive_s);
+  server.set_keep_alive_max_count(opts.keep_alive_s > 0 ? keep_alive_requests : 1);
   // SO_REUSEADDR but not cpp-httplib's default SO_REUSEPORT: a port in use must fail to bind
   // rather than be shared with another server. TCP_NODELAY (inherited by accepted sockets)
   // sends each event at once instead of holding small writes back.

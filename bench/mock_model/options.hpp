@@ -21,6 +21,10 @@ struct options {
   std::string require_key;
   /// Requests kept for GET /mock/requests.
   std::size_t record = 10000;
+  /// How long an idle connection is kept open; 0: every answer closes its connection.
+  /// (cpp-httplib wakes each idle connection's thread about 100 times a second, so
+  /// thousands of idle keep-alive connections cost the mock whole cores.)
+  long keep_alive_s = 120;  // main.cpp's default_keep_alive_s
 };
 
 /// Reads `--name=value` or `--name value`; prints usage and exits on --help or an error.

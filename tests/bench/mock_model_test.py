@@ -472,6 +472,47 @@ def test_require_key():
         mock.stop()
 
 
+def test_keep_alive_off():
+    """--keep-alive=0: every answer closes its connection (none idles in the mock); by
+    default a connection serves request after request."""
+    def two_on_one_connection(mock):
+        conn = http.client.HTTPConnection("127.0.0.1", mock.port, timeout=10)
+        answers = []
+        for i in range(2):
+            try:
+                body = json.dumps(responses_body(user("k %d" % i))).encode()
+                conn.request("POST", "/v1/responses", body=body,
+                             headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                resp.read()
+                answers.append((resp.status, resp.getheader("Connection", "")))
+            except (http.client.HTTPException, OSError):
+                answers.append((None, ""))
+            if conn.sock is None:  # http.client closed it: the answer said close
+                answers.append(("closed", ""))
+                break
+        conn.close()
+        return answers
+
+    mock = Mock("--keep-alive=0")
+    try:
+        answers = two_on_one_connection(mock)
+        check(answers[0] == (200, "close"), "keep-alive 0: the answer says close (got %r)" % answers)
+        check(len(answers) == 2 and answers[1][0] == "closed",
+              "keep-alive 0: the connection ends (got %r)" % answers)
+        status, _, _, whole = mock.stream("/v1/responses", responses_body(user("again")))
+        check(status == 200 and whole, "keep-alive 0: a new connection streams")
+    finally:
+        mock.stop()
+    mock = Mock()
+    try:
+        answers = two_on_one_connection(mock)
+        check(answers == [(200, ""), (200, "")],
+              "keep-alive: two answers on one connection (got %r)" % answers)
+    finally:
+        mock.stop()
+
+
 def test_many_streams():
     """400 streams at once, each stalled 3 s after its first delta: all are open together
     (every client has its first delta before any stream finishes), more than a fixed pool of
@@ -519,6 +560,8 @@ def main():
     check("POST /v1/responses" in err, "requests are logged on stderr")
     print("--", "test_require_key", flush=True)
     test_require_key()
+    print("--", "test_keep_alive_off", flush=True)
+    test_keep_alive_off()
     print("--", "test_many_streams", flush=True)
     test_many_streams()
     if FAILURES:

@@ -71,6 +71,7 @@ TEST(parley_bench, a_small_run_against_parley_is_valid) {
   EXPECT_EQ(j["transport"], "stdio");
   EXPECT_EQ(j["connections"], 1);
   EXPECT_EQ(j["clients_per_thread"], 1);
+  EXPECT_EQ(j["agent_message_deltas"], 0);  // the scripted model sends whole messages
 }
 
 TEST(parley_bench, threads_spread_over_websocket_connections) {
@@ -122,6 +123,35 @@ TEST(parley_bench, a_unix_socket_and_memory_per_idle_connection) {
   ASSERT_TRUE(j.contains("memory_per_idle_connection_kb"));
   EXPECT_TRUE(j["memory_per_idle_connection_kb"].is_number());
   EXPECT_GT(j["idle_rss_delta_kb"].get<int64_t>(), 0);  // 50 sessions cost something
+}
+
+// parley with the mock as its model (bench/parley_with_mock.sh), a --prompt
+// that streams a message in words, runs one command and streams another:
+// every delta is counted, every approval decided once.
+TEST(parley_bench, a_prompt_through_the_mock_model_counts_every_delta) {
+#ifndef PARLEY_MOCK_MODEL_BINARY
+  GTEST_SKIP() << "parley-mock-model is not built (cpp-httplib missing)";
+#else
+  auto dir = make_temp_dir("bench_mock");
+  // The mock streams a `say` one word (and its space) per delta: 5 + 3.
+  auto prompt = std::string{"mock: say one two three four five\nmock: run true\nmock: say six seven eight"};
+  auto cmd = std::string{"PARLEY_BIN="} + parley_binary() + " MOCK_BIN=" + PARLEY_MOCK_MODEL_BINARY + " "
+             + PARLEY_BENCH_BINARY + " --server '" + PARLEY_SOURCE_DIR
+             + "/bench/parley_with_mock.sh --store=memory --log-level=warn' --prompt '" + prompt
+             + "' --threads 12 --turns 2 --quiet --server-log " + dir + "/server.log --json " + dir + "/run.json > "
+             + dir + "/out.txt 2>&1";
+  ASSERT_EQ(run(cmd), 0) << std::ifstream{dir + "/out.txt"}.rdbuf() << std::ifstream{dir + "/server.log"}.rdbuf();
+  auto j = nlohmann::json::parse(std::ifstream{dir + "/run.json"});
+  EXPECT_EQ(j["turns_completed"], 24);
+  EXPECT_EQ(j["approvals"], 24);
+  EXPECT_EQ(j["agent_message_deltas"], 24 * 8);
+  EXPECT_GT(j["deltas_per_s"].get<double>(), 0);
+  EXPECT_EQ(j["violations"], nlohmann::json::array()) << j["violations"].dump();
+  EXPECT_EQ(j["errors"], nlohmann::json::object()) << j["errors"].dump();
+  // The wrapper reports the mock's share when parley exits.
+  std::string log{std::istreambuf_iterator<char>(std::ifstream{dir + "/server.log"}.rdbuf()), {}};
+  EXPECT_NE(log.find("parley_with_mock.sh: mock cpu_s="), std::string::npos) << log;
+#endif
 }
 
 TEST(parley_bench, websocket_options_are_checked) {
