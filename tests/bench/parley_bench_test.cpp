@@ -154,6 +154,31 @@ TEST(parley_bench, a_prompt_through_the_mock_model_counts_every_delta) {
 #endif
 }
 
+// Issue 11's scale check: 1,000 turns streaming from the mock model at once
+// in one parley process, each asking one approval (accepted): every approval
+// is decided exactly once and every turn completes (the harness's ledger).
+TEST(parley_bench, a_thousand_concurrent_streaming_turns_decide_every_approval_once) {
+#ifndef PARLEY_MOCK_MODEL_BINARY
+  GTEST_SKIP() << "parley-mock-model is not built (cpp-httplib missing)";
+#else
+  auto dir = make_temp_dir("bench_mock_1000");
+  auto prompt = std::string{"mock: say streaming a few words first\nmock: run true\nmock: say and done"};
+  auto cmd = std::string{"PARLEY_BIN="} + parley_binary() + " MOCK_BIN=" + PARLEY_MOCK_MODEL_BINARY + " "
+             + PARLEY_BENCH_BINARY + " --server '" + PARLEY_SOURCE_DIR
+             + "/bench/parley_with_mock.sh --store=memory --log-level=warn' --prompt '" + prompt
+             + "' --threads 1000 --timeout 240 --quiet --server-log " + dir + "/server.log --json " + dir
+             + "/run.json > " + dir + "/out.txt 2>&1";
+  ASSERT_EQ(run(cmd), 0) << std::ifstream{dir + "/out.txt"}.rdbuf();
+  auto j = nlohmann::json::parse(std::ifstream{dir + "/run.json"});
+  EXPECT_EQ(j["concurrency"], 1000);
+  EXPECT_EQ(j["turns_completed"], 1000);
+  EXPECT_EQ(j["approvals"], 1000);
+  EXPECT_EQ(j["agent_message_deltas"], 1000 * 8);
+  EXPECT_EQ(j["violations"], nlohmann::json::array()) << j["violations"].dump();
+  EXPECT_EQ(j["errors"], nlohmann::json::object()) << j["errors"].dump();
+#endif
+}
+
 TEST(parley_bench, websocket_options_are_checked) {
   auto bench = std::string{PARLEY_BENCH_BINARY} + " --server true --quiet ";
   EXPECT_EQ(run(bench + "--connections 2 > /dev/null 2>&1"), 2);  // several sessions need --connect

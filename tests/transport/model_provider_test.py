@@ -301,6 +301,19 @@ def test_streaming():
               and usage[-1]["params"]["tokenUsage"]["last"]["totalTokens"] == 8,
               "the thread's total usage adds up over turns: %s" % (usage[-1]["params"] if usage else None))
         check(len(mock.requests()) == 2, "one model request per turn")
+        # Reasoning: its summary streams under a reasoning item, before the answer.
+        _, ev3 = p.run_turn(t, text("mock: reason weighing the options", "mock: say decided"))
+        rdeltas = [m["params"] for m in ev3 if m.get("method") == "item/reasoning/summaryTextDelta"]
+        check(rdeltas and "".join(d["delta"] for d in rdeltas) == "weighing the options"
+              and all(d["summaryIndex"] == 0 for d in rdeltas),
+              "reasoning summary deltas stream: %s" % rdeltas)
+        reasoning = items(ev3, "reasoning")
+        check(len(reasoning) == 1 and reasoning[0]["summary"] == ["weighing the options"]
+              and rdeltas and reasoning[0]["id"] == rdeltas[0]["itemId"],
+              "the reasoning item completes with its summary: %s" % reasoning)
+        order = [m["params"]["item"]["type"] for m in ev3 if m.get("method") == "item/completed"]
+        check(order == ["userMessage", "reasoning", "agentMessage"],
+              "reasoning completes before the answer: %s" % order)
 
 
 def usage_shape_ok(params):
