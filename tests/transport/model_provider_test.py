@@ -365,6 +365,15 @@ def test_command_accepted():
             calls = [i for i in reqs[1]["body"]["input"] if i.get("type") == "function_call"]
             check(calls and done[0]["id"] == calls[0]["call_id"],
                   "the command's item id is the model's call_id, as Codex's")
+        # The `shell` shape (an argv) is a command too.
+        before = len(mock.requests())
+        _, ev = p.run_turn(t, text("mock: shell echo from-the-shell-shape"), ["accept"])
+        done = items(ev, "commandExecution")
+        check(done and "from-the-shell-shape" in (done[0]["aggregatedOutput"] or ""),
+              "a `shell` call runs as a command: %s" % done)
+        outs = outputs_in(mock.requests()[-1]) if len(mock.requests()) > before else []
+        check(outs and "from-the-shell-shape" in output_text(outs[-1]),
+              "and its output goes back to the model: %r" % [output_text(o) for o in outs])
         _, ev = p.run_turn(t, text("mock: say looking first", "mock: run true",
                                    "mock: say done looking"), ["accept"])
         phases = [(m["text"], m["phase"]) for m in items(ev, "agentMessage")]
