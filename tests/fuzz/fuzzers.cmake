@@ -17,6 +17,7 @@ add_library(parley_fuzz_store STATIC
   "${PROJECT_SOURCE_DIR}/actors/core/log.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_file.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_format.cpp"
+  "${PROJECT_SOURCE_DIR}/actors/store/response_items.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_reader.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/turn_items.cpp")
 target_link_libraries(parley_fuzz_store
