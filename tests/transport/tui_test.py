@@ -58,10 +58,27 @@ def wait_file(path, timeout=30):
     return os.path.exists(path)
 
 
+def composer_holds(text):
+    """Whether the TUI's input box (the last prompt line) still holds `text`."""
+    prompts = [l for l in screen().splitlines() if l.startswith("› ")]
+    return bool(prompts) and prompts[-1].rstrip().endswith(text)
+
+
 def type_line(text):
+    """Types a prompt and submits it. Under load the TUI may read fast keys as
+    a paste (where Enter is a newline) or take a while to echo: wait for the
+    echo and a quiet moment before Enter, and press it again if the text is
+    still waiting in the input box."""
     tmux("send-keys", "-t", SESSION, "-l", text)
-    time.sleep(0.3)
-    tmux("send-keys", "-t", SESSION, "Enter")
+    deadline = time.time() + 10
+    while time.time() < deadline and not composer_holds(text):
+        time.sleep(0.1)
+    time.sleep(1.0)
+    for _ in range(3):
+        tmux("send-keys", "-t", SESSION, "Enter")
+        time.sleep(1.5)
+        if not composer_holds(text):
+            return
 
 
 def start_tui(url, work, codex_home, *extra):
