@@ -60,8 +60,13 @@ def wait_file(path, timeout=30):
 
 def composer_holds(text):
     """Whether the TUI's input box (the last prompt line) still holds `text`."""
-    prompts = [l for l in screen().splitlines() if l.startswith("› ")]
-    return bool(prompts) and prompts[-1].rstrip().endswith(text)
+    lines = screen().splitlines()
+    prompts = [i for i, l in enumerate(lines) if l.startswith("\u203a ")]
+    if not prompts or not lines[prompts[-1]].rstrip().endswith(text):
+        return False
+    # Once submitted, the turn's lines (a dialog, its work) follow the prompt.
+    after = "\n".join(lines[prompts[-1] + 1:])
+    return not re.search(r"Working|Running|Would you like|Ran |Worked|interrupted", after)
 
 
 def type_line(text):
