@@ -19,7 +19,6 @@ Usage: model_provider_test.py PARLEY_BINARY MOCK_BINARY [SCHEMA_DIR] [TEST_NAME.
 """
 import json
 import os
-import re
 import queue
 import shutil
 import subprocess
@@ -64,12 +63,12 @@ class Mock:
         self.dir = tempfile.mkdtemp(prefix="parley-mock-")
         self.log = open(os.path.join(self.dir, "mock.log"), "w")
         # Under ThreadSanitizer the mock is a fixture, not what is tested: its
-        # reports (cpp-httplib is not instrumented) go beside its log, not
-        # where parley's fail the run.
+        # server library (cpp-httplib) is not instrumented and races in its
+        # own buffers, so the mock reports nothing and never stops on one;
+        # parley's reports still fail the run.
         env = dict(os.environ)
         if "TSAN_OPTIONS" in env:
-            env["TSAN_OPTIONS"] = re.sub(r"log_path=[^:]*", "log_path=" + os.path.join(self.dir, "tsan"),
-                                         env["TSAN_OPTIONS"])
+            env["TSAN_OPTIONS"] = "report_bugs=0"
         self.proc = subprocess.Popen([MOCK, "--port=0", *flags], stdout=subprocess.PIPE,
                                      stderr=self.log, text=True, env=env)
         line = self.proc.stdout.readline()
