@@ -1,6 +1,6 @@
 #include "bench/harness/options.hpp"
 
-#include <charconv>
+#include "transport/listen_address.hpp"
 
 namespace parley::bench {
 
@@ -37,26 +37,6 @@ namespace {
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
-}
-
-std::optional<endpoint> parse_tcp(const std::string& rest) {
-  endpoint e;
-  e.what = endpoint::kind::tcp;
-  auto slash = rest.find('/');
-  auto authority = rest.substr(0, slash);
-  if (slash != std::string::npos) e.target = rest.substr(slash);
-  auto colon = authority.rfind(':');
-  if (colon == std::string::npos || colon == 0) return std::nullopt;
-  e.host = authority.substr(0, colon);
-  if (e.host.size() > 2 && e.host.front() == '[' && e.host.back() == ']')
-    e.host = e.host.substr(1, e.host.size() - 2);
-  auto port = authority.substr(colon + 1);
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535)
-    return std::nullopt;
-  e.port = static_cast<uint16_t>(value);
-  return e;
 }
 
 bool parse_mix(const std::string& v, std::map<std::string, int>& mix) {
@@ -98,14 +78,34 @@ std::string endpoint::transport() const {
 }
 
 std::optional<endpoint> parse_endpoint(const std::string& url) {
-  if (starts_with(url, "ws://")) return parse_tcp(url.substr(5));
-  if (starts_with(url, "unix://") && url.size() > 7) {
-    endpoint e;
-    e.what = endpoint::kind::unix_socket;
-    e.path = url.substr(7);
-    return e;
+  // The server's own --listen parser reads the address; the harness adds the
+  // handshake's target and refuses what it cannot connect to (port 0, a
+  // unix:// without its path).
+  std::string address = url;
+  std::string target = "/";
+  if (starts_with(url, "ws://")) {
+    auto slash = url.find('/', 5);
+    if (slash != std::string::npos) {
+      target = url.substr(slash);
+      address = url.substr(0, slash);
+    }
   }
-  return std::nullopt;
+  std::string error;
+  auto a = ws::parse_listen_address(address, "", error);
+  if (!a || a->what == ws::listen_address::kind::stdio) return std::nullopt;
+  endpoint e;
+  if (a->what == ws::listen_address::kind::tcp) {
+    if (a->port == 0) return std::nullopt;
+    e.what = endpoint::kind::tcp;
+    e.host = a->host;
+    e.port = a->port;
+    e.target = target;
+  } else {
+    if (address == "unix://") return std::nullopt;
+    e.what = endpoint::kind::unix_socket;
+    e.path = a->path;
+  }
+  return e;
 }
 
 bool parse_options(int argc, char** argv, options& o) {
