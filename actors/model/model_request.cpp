@@ -46,17 +46,24 @@ http::request build(const provider_setup& setup, const std::vector<json>& input,
   for (const auto& [name, variable] : setup.provider.env_http_headers)
     if (const char* value = std::getenv(variable.c_str()); value && *value)
       r.headers.emplace_back(name, value);
-  std::vector<json> history = input;
-  if (!setup.developer_instructions.empty())
-    history.insert(history.begin(),
-                   json{{"type", "message"},
-                        {"role", "developer"},
-                        {"content", json::array({{{"type", "input_text"},
-                                                  {"text", setup.developer_instructions}}})}});
+  // Developer instructions lead the input; the thread itself is not copied
+  // for them (it is sent whole with every request).
+  std::vector<json> with_developer;
+  const auto* history = &input;
+  if (!setup.developer_instructions.empty()) {
+    with_developer.reserve(input.size() + 1);
+    with_developer.push_back(json{
+        {"type", "message"},
+        {"role", "developer"},
+        {"content",
+         json::array({{{"type", "input_text"}, {"text", setup.developer_instructions}}})}});
+    with_developer.insert(with_developer.end(), input.begin(), input.end());
+    history = &with_developer;
+  }
   auto options = options_of(setup, thread_id);
   auto body = setup.provider.wire == model_config::wire_api::chat
-                  ? wire::chat_request_body(history, options)
-                  : wire::responses_request_body(history, options);
+                  ? wire::chat_request_body(*history, options)
+                  : wire::responses_request_body(*history, options);
   r.body = wire::body_text(body);
   return r;
 }
