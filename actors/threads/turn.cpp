@@ -1,6 +1,5 @@
 #include "actors/threads/turn.hpp"
 
-#include <algorithm>
 #include <caf/sec.hpp>
 #include <functional>
 
@@ -8,42 +7,18 @@
 #include "actors/core/handlers.hpp"
 #include "actors/threads/exec.hpp"
 #include "actors/threads/turn_actions.hpp"
+#include "actors/threads/turn_detail.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley {
 
+using namespace turn_detail;
+
 namespace {
 
-using self_ptr = turn_actor::stateful_pointer<turn_state>;
 using protocol::item_status;
 
 constexpr auto model_timeout = std::chrono::minutes(5);
-
-template <class T>
-void emit(self_ptr self, T&& n) {
-  self->send(self->state.conversation, atom::event::value,
-             make_event(self->state.svc, std::forward<T>(n)));
-}
-
-notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_t at_ms) {
-  auto& s = self->state.settings;
-  return make_event(self->state.svc,
-                    protocol::item_started{s.thread_id, s.turn_id, std::move(item), at_ms});
-}
-
-void send_event(self_ptr self, notification_ptr n) {
-  self->send(self->state.conversation, atom::event::value, std::move(n));
-}
-
-void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms) {
-  send_event(self, started_event(self, std::move(item), at_ms));
-}
-
-void item_completed(self_ptr self, protocol::thread_item item) {
-  auto& s = self->state.settings;
-  emit(self,
-       protocol::item_completed{s.thread_id, s.turn_id, std::move(item), protocol::unix_ms()});
-}
 
 /// A short message from the runtime itself (e.g. why a patch did not apply).
 void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase) {
@@ -56,29 +31,6 @@ void say(self_ptr self, const std::vector<std::string>& deltas, const char* phas
     item.text += d;
   }
   item.phase = phase;
-  item_completed(self, std::move(item));
-}
-
-/// Completes the message the model was streaming (an interrupt cuts it
-/// short: it ends with what arrived).
-void complete_streamed(self_ptr self, std::string full_text = {},
-                       std::string phase = "final_answer") {
-  auto& st = self->state;
-  if (!st.streaming) return;
-  auto item = std::move(st.streaming->item);
-  st.streaming.reset();
-  if (!full_text.empty()) item.text = std::move(full_text);
-  item.phase = std::move(phase);
-  item_completed(self, std::move(item));
-}
-
-/// Completes the reasoning the model streamed (it is over once anything
-/// else comes).
-void complete_reasoning(self_ptr self) {
-  auto& st = self->state;
-  if (!st.reasoning) return;
-  auto item = std::move(*st.reasoning);
-  st.reasoning.reset();
   item_completed(self, std::move(item));
 }
 
@@ -462,74 +414,6 @@ void on_exited(self_ptr self, const exit_info& info) {
   complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
                    std::move(told));
   next_step(self);
-}
-
-/// A piece of the model's reasoning: the first starts its item.
-void on_reasoning_delta(self_ptr self, model_delta& d) {
-  auto& st = self->state;
-  if (st.reasoning && st.reasoning->id != d.item_id) complete_reasoning(self);
-  if (!st.reasoning) {
-    st.reasoning.emplace();
-    st.reasoning->id = d.item_id;
-    item_started(self, *st.reasoning, protocol::unix_ms());
-  }
-  bool summary = d.what == model_delta::kind::reasoning_summary;
-  auto& parts = summary ? st.reasoning->summary : st.reasoning->content;
-  auto index = static_cast<size_t>(std::clamp<int64_t>(d.index, 0, 64));
-  if (parts.size() <= index) parts.resize(index + 1);
-  parts[index] += d.text;
-  auto& s = st.settings;
-  emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text),
-                                       d.index, summary});
-}
-
-/// A piece of a message the model is streaming: the first starts its item.
-void on_model_delta(self_ptr self, model_delta& d) {
-  auto& st = self->state;
-  if (st.finished || d.text.empty()) return;
-  if (d.what != model_delta::kind::text) return on_reasoning_delta(self, d);
-  complete_reasoning(self);
-  if (st.streaming && st.streaming->restarting) {
-    // The retry's answer takes the place of the broken one's.
-    st.streaming->model_id = d.item_id;
-    st.streaming->restarting = false;
-  }
-  if (st.streaming && st.streaming->model_id != d.item_id) complete_streamed(self);
-  if (!st.streaming) {
-    st.streaming.emplace();
-    st.streaming->item.id = d.item_id;
-    st.streaming->model_id = d.item_id;
-    item_started(self, st.streaming->item, protocol::unix_ms());
-  }
-  st.streaming->item.text += d.text;
-  auto& s = st.settings;
-  emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text)});
-}
-
-/// Tokens one request used (the thread's total grows), or a retry the
-/// client is told about (Codex's `error` with willRetry).
-void on_model_notice(self_ptr self, model_notice& n) {
-  auto& st = self->state;
-  auto& s = st.settings;
-  if (n.usage) {
-    auto& t = st.tokens;
-    t.total_tokens += n.usage->total_tokens;
-    t.input_tokens += n.usage->input_tokens;
-    t.cached_input_tokens += n.usage->cached_input_tokens;
-    t.output_tokens += n.usage->output_tokens;
-    t.reasoning_output_tokens += n.usage->reasoning_output_tokens;
-    emit(self, protocol::token_usage_updated{s.thread_id, s.turn_id, t, *n.usage});
-  }
-  if (n.restart && st.streaming) {
-    st.streaming->item.text.clear();
-    st.streaming->restarting = true;
-  }
-  if (!n.retrying.empty()) {
-    protocol::turn_error e;
-    e.message = n.retrying;
-    e.codex_error_info = "other";
-    emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, true});
-  }
 }
 
 /// The turn's model: its own (watching it) or the runtime's shared one.

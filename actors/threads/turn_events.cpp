@@ -1,0 +1,126 @@
+// The turn's events (items started and completed, through its conversation)
+// and what it hears from its model while the model speaks: message and
+// reasoning pieces as they stream, the tokens each request used, retries.
+
+#include <algorithm>
+
+#include "actors/threads/turn_detail.hpp"
+#include "protocol/ids.hpp"
+
+namespace parley::turn_detail {
+
+notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_t at_ms) {
+  auto& s = self->state.settings;
+  return make_event(self->state.svc,
+                    protocol::item_started{s.thread_id, s.turn_id, std::move(item), at_ms});
+}
+
+void send_event(self_ptr self, notification_ptr n) {
+  self->send(self->state.conversation, atom::event::value, std::move(n));
+}
+
+void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms) {
+  send_event(self, started_event(self, std::move(item), at_ms));
+}
+
+void item_completed(self_ptr self, protocol::thread_item item) {
+  auto& s = self->state.settings;
+  emit(self,
+       protocol::item_completed{s.thread_id, s.turn_id, std::move(item), protocol::unix_ms()});
+}
+
+/// Completes the message the model was streaming (an interrupt cuts it
+/// short: it ends with what arrived).
+void complete_streamed(self_ptr self, std::string full_text, std::string phase) {
+  auto& st = self->state;
+  if (!st.streaming) return;
+  auto item = std::move(st.streaming->item);
+  st.streaming.reset();
+  if (!full_text.empty()) item.text = std::move(full_text);
+  item.phase = std::move(phase);
+  item_completed(self, std::move(item));
+}
+
+/// Completes the reasoning the model streamed (it is over once anything
+/// else comes).
+void complete_reasoning(self_ptr self) {
+  auto& st = self->state;
+  if (!st.reasoning) return;
+  auto item = std::move(*st.reasoning);
+  st.reasoning.reset();
+  item_completed(self, std::move(item));
+}
+
+namespace {
+
+/// A piece of the model's reasoning: the first starts its item.
+void on_reasoning_delta(self_ptr self, model_delta& d) {
+  auto& st = self->state;
+  if (st.reasoning && st.reasoning->id != d.item_id) complete_reasoning(self);
+  if (!st.reasoning) {
+    st.reasoning.emplace();
+    st.reasoning->id = d.item_id;
+    item_started(self, *st.reasoning, protocol::unix_ms());
+  }
+  bool summary = d.what == model_delta::kind::reasoning_summary;
+  auto& parts = summary ? st.reasoning->summary : st.reasoning->content;
+  auto index = static_cast<size_t>(std::clamp<int64_t>(d.index, 0, 64));
+  if (parts.size() <= index) parts.resize(index + 1);
+  parts[index] += d.text;
+  auto& s = st.settings;
+  emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text),
+                                       d.index, summary});
+}
+
+}  // namespace
+
+/// A piece of a message the model is streaming: the first starts its item.
+void on_model_delta(self_ptr self, model_delta& d) {
+  auto& st = self->state;
+  if (st.finished || d.text.empty()) return;
+  if (d.what != model_delta::kind::text) return on_reasoning_delta(self, d);
+  complete_reasoning(self);
+  if (st.streaming && st.streaming->restarting) {
+    // The retry's answer takes the place of the broken one's.
+    st.streaming->model_id = d.item_id;
+    st.streaming->restarting = false;
+  }
+  if (st.streaming && st.streaming->model_id != d.item_id) complete_streamed(self);
+  if (!st.streaming) {
+    st.streaming.emplace();
+    st.streaming->item.id = d.item_id;
+    st.streaming->model_id = d.item_id;
+    item_started(self, st.streaming->item, protocol::unix_ms());
+  }
+  st.streaming->item.text += d.text;
+  auto& s = st.settings;
+  emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text)});
+}
+
+/// Tokens one request used (the thread's total grows), or a retry the
+/// client is told about (Codex's `error` with willRetry).
+void on_model_notice(self_ptr self, model_notice& n) {
+  auto& st = self->state;
+  auto& s = st.settings;
+  if (n.usage) {
+    auto& t = st.tokens;
+    t.total_tokens += n.usage->total_tokens;
+    t.input_tokens += n.usage->input_tokens;
+    t.cached_input_tokens += n.usage->cached_input_tokens;
+    t.output_tokens += n.usage->output_tokens;
+    t.reasoning_output_tokens += n.usage->reasoning_output_tokens;
+    emit(self, protocol::token_usage_updated{s.thread_id, s.turn_id, t, *n.usage});
+  }
+  if (n.restart && st.streaming) {
+    st.streaming->item.text.clear();
+    st.streaming->restarting = true;
+  }
+  if (!n.retrying.empty()) {
+    protocol::turn_error e;
+    e.message = n.retrying;
+    e.codex_error_info = "other";
+    emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, true});
+  }
+}
+
+}  // namespace parley::turn_detail
