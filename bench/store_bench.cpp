@@ -78,7 +78,7 @@ double append_rate(const std::string& home, runtime_config::durability_kind dura
   std::vector<std::pair<std::string, store_record>> records;
   std::vector<protocol::thread> metas;
   for (int t = 0; t < threads; ++t) metas.push_back(make_meta(protocol::unix_seconds()));
-  for (auto& m : metas) records.emplace_back(m.id, thread_created_record{m});
+  for (auto& m : metas) records.emplace_back(m.id, thread_created_record{m, {}});
   int64_t total = 0;
   for (int turn = 0; turn < turns; ++turn) {
     for (auto& m : metas) {

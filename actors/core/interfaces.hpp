@@ -135,6 +135,8 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, std::vector<std::string>>,
     // Remember files accepted for the session.
     caf::reacts_to<atom::grant, path_grant>,
+    // The turn's model context, to store in order with its items.
+    caf::reacts_to<atom::append, context_record>,
     // The turn ended.
     caf::reacts_to<atom::turn_done, turn_result>>;
 

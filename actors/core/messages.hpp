@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/approval/hooks/review.hpp"
 #include "protocol/approvals.hpp"
 #include "protocol/methods.hpp"
@@ -150,6 +152,12 @@ struct model_step {
   std::string call_id;
   /// say: "commentary" (more work follows) or "final_answer" (empty).
   std::string phase;
+  /// A model that keeps its context verbatim (the HTTP provider): the
+  /// Responses API items it produced or sent since its previous step (output
+  /// items as the endpoint sent them, tool outputs as it answered them), to
+  /// be stored as the turn's context. Absent: the thread's items stand for
+  /// the model's context (the scripted model).
+  std::optional<std::vector<nlohmann::json>> context;
 };
 
 /// A piece of the model's answer, sent to its turn while the model is still
@@ -170,11 +178,22 @@ struct model_notice {
   /// The answer starts over (a retry): what streamed so far is replaced by
   /// what the next attempt streams, under the same item.
   bool restart = false;
+  /// Context no step will carry (the model is failing the turn): stored
+  /// like a step's.
+  std::vector<nlohmann::json> context;
 };
 
 /// Durable records of a thread's history (the store's unit of append).
+/// One item of a thread's model context and the turn it belongs to (empty:
+/// before any turn, as Codex's session-level messages may be).
+struct context_item {
+  std::string turn_id;
+  nlohmann::json item;
+};
+
 struct thread_created_record {
   protocol::thread meta;
+  std::vector<context_item> context;  // a fork's copied context (meta.turns')
 };
 struct turn_started_record {
   std::string turn_id;
@@ -183,6 +202,15 @@ struct turn_started_record {
 struct item_record {
   std::string turn_id;
   protocol::thread_item item;
+  /// Whether the item also stands for the model's context (the response
+  /// items derived from it are stored with it); false when the turn's model
+  /// keeps its own context (context_record).
+  bool derive_context = true;
+};
+/// Responses API items the model saw or produced in a turn, verbatim.
+struct context_record {
+  std::string turn_id;
+  std::vector<nlohmann::json> items;
 };
 struct turn_completed_record {
   protocol::turn turn;  // status, error, timestamps; items are stored separately
@@ -191,12 +219,15 @@ struct thread_renamed_record {
   std::optional<std::string> name;
 };
 using store_record = std::variant<thread_created_record, turn_started_record, item_record,
-                                  turn_completed_record, thread_renamed_record>;
+                                  context_record, turn_completed_record, thread_renamed_record>;
 
 /// A thread as the store holds it.
 struct stored_thread {
   protocol::thread meta;  // turns filled in; meta.path is the rollout
   bool archived = false;
+  /// What the model has seen of the thread, in order: the response items
+  /// written with its items and its models' verbatim context.
+  std::vector<context_item> context;
 };
 
 /// An explicit rollout path from a client (validated before any read).
@@ -230,6 +261,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_step)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_delta)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_notice)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::context_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)

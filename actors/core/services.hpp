@@ -25,6 +25,10 @@ struct runtime_services {
   /// the turn's request in flight and watches the turn); empty: every turn
   /// asks the shared `model`.
   std::function<model_actor(caf::actor_system&, const turn_actor&)> model_for_turn;
+  /// The turns' models keep their context verbatim (their steps carry it):
+  /// a thread's items are then stored without the response items they
+  /// would stand for.
+  bool model_keeps_context = false;
   std::shared_ptr<process_reactor> reactor;
   audit_actor audit;                             // invalid when auditing is off
   std::shared_ptr<rules::rules_book> rules;      // null when there is no rules directory

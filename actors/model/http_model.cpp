@@ -79,6 +79,9 @@ struct http_model_state {
   turn_actor turn;
   http::header_list sent_headers;  // to redact from any message
   std::vector<json> input;         // everything the next request sends
+  /// input[recorded..] is this turn's context the turn has not been handed
+  /// yet (the history and the user's message are stored already).
+  size_t recorded = 0;
   bool loaded = false;
   bool answered = false;  // a response without tool calls: the turn is done
   std::deque<planned_step> ready;
@@ -102,9 +105,18 @@ using self_ptr = http_model_actor::stateful_pointer<http_model_state>;
 
 void send_request(self_ptr self);
 
+/// This turn's items the turn has not been handed yet, verbatim.
+std::vector<json> unrecorded(http_model_state& st) {
+  auto from = st.input.begin() + static_cast<std::ptrdiff_t>(std::min(st.recorded, st.input.size()));
+  std::vector<json> out(from, st.input.end());
+  st.recorded = st.input.size();
+  return out;
+}
+
 void deliver(self_ptr self, model_step step) {
   auto& st = self->state;
   if (!st.promise) return;
+  step.context = unrecorded(st);
   st.promise->deliver(std::move(step));
   st.promise.reset();
 }
@@ -113,6 +125,12 @@ void fail(self_ptr self, const std::string& why) {
   auto& st = self->state;
   auto message = http::redact(why, st.sent_headers);
   PARLEY_WARN("model event=failed provider={} reason=\"{}\"", st.setup->provider.id, message);
+  // What the turn did so far (a command's output, say) stays in the history.
+  if (auto context = unrecorded(st); !context.empty()) {
+    model_notice n;
+    n.context = std::move(context);
+    self->send(st.turn, atom::notice::value, std::move(n));
+  }
   if (st.promise) st.promise->deliver(make_error(errc::internal, message));
   st.promise.reset();
 }
@@ -151,15 +169,13 @@ void load_input(self_ptr self, const model_context& ctx) {
     s.loaded = true;
     s.input = std::move(history);
     s.input.push_back(wire::user_message(text));
+    s.recorded = s.input.size();
     answer_step(self);
   };
   self->request(st.store, std::chrono::seconds(30), atom::load::value, ctx.thread_id)
       .then(
-          [self, begin, turn_id = ctx.turn_id](stored_thread& t) {
-            std::vector<protocol::turn> earlier;
-            for (auto& turn : t.meta.turns)
-              if (turn.id != turn_id) earlier.push_back(std::move(turn));
-            begin(store::response_items_of(earlier));
+          [begin, turn_id = ctx.turn_id](stored_thread& t) {
+            begin(store::model_history(t, turn_id));
           },
           [begin](caf::error&) { begin({}); });  // nothing stored yet
 }

@@ -39,6 +39,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
                                                           const turn_actor& turn) {
       return spawn_http_model(sys, setup, store, turn);
     };
+    st.svc.model_keeps_context = true;
   }
   if (!st.svc.config->audit_path.empty())
     st.svc.audit

@@ -121,7 +121,7 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     f.meta.path = f.path;
     if (created->meta.turns.empty()) return atom::ok::value;  // written with its first turn
     // A fork: its copied history is written at once.
-    auto lines = encode_thread(created->meta);
+    auto lines = encode_thread(created->meta, created->context);
     f.on_disk = true;
     put_index(self, f);
     return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
@@ -135,10 +135,12 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   bool first = !f.on_disk;
   if (first) lines.push_back(encode_session_meta(f.meta));
   for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
-  stored_thread tracker{f.meta, f.archived};
-  apply_record(tracker, record);
-  f.meta = std::move(tracker.meta);
-  f.meta.turns.clear();
+  if (!std::holds_alternative<context_record>(record)) {  // context changes no metadata
+    stored_thread tracker{f.meta, f.archived, {}};
+    apply_record(tracker, record);
+    f.meta = std::move(tracker.meta);
+    f.meta.turns.clear();
+  }
   f.on_disk = true;
   if (first || std::holds_alternative<turn_completed_record>(record)
       || std::holds_alternative<thread_renamed_record>(record))
@@ -151,7 +153,7 @@ caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
   auto& st = self->state;
   auto rp = self->make_response_promise<stored_thread>();
   if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
-    rp.deliver(stored_thread{i->second.meta, false});  // not written yet: no turns
+    rp.deliver(stored_thread{i->second.meta, false, {}});  // not written yet: no turns
     return rp;
   }
   locate(

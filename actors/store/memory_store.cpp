@@ -24,7 +24,8 @@ void apply_record(stored_thread& thread, const store_record& record) {
       [&thread](const auto& r) {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, thread_created_record>) {
-          thread.meta = r.meta;  // a fork arrives with its copied turns
+          thread.meta = r.meta;  // a fork arrives with its copied turns and context
+          thread.context = r.context;
         } else if constexpr (std::is_same_v<T, turn_started_record>) {
           protocol::turn t;
           t.id = r.turn_id;
@@ -37,6 +38,10 @@ void apply_record(stored_thread& thread, const store_record& record) {
           auto* user = std::get_if<protocol::user_message_item>(&r.item);
           if (user && thread.meta.preview.empty())
             thread.meta.preview = protocol::joined_text(user->content);
+        } else if constexpr (std::is_same_v<T, context_record>) {
+          // Only the verbatim context is kept: what an item stands for is
+          // derived when a model asks (store::model_history).
+          for (auto& item : r.items) thread.context.push_back(context_item{r.turn_id, item});
         } else if constexpr (std::is_same_v<T, turn_completed_record>) {
           if (auto* t = find_turn(thread, r.turn.id)) {
             t->status = r.turn.status;

@@ -1,5 +1,7 @@
 #include "actors/store/response_items.hpp"
 
+#include <unordered_map>
+
 #include "actors/store/turn_items.hpp"
 
 namespace parley::store {
@@ -42,6 +44,25 @@ std::vector<json> response_items_of(const std::vector<protocol::turn>& turns) {
   for (const auto& t : turns)
     for (const auto& item : t.items)
       for (auto& r : response_items_of(item)) out.push_back(std::move(r));
+  return out;
+}
+
+std::vector<json> model_history(const stored_thread& thread, const std::string& except_turn) {
+  std::unordered_map<std::string, std::vector<const json*>> by_turn;
+  for (const auto& c : thread.context) by_turn[c.turn_id].push_back(&c.item);
+  std::vector<json> out;
+  if (auto before = by_turn.find(""); before != by_turn.end())
+    for (const auto* item : before->second) out.push_back(*item);
+  for (const auto& t : thread.meta.turns) {
+    if (t.id == except_turn) continue;
+    auto own = by_turn.find(t.id);
+    if (own != by_turn.end()) {
+      for (const auto* item : own->second) out.push_back(*item);
+      continue;
+    }
+    for (const auto& item : t.items)
+      for (auto& r : response_items_of(item)) out.push_back(std::move(r));
+  }
   return out;
 }
 

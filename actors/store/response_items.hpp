@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "actors/core/messages.hpp"
 #include "protocol/items.hpp"
 #include "protocol/types.hpp"
 
@@ -19,5 +20,13 @@ std::vector<nlohmann::json> response_items_of(const protocol::thread_item& item)
 
 /// Every turn's items, in order: the context a new turn starts from.
 std::vector<nlohmann::json> response_items_of(const std::vector<protocol::turn>& turns);
+
+/// What the model has seen of a stored thread, except turn `except_turn` (the
+/// one asking): the context written before any turn, then each turn's
+/// stored context, or, for a turn that has none (a scripted model's, in
+/// memory), what its items stand for. Context of turns the thread no longer
+/// has is left out.
+std::vector<nlohmann::json> model_history(const stored_thread& thread,
+                                          const std::string& except_turn);
 
 }  // namespace parley::store

@@ -34,9 +34,9 @@ std::string response_item(json payload) {
 /// A thread item as rollout lines: its event, and the response items the
 /// model sees it as (a user message's first, as Codex writes them).
 std::vector<std::string> encode_item(const protocol::thread& meta, const std::string& turn_id,
-                                     const protocol::thread_item& item) {
+                                     const protocol::thread_item& item, bool derive_context) {
   std::vector<std::string> out;
-  auto context = response_items_of(item);
+  auto context = derive_context ? response_items_of(item) : std::vector<json>{};
   bool user = std::holds_alternative<protocol::user_message_item>(item);
   if (user)
     for (auto& r : context) out.push_back(response_item(std::move(r)));
@@ -203,7 +203,9 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
                                    {"model_context_window", nullptr},
                                    {"collaboration_mode_kind", "default"}}));
         } else if constexpr (std::is_same_v<T, item_record>) {
-          out = encode_item(meta, r.turn_id, r.item);
+          out = encode_item(meta, r.turn_id, r.item, r.derive_context);
+        } else if constexpr (std::is_same_v<T, context_record>) {
+          for (auto& item : r.items) out.push_back(response_item(item));
         } else if constexpr (std::is_same_v<T, turn_completed_record>) {
           out.push_back(end_of_turn(r.turn));
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
@@ -216,15 +218,27 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
   return out;
 }
 
-std::vector<std::string> encode_thread(const protocol::thread& meta) {
+std::vector<std::string> encode_thread(const protocol::thread& meta,
+                                       const std::vector<context_item>& context) {
   std::vector<std::string> out{encode_session_meta(meta)};
   auto append = [&](const store_record& r) {
     for (auto& l : encode_record(meta, r)) out.push_back(std::move(l));
   };
+  auto context_of = [&](const std::string& turn_id) {
+    context_record r{turn_id, {}};
+    for (auto& c : context)
+      if (c.turn_id == turn_id) r.items.push_back(c.item);
+    return r;
+  };
   if (meta.name) append(thread_renamed_record{meta.name});
+  if (auto before = context_of(""); !before.items.empty()) append(before);
   for (auto& t : meta.turns) {
     append(turn_started_record{t.id, t.started_at.value_or(meta.created_at)});
-    for (auto& i : t.items) append(item_record{t.id, i});
+    // A turn with context of its own keeps it verbatim; otherwise its items
+    // stand for it.
+    auto own = context_of(t.id);
+    for (auto& i : t.items) append(item_record{t.id, i, own.items.empty()});
+    if (!own.items.empty()) append(own);
     if (t.status != protocol::turn_status::in_progress) append(turn_completed_record{t});
   }
   return out;

@@ -12,7 +12,10 @@
 // Commands are written as item_completed records carrying Codex's
 // CommandExecution TurnItem: parley reads them back; Codex's legacy reader
 // skips them (it shows no commands for legacy threads, its own included).
-// response_item lines carry the model-visible history.
+// response_item lines carry the model-visible history: derived from the
+// items of turns whose model did not keep its own, else the model's items
+// verbatim (context_record). Read back into stored_thread::context, each
+// with the turn it was written in.
 //
 // parley reads both shapes: older files whose turns come from user_message /
 // agent_message, and 0.169 paginated files whose turns come from
@@ -32,8 +35,10 @@ std::string encode_session_meta(const protocol::thread& meta);
 /// The lines that record `record` for thread `meta`.
 std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record);
 
-/// A whole thread (session_meta, then every turn): forks are written at once.
-std::vector<std::string> encode_thread(const protocol::thread& meta);
+/// A whole thread (session_meta, then every turn with its model context):
+/// forks are written at once.
+std::vector<std::string> encode_thread(const protocol::thread& meta,
+                                       const std::vector<context_item>& context = {});
 
 /// Rebuilds a thread from a rollout's lines. `path` is only for messages. A
 /// turn without an end record counts as interrupted (as in Codex).

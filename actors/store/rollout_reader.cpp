@@ -1,5 +1,6 @@
 // Reading a rollout back into a thread: its session metadata, then its turns
-// from the event_msg records (response_items are only the model's context).
+// from the event_msg records, and the model's context from the response_item
+// records, each with the turn it was written in.
 // Codex's legacy files (user_message / agent_message events only) read too.
 
 #include "actors/core/errors.hpp"
@@ -64,13 +65,16 @@ struct turn_builder {
 /// Rebuilds the turns of a rollout, one event_msg record at a time.
 class turn_decoder {
  public:
-  explicit turn_decoder(protocol::thread& t) : t_(t) {}
+  turn_decoder(protocol::thread& t, std::vector<context_item>& context)
+      : t_(t), context_(context) {}
 
   void on_record(size_t index, const json& record) {
-    if (str_of(record, "type", "") != "event_msg") return;
+    auto kind = str_of(record, "type", "");
+    if (kind != "event_msg" && kind != "response_item") return;
     auto pi = record.find("payload");
     if (pi == record.end() || !pi->is_object()) return;
     const auto& p = *pi;
+    if (kind == "response_item") return on_response_item(p);
     if (auto ts = parse_rfc3339_ms(str_of(record, "timestamp", "")); ts / 1000 > t_.updated_at)
       t_.updated_at = ts / 1000;
     auto type = str_of(p, "type", "");
@@ -89,7 +93,28 @@ class turn_decoder {
                                        : protocol::turn_status::completed);
   }
 
+  /// Context written outside any turn and never followed by one stays
+  /// before every turn.
+  void finish_context() {
+    for (auto& item : unclaimed_) context_.push_back(context_item{"", std::move(item)});
+    unclaimed_.clear();
+  }
+
  private:
+  /// Context between turns belongs to the next turn that opens (a legacy
+  /// file's context precedes its first event).
+  void on_response_item(const json& p) {
+    if (open_)
+      context_.push_back(context_item{open_->turn.id, p});
+    else
+      unclaimed_.push_back(p);
+  }
+
+  void opened() {
+    for (auto& item : unclaimed_) context_.push_back(context_item{open_->turn.id, std::move(item)});
+    unclaimed_.clear();
+  }
+
   void close_turn(protocol::turn_status status) {
     if (!open_) return;
     open_->turn.status = status;
@@ -102,6 +127,7 @@ class turn_decoder {
     if (!open_) {
       open_.emplace();
       open_->turn.id = "rollout-" + std::to_string(index);
+      opened();
     }
     return *open_;
   }
@@ -113,6 +139,7 @@ class turn_decoder {
     open_->explicit_start = true;
     open_->turn.id = str_of(p, "turn_id", "rollout-" + std::to_string(index));
     open_->turn.started_at = opt_int(p, "started_at");
+    opened();
   }
 
   void on_user_message(size_t index, const json& p) {
@@ -159,6 +186,8 @@ class turn_decoder {
   }
 
   protocol::thread& t_;
+  std::vector<context_item>& context_;
+  std::vector<json> unclaimed_;  // context seen while no turn was open
   std::optional<turn_builder> open_;
   int items_ = 0;
 };
@@ -201,12 +230,13 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
   if (!meta) return std::move(meta.error());
   stored_thread out;
   out.meta = std::move(*meta);
-  turn_decoder decoder{out.meta};
+  turn_decoder decoder{out.meta, out.context};
   for (size_t i = 1; i < lines.size(); ++i) {
     auto record = json::parse(lines[i], nullptr, false);
     if (!record.is_discarded() && record.is_object()) decoder.on_record(i, record);
   }
   decoder.finish();
+  decoder.finish_context();
   return out;
 }
 

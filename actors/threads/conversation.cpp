@@ -43,7 +43,7 @@ caf::result<protocol::thread_session_response> open_thread(self_ptr self, client
   auto created = st.meta;
   created.turns = std::move(st.meta.turns);  // stored with the thread, not kept here
   st.meta.turns.clear();
-  emit_stored(self, thread_created_record{std::move(created)},
+  emit_stored(self, thread_created_record{std::move(created), std::move(st.fork_context)},
               make_event(st.svc, protocol::thread_started{st.meta}));
   return rp;
 }
@@ -185,9 +185,18 @@ void on_client_gone(self_ptr self, const client_actor& client) {
 /// A turn's event: a completed item is stored before anyone sees it.
 void on_turn_event(self_ptr self, notification_ptr& n) {
   if (auto* done = std::get_if<protocol::item_completed>(&n->body))
-    emit_stored(self, item_record{done->turn_id, done->item}, std::move(n));
+    emit_stored(self,
+                item_record{done->turn_id, done->item, !self->state.svc.model_keeps_context},
+                std::move(n));
   else
     emit(self, std::move(n));
+}
+
+/// The active turn's model context, stored in order with its items.
+void on_turn_context(self_ptr self, context_record& r) {
+  auto& st = self->state;
+  if (!st.active || r.turn_id != st.active->id || r.items.empty()) return;
+  post_stored(self, std::move(r), [] {});
 }
 
 void on_turn_down(self_ptr self, const caf::down_msg& dm) {
@@ -217,10 +226,11 @@ conversation_settings settings_for(const protocol::thread& meta,
 
 conversation_actor::behavior_type conversation(
     conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
-    protocol::thread meta, conversation_settings settings) {
+    protocol::thread meta, conversation_settings settings, std::vector<context_item> fork_context) {
   install_default_handlers(self, "conversation");
   auto& st = self->state;
   st.svc = std::move(svc);
+  st.fork_context = std::move(fork_context);
   st.live = count_live(st.svc.telemetry, &live_counters::conversations);
   st.fork_turns = meta.turns;
   st.meta = std::move(meta);
@@ -257,6 +267,7 @@ conversation_actor::behavior_type conversation(
       [self](atom::grant, const path_grant& g) {
         self->state.grants.paths.insert(g.paths.begin(), g.paths.end());
       },
+      [self](atom::append, context_record& r) { on_turn_context(self, r); },
       [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },
       // -- from the turn's approvals --
       [self](atom::awaiting, const approval_ref& ref, const approval_actor& approval) {

@@ -67,15 +67,18 @@ struct conversation_state {
   size_t awaiting_store = 0;
   /// A fork's copied history, for the reply to its first open (then dropped).
   std::vector<protocol::turn> fork_turns;
+  /// A fork's copied model context, stored with the thread (then dropped).
+  std::vector<context_item> fork_context;
   /// Generation of the idle-unload timer (a newer arm voids older ones).
   uint64_t idle_generation = 0;
 };
 
 /// `meta.turns` is the thread's history when it is a fork (written to the
-/// store with the thread and returned by the first open); otherwise empty.
+/// store with the thread and returned by the first open), `fork_context`
+/// the model context of those turns; otherwise both are empty.
 conversation_actor::behavior_type conversation(
     conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
-    protocol::thread meta, conversation_settings settings);
+    protocol::thread meta, conversation_settings settings, std::vector<context_item> fork_context);
 
 /// Settings for a thread from its stored metadata plus a client's overrides.
 conversation_settings settings_for(const protocol::thread& meta,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/store/response_items.hpp"
 #include "actors/threads/conversation_detail.hpp"
 #include "actors/threads/turn.hpp"
 #include "protocol/ids.hpp"
@@ -70,8 +71,13 @@ void announce_turn(self_ptr self, protocol::turn_start_params& params, int64_t n
   msg.content = std::move(params.input);
   msg.client_id = params.client_user_message_id;
   emit(self, make_event(st.svc, protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
-  emit_stored(self, item_record{turn_id, msg},
+  // A model that keeps its context still gets the message from here: it is
+  // the thread's history even when the model never answers.
+  bool kept = st.svc.model_keeps_context;
+  auto context = kept ? store::response_items_of(msg) : std::vector<nlohmann::json>{};
+  emit_stored(self, item_record{turn_id, msg, !kept},
               make_event(st.svc, protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
+  if (kept) post_stored(self, context_record{turn_id, std::move(context)}, [] {});
 }
 
 /// Who an approval asks: every subscriber, the client that started the turn

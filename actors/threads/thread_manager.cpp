@@ -40,10 +40,11 @@ std::optional<std::string> planned_path(const runtime_config& cfg, const protoco
 }
 
 conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
-                                      conversation_settings settings) {
+                                      conversation_settings settings,
+                                      std::vector<context_item> fork_context) {
   auto id = meta.id;
   auto conv = self->spawn<caf::monitored>(conversation, self->state.svc, std::move(meta),
-                                          std::move(settings));
+                                          std::move(settings), std::move(fork_context));
   self->state.threads.emplace(id, conv);
   return conv;
 }

@@ -70,7 +70,8 @@ protocol::thread_status not_loaded();
 std::optional<std::string> planned_path(const runtime_config& cfg, const protocol::thread& meta);
 
 conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
-                                      conversation_settings settings);
+                                      conversation_settings settings,
+                                      std::vector<context_item> fork_context = {});
 
 /// Loads a stored thread (by explicit path if given, else by id) and runs
 /// `then` with it, or delivers the store's error to `rp`.

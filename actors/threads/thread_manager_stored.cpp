@@ -3,6 +3,7 @@
 // loaded. Each answers exactly once, through an owed reply.
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "actors/core/log.hpp"
 #include "actors/threads/thread_manager_detail.hpp"
@@ -28,6 +29,17 @@ caf::expected<std::vector<protocol::turn>> fork_history(std::vector<protocol::tu
     if (t.status == protocol::turn_status::in_progress)
       t.status = protocol::turn_status::interrupted;
   return turns;
+}
+
+/// The model context of a fork's turns (and what came before any turn).
+std::vector<context_item> fork_context(std::vector<context_item>& source,
+                                       const std::vector<protocol::turn>& kept) {
+  std::unordered_set<std::string> ids{""};
+  for (const auto& t : kept) ids.insert(t.id);
+  std::vector<context_item> out;
+  for (auto& c : source)
+    if (ids.count(c.turn_id)) out.push_back(std::move(c));
+  return out;
 }
 
 bool is_unloading(const caf::error& err) {
@@ -144,7 +156,9 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
                 auto meta = fork_meta(source.meta, s, settings, params);
                 meta.turns
                     = params.exclude_turns ? std::vector<protocol::turn>{} : std::move(*turns);
-                auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+                auto context = fork_context(source.context, meta.turns);
+                auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
+                                               std::move(context));
                 rp.delegate(conv, atom::open::value, std::move(client));
               });
 }

@@ -308,6 +308,7 @@ void next_step(self_ptr self) {
   self->request(st.model, model_timeout, atom::step::value, st.context)
       .then(
           [self](model_step& step) {
+            if (step.context) store_context(self, std::move(*step.context));
             complete_reasoning(self);
             switch (step.what) {
               case model_step::kind::done:

@@ -36,4 +36,7 @@ void on_model_delta(self_ptr self, model_delta& d);
 /// Tokens one request used, or a retry (which restarts the answer).
 void on_model_notice(self_ptr self, model_notice& n);
 
+/// The model's context of this turn, to the conversation to store.
+void store_context(self_ptr self, std::vector<nlohmann::json> items);
+
 }  // namespace parley::turn_detail

@@ -99,9 +99,17 @@ void on_model_delta(self_ptr self, model_delta& d) {
 
 /// Tokens one request used (the thread's total grows), or a retry the
 /// client is told about (Codex's `error` with willRetry).
+void store_context(self_ptr self, std::vector<nlohmann::json> items) {
+  if (items.empty()) return;
+  auto& st = self->state;
+  self->send(st.conversation, atom::append::value,
+             context_record{st.settings.turn_id, std::move(items)});
+}
+
 void on_model_notice(self_ptr self, model_notice& n) {
   auto& st = self->state;
   auto& s = st.settings;
+  store_context(self, std::move(n.context));
   if (n.usage) {
     auto& t = st.tokens;
     t.total_tokens += n.usage->total_tokens;

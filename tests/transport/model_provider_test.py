@@ -19,14 +19,13 @@ Usage: model_provider_test.py PARLEY_BINARY MOCK_BINARY [SCHEMA_DIR] [TEST_NAME.
 """
 import json
 import os
-import queue
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import app_server_peer  # noqa: E402
 
 PARLEY = sys.argv[1]
 MOCK = sys.argv[2]
@@ -56,40 +55,11 @@ def check(cond, what):
     return cond
 
 
-class Mock:
-    """parley-mock-model on a free loopback port."""
-
-    def __init__(self, *flags):
-        self.dir = tempfile.mkdtemp(prefix="parley-mock-")
-        self.log = open(os.path.join(self.dir, "mock.log"), "w")
-        # Under ThreadSanitizer the mock is a fixture, not what is tested: its
-        # server library (cpp-httplib) is not instrumented and races in its
-        # own buffers, so the mock reports nothing and never stops on one;
-        # parley's reports still fail the run.
-        env = dict(os.environ)
-        if "TSAN_OPTIONS" in env:
-            env["TSAN_OPTIONS"] = "report_bugs=0"
-        self.proc = subprocess.Popen([MOCK, "--port=0", *flags], stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, env=env)
-        line = self.proc.stdout.readline()
-        if not line.startswith("listening on "):
-            raise RuntimeError("the mock did not start: %r" % line)
-        self.url = line.split()[-1]
-        self.port = int(self.url.rsplit(":", 1)[1])
-
-    def requests(self):
-        """The model requests it received, oldest first."""
-        with urllib.request.urlopen(self.url + "/mock/requests", timeout=10) as r:
-            return [q for q in json.load(r) if q["method"] == "POST"]
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+def Mock(*flags):
+    return app_server_peer.Mock(MOCK, *flags)
 
 
-class Parley:
+class Parley(app_server_peer.StdioPeer):
     """One `parley app-server` on stdio, its model the mock's provider."""
 
     def __init__(self, mock, home=None, extra=(), env=None, log_level="info"):
@@ -104,114 +74,12 @@ class Parley:
         full_env = dict(os.environ)
         full_env.pop("MOCK_KEY", None)
         full_env.update(env or {"MOCK_KEY": "sk-test-default"})
-        self.stderr_path = os.path.join(self.home, "parley.stderr")
-        self.stderr = open(self.stderr_path, "w")
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.stderr, text=True, env=full_env, bufsize=1)
-        self.inbox = queue.Queue()
-        self.kept = []  # read but not yet wanted, in order
-        self.lines = []
-        self.methods = {}  # request id -> method, for the schema check
-        self.next_id = 0
-        self.lock = threading.Lock()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.call("initialize", {"clientInfo": {"name": "provider-test", "version": "1"}})
-        self.notify("initialized")
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            try:
-                m = json.loads(line)
-            except ValueError:
-                m = {"unparsable": line}
-            m["_at"] = time.monotonic()
-            self.inbox.put(m)
-        self.inbox.put(None)
-
-    def write(self, obj):
-        with self.lock:
-            self.proc.stdin.write(json.dumps(obj) + "\n")
-            self.proc.stdin.flush()
-
-    def notify(self, method, params=None):
-        self.write({"method": method, **({"params": params} if params is not None else {})})
-
-    def send(self, method, params):
-        with self.lock:
-            self.next_id += 1
-            i = self.next_id
-        self.methods[i] = method
-        self.write({"id": i, "method": method, "params": params})
-        return i
-
-    def wait(self, pred, timeout=20):
-        for m in self.kept:
-            if pred(m):
-                self.kept.remove(m)
-                return m
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("nothing matched within %s s" % timeout)
-            try:
-                m = self.inbox.get(timeout=left)
-            except queue.Empty:
-                raise TimeoutError("nothing matched within %s s" % timeout)
-            if m is None:
-                raise EOFError("parley closed stdout")
-            if pred(m):
-                return m
-            self.kept.append(m)
-
-    def reply_to(self, i, timeout=20):
-        return self.wait(lambda m: m.get("id") == i and "method" not in m, timeout)
-
-    def call(self, method, params, timeout=20):
-        return self.reply_to(self.send(method, params), timeout)
-
-    def start_thread(self, **params):
-        params.setdefault("approvalPolicy", "on-request")
-        return self.call("thread/start", params)["result"]["thread"]["id"]
-
-    def start_turn(self, thread, text):
-        r = self.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})
-        return r["result"]["turn"]["id"]
-
-    def run_turn(self, thread, text, decisions=(), timeout=30):
-        """Starts a turn, answers its approvals with `decisions` in order, and
-        returns everything about it up to and including turn/completed."""
-        turn = self.start_turn(thread, text)
-        decisions = list(decisions)
-        events = []
-        while True:
-            m = self.wait(lambda m: (m.get("params") or {}).get("turnId") == turn
-                          or ((m.get("params") or {}).get("turn") or {}).get("id") == turn
-                          or m.get("method") == "error" and m["params"].get("turnId") == turn,
-                          timeout)
-            events.append(m)
-            if m.get("method", "").endswith("requestApproval") and "id" in m:
-                if decisions:
-                    self.write({"id": m["id"], "result": {"decision": decisions.pop(0)}})
-            if m.get("method") == "turn/completed":
-                return turn, events
+        super().__init__(args, full_env, os.path.join(self.home, "parley.stderr"))
 
     def stop(self):
-        try:
-            self.proc.stdin.close()
-        except BrokenPipeError:
-            pass
-        code = self.proc.wait(timeout=60)
-        self.reader.join(timeout=10)
-        self.stderr.close()
+        code = super().stop()
         ALL_LINES.append((list(self.lines), dict(self.methods)))
         return code
-
-    def log_text(self):
-        with open(self.stderr_path, errors="replace") as f:
-            return f.read()
 
 
 def text(*lines):

@@ -6,7 +6,7 @@
 //
 // Responses (POST /v1/responses), as Codex 0.169 sends it:
 //   {model, instructions, input, tools, tool_choice: "auto",
-//    parallel_tool_calls: false, store: false, stream: true, include,
+//    parallel_tool_calls: true, store: false, stream: true, include,
 //    reasoning?, prompt_cache_key?}
 //   include is ["reasoning.encrypted_content"] when reasoning is set, else [].
 //   Items go without their server ids (nothing is stored server-side, so

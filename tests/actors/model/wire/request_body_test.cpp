@@ -29,7 +29,7 @@ TEST(request_body, responses_body_carries_history_tools_and_codexs_settings) {
   EXPECT_EQ(body["model"], "gpt-5-codex");
   EXPECT_EQ(body["instructions"], "You are a coding agent.");
   EXPECT_EQ(body["tool_choice"], "auto");
-  EXPECT_EQ(body["parallel_tool_calls"], false);
+  EXPECT_EQ(body["parallel_tool_calls"], true);  // several calls in one answer run in turn
   EXPECT_EQ(body["store"], false);
   EXPECT_EQ(body["stream"], true);
   EXPECT_EQ(body["include"], json::array());
@@ -98,9 +98,10 @@ TEST(request_body, chat_body_converts_the_history_and_asks_for_usage) {
 }
 
 TEST(request_body, body_text_replaces_invalid_utf8_instead_of_throwing) {
+  json call = {{"type", "function_call"}, {"name", "exec_command"}, {"call_id", "c"}, {"arguments", "{}"}};
   json item = {{"type", "function_call_output"}, {"call_id", "c"}, {"output", std::string("bad \xff byte")}};
   std::string text;
-  ASSERT_NO_THROW(text = body_text(responses_request_body({item}, options())));
+  ASSERT_NO_THROW(text = body_text(responses_request_body({call, item}, options())));
   EXPECT_NE(text.find("bad \xEF\xBF\xBD byte"), std::string::npos);
   EXPECT_TRUE(json::accept(text));
 }
