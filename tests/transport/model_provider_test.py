@@ -284,6 +284,16 @@ def test_declined_cancelled_timed_out():
                                            or "timed out" in output_text(outs[-1])),
               "timed out: the model is told the approval expired: %r" % [output_text(o) for o in outs])
         check(turn_status(ev) == "completed", "timed out: the turn goes on and completes")
+        # The next turn's history: the cancelled call is answered "aborted" (as
+        # Codex answers an interrupted one), so the endpoint never sees a call
+        # without its output.
+        hist = reqs[3]["body"]["input"] if len(reqs) > 3 else []
+        calls = [n for n, i in enumerate(hist) if i.get("type") == "function_call"]
+        paired = all(n + 1 < len(hist) and hist[n + 1].get("type") == "function_call_output"
+                     and hist[n + 1].get("call_id") == hist[n].get("call_id") for n in calls)
+        check(len(calls) == 2 and paired and output_text(hist[calls[1] + 1]) == "aborted",
+              "the cancelled call goes back answered 'aborted': %r"
+              % [(i.get("type"), output_text(i) if "output" in i else "") for i in hist])
 
 
 # -- 4. apply_patch ----------------------------------------------------------
