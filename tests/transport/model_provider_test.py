@@ -8,7 +8,8 @@ parley sent is read back from `GET /mock/requests`. Covered: streaming deltas
 and token usage; commands accepted, declined, cancelled and timed out, and
 what the model is told of each; apply_patch; an unknown tool; retries of HTTP
 errors (Retry-After), cut and stalled streams, and the faults that end a turn;
-an interrupt mid-stream; a resumed thread's history; the API key kept out of
+an interrupt mid-stream; a resumed thread's history, also after kill -9 with a
+call waiting (answered 'aborted'); the API key kept out of
 commands, logs, stdout and messages; Chat Completions; 200 streaming turns at
 once. Every line parley prints is validated against Codex 0.169's JSON Schema
 when SCHEMA_DIR holds it and python3-jsonschema is installed (otherwise only
@@ -520,6 +521,47 @@ def test_resume_continues_history():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def test_kill_9_keeps_the_models_history():
+    """parley killed while a call waits for its approval: the call was stored
+    before anyone was asked, and after a restart the next turn sends it
+    answered 'aborted' (an endpoint refuses a call without its output)."""
+    mock = Mock()
+    home = tempfile.mkdtemp(prefix="parley-provider-")
+    try:
+        p = Parley(mock, home=home)
+        t = p.start_thread()
+        turn = p.start_turn(t, text("first question", "mock: run echo crash-me"))
+        p.wait(lambda m: m.get("method") == "item/commandExecution/requestApproval"
+               and m["params"].get("turnId") == turn)
+        p.proc.kill()
+        p.proc.wait(timeout=30)
+        p.stderr.close()
+        p = Parley(mock, home=home)
+        r = p.call("thread/resume", {"threadId": t})
+        check("result" in r, "thread/resume after kill -9: %s" % str(r)[:300])
+        if "result" in r:
+            check(r["result"]["thread"]["turns"][0]["status"] == "interrupted",
+                  "the killed turn reads back interrupted")
+        _, ev = p.run_turn(t, text("second question", "mock: say after the crash"))
+        check(turn_status(ev) == "completed", "the next turn completes")
+        check(p.stop() == 0, "parley stops cleanly")
+        body = mock.requests()[-1]["body"]["input"]
+        kinds = [(i.get("type"), i.get("role")) for i in body]
+        call = next((n for n, i in enumerate(body) if i.get("type") == "function_call"
+                     and "crash-me" in i.get("arguments", "")), None)
+        check(call is not None and body[0].get("role") == "user"
+              and "first question" in json.dumps(body[0]), "the killed turn's message and call are "
+              "in the next request: %s" % kinds)
+        if call is not None:
+            out = body[call + 1] if call + 1 < len(body) else {}
+            check(out.get("type") == "function_call_output" and out.get("call_id") == body[call]["call_id"]
+                  and output_text(out) == "aborted", "answered 'aborted' right after it: %s" % out)
+        check("second question" in json.dumps(body[-1]), "the new message is last")
+    finally:
+        mock.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 # -- 9. the API key never appears --------------------------------------------
 
 def test_api_key_never_appears():
@@ -668,7 +710,7 @@ def validate_schema():
 
 TESTS = [test_streaming, test_command_accepted, test_declined_cancelled_timed_out, test_apply_patch,
          test_unknown_tool, test_faults, test_interrupt_mid_stream, test_resume_continues_history,
-         test_api_key_never_appears, test_chat_completions, test_concurrency]
+         test_kill_9_keeps_the_models_history, test_api_key_never_appears, test_chat_completions, test_concurrency]
 
 
 def main():
