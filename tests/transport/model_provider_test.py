@@ -8,7 +8,7 @@ parley sent is read back from `GET /mock/requests`. Covered: streaming deltas
 and token usage; commands accepted, declined, cancelled and timed out, and
 what the model is told of each; apply_patch; an unknown tool; retries of HTTP
 errors (Retry-After), cut and stalled streams, and the faults that end a turn;
-an interrupt mid-stream; a resumed thread's history, also after kill -9 with a
+an interrupt mid-stream; a resumed or forked thread's history, also after kill -9 with a
 call waiting (answered 'aborted'); the API key kept out of
 commands, logs, stdout and messages; Chat Completions; 200 streaming turns at
 once. Every line parley prints is validated against Codex 0.169's JSON Schema
@@ -521,6 +521,31 @@ def test_resume_continues_history():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def test_fork_continues_history():
+    """A fork's next turn sends the source's turns as the model produced them
+    (the same call, call_id and output), from the fork's own rollout."""
+    with Session() as (mock, p):
+        t = p.start_thread()
+        _, ev = p.run_turn(t, text("forked question", "mock: run echo in-the-source",
+                                   "mock: say source over"), ["accept"])
+        check(turn_status(ev) == "completed", "the source's turn completes")
+        source = mock.requests()[-1]["body"]["input"]
+        r = p.call("thread/fork", {"threadId": t})
+        check("result" in r, "thread/fork: %s" % str(r)[:300])
+        if "result" not in r:
+            return
+        fork = r["result"]["thread"]["id"]
+        _, ev = p.run_turn(fork, text("fork turn", "mock: say fork answer"))
+        check(turn_status(ev) == "completed", "the fork's turn completes")
+        body = mock.requests()[-1]["body"]["input"]
+        # The source's second request had its whole turn but the answer.
+        check(body[:len(source)] == source, "the fork sends the source's items verbatim: %s"
+              % [(i.get("type"), i.get("role")) for i in body])
+        rest = body[len(source):]
+        check(len(rest) == 2 and rest[0].get("role") == "assistant" and "source over" in json.dumps(rest[0])
+              and "fork turn" in json.dumps(rest[1]), "then the source's answer and the fork's message")
+
+
 def test_kill_9_keeps_the_models_history():
     """parley killed while a call waits for its approval: the call was stored
     before anyone was asked, and after a restart the next turn sends it
@@ -710,7 +735,8 @@ def validate_schema():
 
 TESTS = [test_streaming, test_command_accepted, test_declined_cancelled_timed_out, test_apply_patch,
          test_unknown_tool, test_faults, test_interrupt_mid_stream, test_resume_continues_history,
-         test_kill_9_keeps_the_models_history, test_api_key_never_appears, test_chat_completions, test_concurrency]
+         test_fork_continues_history, test_kill_9_keeps_the_models_history,
+         test_api_key_never_appears, test_chat_completions, test_concurrency]
 
 
 def main():
