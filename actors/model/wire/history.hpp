@@ -15,9 +15,8 @@
 //   - a call with no output gets Codex's "aborted" right after it; an
 //     output with no call before it is left out.
 
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace parley::wire {
 

@@ -2,6 +2,7 @@
 // verbatim, what the items of other turns stand for, and Codex's files.
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "actors/store/memory_store.hpp"
@@ -25,7 +26,9 @@ protocol::thread meta() {
 }
 
 json user(const std::string& text) {
-  return {{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", text}}})}};
+  return {{"type", "message"},
+          {"role", "user"},
+          {"content", json::array({{{"type", "input_text"}, {"text", text}}})}};
 }
 
 json exec_call(const std::string& id, const std::string& cmd) {
@@ -47,13 +50,16 @@ std::vector<store_record> kept_turn(const std::string& turn, const std::string& 
   protocol::turn done;
   done.id = turn;
   done.status = protocol::turn_status::completed;
-  return {turn_started_record{turn, 1762500001},
-          item_record{turn, u, false},
-          context_record{turn, {user(text)}},
-          context_record{turn, {exec_call("call-" + turn, "echo hi")}},
-          item_record{turn, c, false},
-          context_record{turn, {json{{"type", "function_call_output"}, {"call_id", "call-" + turn}, {"output", "hi"}}}},
-          turn_completed_record{done}};
+  return {
+      turn_started_record{turn, 1762500001},
+      item_record{turn, u, false},
+      context_record{turn, {user(text)}},
+      context_record{turn, {exec_call("call-" + turn, "echo hi")}},
+      item_record{turn, c, false},
+      context_record{
+          turn,
+          {json{{"type", "function_call_output"}, {"call_id", "call-" + turn}, {"output", "hi"}}}},
+      turn_completed_record{done}};
 }
 
 /// A scripted turn: its items stand for the context.
@@ -63,8 +69,8 @@ std::vector<store_record> derived_turn(const std::string& turn, const std::strin
   protocol::turn done;
   done.id = turn;
   done.status = protocol::turn_status::completed;
-  return {turn_started_record{turn, 1762500001}, item_record{turn, u, true}, item_record{turn, a, true},
-          turn_completed_record{done}};
+  return {turn_started_record{turn, 1762500001}, item_record{turn, u, true},
+          item_record{turn, a, true}, turn_completed_record{done}};
 }
 
 std::vector<std::string> encode(const std::vector<store_record>& records) {
@@ -113,7 +119,9 @@ TEST(model_context, history_is_the_same_from_memory_and_from_the_rollout) {
 
 TEST(model_context, the_asking_turn_and_turns_the_thread_no_longer_has_are_left_out) {
   stored_thread t;
-  apply_record(t, thread_created_record{meta(), {context_item{"", user("preamble")}, context_item{"gone", user("rolled back")}}});
+  apply_record(t, thread_created_record{meta(),
+                                        {context_item{"", user("preamble")},
+                                         context_item{"gone", user("rolled back")}}});
   for (auto& r : both_turns()) apply_record(t, r);
   auto h = model_history(t, "t2");
   ASSERT_EQ(h.size(), 3u);
@@ -137,7 +145,8 @@ TEST(model_context, codexs_context_before_its_first_event_belongs_to_that_turn) 
   // implicit turn; no task_started.
   std::vector<std::string> lines{encode_session_meta(meta())};
   auto line = [](const char* type, json payload) {
-    return json{{"timestamp", "2025-11-07T07:20:00.000Z"}, {"type", type}, {"payload", payload}}.dump();
+    return json{{"timestamp", "2025-11-07T07:20:00.000Z"}, {"type", type}, {"payload", payload}}
+        .dump();
   };
   lines.push_back(line("response_item", user("legacy question")));
   lines.push_back(line("event_msg", {{"type", "user_message"}, {"message", "legacy question"}}));

@@ -30,12 +30,14 @@ TEST(request_history, codexs_own_fields_and_server_ids_are_not_sent) {
                {"role", "user"},
                {"content", json::array({{{"type", "input_text"}, {"text", "hi"}}})},
                {"internal_chat_message_metadata_passthrough", {{"turn_id", "t"}}}};
-  json said = {{"type", "message"},
-               {"id", "msg_02"},
-               {"status", "completed"},
-               {"role", "assistant"},
-               {"content", json::array({{{"type", "output_text"}, {"text", "ok"}, {"annotations", json::array()}}})},
-               {"metadata", {{"history_sequence", 8}}}};
+  json said
+      = {{"type", "message"},
+         {"id", "msg_02"},
+         {"status", "completed"},
+         {"role", "assistant"},
+         {"content",
+          json::array({{{"type", "output_text"}, {"text", "ok"}, {"annotations", json::array()}}})},
+         {"metadata", {{"history_sequence", 8}}}};
   json fc = call("c1");
   fc["id"] = "fc_1";
   fc["status"] = "completed";
@@ -51,7 +53,8 @@ TEST(request_history, codexs_own_fields_and_server_ids_are_not_sent) {
 }
 
 TEST(request_history, a_call_without_its_output_gets_aborted_right_after_it) {
-  auto out = request_history({call("c1"), call("c2", "custom_tool_call"), output("c2", "patched", "custom_tool_call_output")});
+  auto out = request_history({call("c1"), call("c2", "custom_tool_call"),
+                              output("c2", "patched", "custom_tool_call_output")});
   EXPECT_EQ(types(out), (std::vector<std::string>{"function_call", "function_call_output",
                                                   "custom_tool_call", "custom_tool_call_output"}));
   EXPECT_EQ(out[1], output("c1", "aborted"));
@@ -74,7 +77,8 @@ TEST(request_history, unknown_kinds_and_reasoning_without_encrypted_content_are_
                {"summary", json::array({{{"type", "summary_text"}, {"text", "s"}}})},
                {"content", json::array({{{"type", "reasoning_text"}, {"text", "raw"}}})},
                {"encrypted_content", "gAAA"}};
-  auto out = request_history({compaction, search, bare, kept, json("not an object"), json{{"role", "user"}}});
+  auto out = request_history(
+      {compaction, search, bare, kept, json("not an object"), json{{"role", "user"}}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0], (json{{"type", "reasoning"},
                           {"summary", json::array({{{"type", "summary_text"}, {"text", "s"}}})},
