@@ -515,8 +515,22 @@ def main():
     ap.add_argument("--show", type=int, default=5, help="unanswered requests to print")
     ap.add_argument("--trace", action="store_true", help="write every line sent to WORK/stdin.jsonl")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (stderr logs)")
+    ap.add_argument("--mock", help="parley-mock-model: turns talk to it over HTTP (the real model "
+                                   "provider's path: streams, tool calls, stored context) instead "
+                                   "of the scripted model")
     args = ap.parse_args()
     args.binary = os.path.abspath(args.binary)
+    model_args, mock = [], None
+    if args.mock:
+        # One mock for every run; its default script answers a text without
+        # directives with a command call that needs approval, then a message.
+        mock = subprocess.Popen([args.mock, "--port=0", "--record=0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        url = mock.stdout.readline().split()[-1]
+        model_args = ["-c", "model=mock-model", "-c", "model_provider=mock",
+                      "-c", "model_providers.mock.base_url=%s/v1" % url,
+                      "-c", "model_providers.mock.env_key=PARLEY_FUZZ_KEY"]
+        os.environ.update(PARLEY_FUZZ_KEY="fuzz", no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
     failures = 0
     total = 0
     stores = ["memory", "local"] if args.store == "both" else [args.store]
@@ -528,7 +542,7 @@ def main():
             os.makedirs(os.path.join(cwd, "sub"))
             argv = [args.binary, "app-server", "--store=" + store, "--cwd=" + cwd,
                     "--approval-timeout=2s", "--idle-unload=%dms" % random.Random(seed).choice([50, 300, 2000, 60000]),
-                    "--output-cap=65536"]
+                    "--output-cap=65536"] + model_args
             if store == "local":
                 argv.append("--home=" + os.path.join(work, "home"))
             if args.threads:
@@ -575,11 +589,15 @@ def main():
                 print("  " + p, flush=True)
             if problems:
                 failures += 1
-                print("  reproduce: %s --binary=%s --seed=%d --cases=%d --store=%s%s (logs in %s)" % (
+                print("  reproduce: %s --binary=%s --seed=%d --cases=%d --store=%s%s%s (logs in %s)" % (
                     sys.argv[0], args.binary, seed, args.cases, store,
-                    " --threads=%d" % args.threads if args.threads else "", work), flush=True)
+                    " --threads=%d" % args.threads if args.threads else "",
+                    " --mock=" + args.mock if args.mock else "", work), flush=True)
             elif not args.keep:
                 shutil.rmtree(work, ignore_errors=True)
+    if mock:
+        mock.terminate()
+        mock.wait(timeout=30)
     print("total cases: %d, failed runs: %d" % (total, failures))
     return 1 if failures else 0
 
