@@ -311,6 +311,11 @@ struct server::impl {
       std::string peer = "unix";
       if constexpr (std::is_same_v<Socket, tcp::socket>) {
         beast::error_code e;
+        // Every message is a small frame that someone waits on (an answer, an
+        // approval's resolution): with Nagle's algorithm a frame sent while
+        // the previous one is unacknowledged waits for the peer's delayed ACK
+        // (40 ms on Linux), and each exchange of a turn paid it.
+        socket.set_option(tcp::no_delay(true), e);
         auto ep = socket.remote_endpoint(e);
         if (!e) peer = ep.address().to_string() + ":" + std::to_string(ep.port());
       }
