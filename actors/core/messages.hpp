@@ -183,7 +183,6 @@ struct model_notice {
   std::vector<nlohmann::json> context;
 };
 
-/// Durable records of a thread's history (the store's unit of append).
 /// One item of a thread's model context and the turn it belongs to (empty:
 /// before any turn, as Codex's session-level messages may be).
 struct context_item {
@@ -191,6 +190,7 @@ struct context_item {
   nlohmann::json item;
 };
 
+/// Durable records of a thread's history (the store's unit of append).
 struct thread_created_record {
   protocol::thread meta;
   std::vector<context_item> context;  // a fork's copied context (meta.turns')

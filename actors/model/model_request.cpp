@@ -22,6 +22,7 @@ wire::request_options options_of(const provider_setup& setup, const std::string&
   wire::request_options o;
   o.model = setup.model;
   o.instructions = setup.instructions;
+  o.developer_instructions = setup.developer_instructions;
   if (!setup.reasoning_effort.empty() || !setup.reasoning_summary.empty()) {
     json reasoning = json::object();
     if (!setup.reasoning_effort.empty()) reasoning["effort"] = setup.reasoning_effort;
@@ -46,24 +47,10 @@ http::request build(const provider_setup& setup, const std::vector<json>& input,
   for (const auto& [name, variable] : setup.provider.env_http_headers)
     if (const char* value = std::getenv(variable.c_str()); value && *value)
       r.headers.emplace_back(name, value);
-  // Developer instructions lead the input; the thread itself is not copied
-  // for them (it is sent whole with every request).
-  std::vector<json> with_developer;
-  const auto* history = &input;
-  if (!setup.developer_instructions.empty()) {
-    with_developer.reserve(input.size() + 1);
-    with_developer.push_back(json{
-        {"type", "message"},
-        {"role", "developer"},
-        {"content",
-         json::array({{{"type", "input_text"}, {"text", setup.developer_instructions}}})}});
-    with_developer.insert(with_developer.end(), input.begin(), input.end());
-    history = &with_developer;
-  }
   auto options = options_of(setup, thread_id);
   auto body = setup.provider.wire == model_config::wire_api::chat
-                  ? wire::chat_request_body(*history, options)
-                  : wire::responses_request_body(*history, options);
+                  ? wire::chat_request_body(input, options)
+                  : wire::responses_request_body(input, options);
   r.body = wire::body_text(body);
   return r;
 }

@@ -1,5 +1,7 @@
 #include "actors/model/wire/request_body.hpp"
 
+#include <iterator>
+
 #include "actors/model/wire/chat_messages.hpp"
 #include "actors/model/wire/history.hpp"
 #include "actors/model/wire/json_fields.hpp"
@@ -14,11 +16,27 @@ nlohmann::json user_message(std::string_view text) {
           {"content", json::array({{{"type", "input_text"}, {"text", std::string(text)}}})}};
 }
 
+namespace {
+
+/// What a request sends of `history`, the developer instructions first.
+json input_of(const std::vector<json>& history, const request_options& options) {
+  json input = request_history(history);
+  if (!options.developer_instructions.empty())
+    input.insert(input.begin(),
+                 json{{"type", "message"},
+                      {"role", "developer"},
+                      {"content", json::array({{{"type", "input_text"},
+                                                {"text", options.developer_instructions}}})}});
+  return input;
+}
+
+}  // namespace
+
 nlohmann::json responses_request_body(const std::vector<nlohmann::json>& history,
                                       const request_options& options) {
   json body = {{"model", options.model},
                {"instructions", options.instructions},
-               {"input", request_history(history)},
+               {"input", input_of(history, options)},
                {"tools", responses_tools(options.tools)},
                {"tool_choice", "auto"},
                {"parallel_tool_calls", true},
@@ -35,9 +53,11 @@ nlohmann::json responses_request_body(const std::vector<nlohmann::json>& history
 
 nlohmann::json chat_request_body(const std::vector<nlohmann::json>& history,
                                  const request_options& options) {
-  auto sendable = request_history(history);
+  auto sendable = input_of(history, options);
+  std::vector<json> items(std::make_move_iterator(sendable.begin()),
+                          std::make_move_iterator(sendable.end()));
   json body = {{"model", options.model},
-               {"messages", chat_messages({sendable.begin(), sendable.end()}, options.instructions)},
+               {"messages", chat_messages(items, options.instructions)},
                {"tools", chat_tools()},
                {"tool_choice", "auto"},
                {"stream", true},

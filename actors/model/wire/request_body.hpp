@@ -29,6 +29,8 @@ namespace parley::wire {
 struct request_options {
   std::string model;
   std::string instructions;
+  /// Leads the input as a developer message when not empty.
+  std::string developer_instructions;
   /// The Responses "reasoning" object, e.g. {"effort":"medium","summary":"auto"};
   /// left out unless configured. Chat requests send its effort as reasoning_effort.
   std::optional<nlohmann::json> reasoning;

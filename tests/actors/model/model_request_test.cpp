@@ -68,6 +68,18 @@ TEST(ModelRequest, DeveloperInstructionsLeadTheInput) {
   EXPECT_EQ(body["input"][0]["role"], "developer");
 }
 
+TEST(ModelRequest, DeveloperInstructionsLeadChatMessagesAfterTheInstructions) {
+  auto s = setup_for(model_config::wire_api::chat);
+  s.instructions = "You are a coding agent.";
+  s.developer_instructions = "be brief";
+  auto body = json::parse(model_request::build(s, input, "t").body);
+  const auto& messages = body["messages"];
+  ASSERT_EQ(messages.size(), 3u);
+  EXPECT_EQ(messages[0]["content"], "You are a coding agent.");
+  EXPECT_EQ(messages[1], (json{{"role", "system"}, {"content", "be brief"}}));
+  EXPECT_EQ(messages[2]["role"], "user");
+}
+
 TEST(ModelRequest, EnvHeadersAreSentOnlyWhenTheVariableIsSet) {
   auto s = setup_for(model_config::wire_api::responses);
   s.provider.env_http_headers = {{"X-Org", "PARLEY_TEST_ORG_HEADER"}};
