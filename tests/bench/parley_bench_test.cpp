@@ -48,6 +48,27 @@ nlohmann::json run_ws(const std::string& name, const std::string& listen, const 
   return nlohmann::json::parse(std::ifstream{dir + "/run.json"});
 }
 
+#ifdef PARLEY_MOCK_MODEL_BINARY
+/// parley-bench against parley with the mock as its model
+/// (bench/parley_with_mock.sh), every turn `prompt`; the run's JSON figures
+/// and the server's log (the test fails on a nonzero exit).
+nlohmann::json run_with_mock(const std::string& name, const std::string& prompt,
+                             const std::string& args, std::string* server_log = nullptr) {
+  auto dir = make_temp_dir(name);
+  auto cmd = std::string{"PARLEY_BIN="} + parley_binary() + " MOCK_BIN=" + PARLEY_MOCK_MODEL_BINARY + " "
+             + PARLEY_BENCH_BINARY + " --server '" + PARLEY_SOURCE_DIR
+             + "/bench/parley_with_mock.sh --store=memory --log-level=warn' --prompt '" + prompt + "' "
+             + args + " --quiet --server-log " + dir + "/server.log --json " + dir + "/run.json > " + dir
+             + "/out.txt 2>&1";
+  int code = run(cmd);
+  std::string log{std::istreambuf_iterator<char>(std::ifstream{dir + "/server.log"}.rdbuf()), {}};
+  if (server_log) *server_log = log;
+  EXPECT_EQ(code, 0) << std::ifstream{dir + "/out.txt"}.rdbuf() << log;
+  if (code != 0) return nlohmann::json::object();
+  return nlohmann::json::parse(std::ifstream{dir + "/run.json"});
+}
+#endif
+
 TEST(parley_bench, a_small_run_against_parley_is_valid) {
   auto dir = make_temp_dir("bench_e2e");
   auto server = parley_binary() + " app-server --store=memory --log-level=warn";
@@ -132,16 +153,11 @@ TEST(parley_bench, a_prompt_through_the_mock_model_counts_every_delta) {
 #ifndef PARLEY_MOCK_MODEL_BINARY
   GTEST_SKIP() << "parley-mock-model is not built (cpp-httplib missing)";
 #else
-  auto dir = make_temp_dir("bench_mock");
   // The mock streams a `say` one word (and its space) per delta: 5 + 3.
-  auto prompt = std::string{"mock: say one two three four five\nmock: run true\nmock: say six seven eight"};
-  auto cmd = std::string{"PARLEY_BIN="} + parley_binary() + " MOCK_BIN=" + PARLEY_MOCK_MODEL_BINARY + " "
-             + PARLEY_BENCH_BINARY + " --server '" + PARLEY_SOURCE_DIR
-             + "/bench/parley_with_mock.sh --store=memory --log-level=warn' --prompt '" + prompt
-             + "' --threads 12 --turns 2 --quiet --server-log " + dir + "/server.log --json " + dir + "/run.json > "
-             + dir + "/out.txt 2>&1";
-  ASSERT_EQ(run(cmd), 0) << std::ifstream{dir + "/out.txt"}.rdbuf() << std::ifstream{dir + "/server.log"}.rdbuf();
-  auto j = nlohmann::json::parse(std::ifstream{dir + "/run.json"});
+  std::string log;
+  auto j = run_with_mock("bench_mock",
+                         "mock: say one two three four five\nmock: run true\nmock: say six seven eight",
+                         "--threads 12 --turns 2", &log);
   EXPECT_EQ(j["turns_completed"], 24);
   EXPECT_EQ(j["approvals"], 24);
   EXPECT_EQ(j["agent_message_deltas"], 24 * 8);
@@ -149,7 +165,6 @@ TEST(parley_bench, a_prompt_through_the_mock_model_counts_every_delta) {
   EXPECT_EQ(j["violations"], nlohmann::json::array()) << j["violations"].dump();
   EXPECT_EQ(j["errors"], nlohmann::json::object()) << j["errors"].dump();
   // The wrapper reports the mock's share when parley exits.
-  std::string log{std::istreambuf_iterator<char>(std::ifstream{dir + "/server.log"}.rdbuf()), {}};
   EXPECT_NE(log.find("parley_with_mock.sh: mock cpu_s="), std::string::npos) << log;
 #endif
 }
@@ -161,15 +176,9 @@ TEST(parley_bench, a_thousand_concurrent_streaming_turns_decide_every_approval_o
 #ifndef PARLEY_MOCK_MODEL_BINARY
   GTEST_SKIP() << "parley-mock-model is not built (cpp-httplib missing)";
 #else
-  auto dir = make_temp_dir("bench_mock_1000");
-  auto prompt = std::string{"mock: say streaming a few words first\nmock: run true\nmock: say and done"};
-  auto cmd = std::string{"PARLEY_BIN="} + parley_binary() + " MOCK_BIN=" + PARLEY_MOCK_MODEL_BINARY + " "
-             + PARLEY_BENCH_BINARY + " --server '" + PARLEY_SOURCE_DIR
-             + "/bench/parley_with_mock.sh --store=memory --log-level=warn' --prompt '" + prompt
-             + "' --threads 1000 --timeout 240 --quiet --server-log " + dir + "/server.log --json " + dir
-             + "/run.json > " + dir + "/out.txt 2>&1";
-  ASSERT_EQ(run(cmd), 0) << std::ifstream{dir + "/out.txt"}.rdbuf();
-  auto j = nlohmann::json::parse(std::ifstream{dir + "/run.json"});
+  auto j = run_with_mock("bench_mock_1000",
+                         "mock: say streaming a few words first\nmock: run true\nmock: say and done",
+                         "--threads 1000 --timeout 240");
   EXPECT_EQ(j["concurrency"], 1000);
   EXPECT_EQ(j["turns_completed"], 1000);
   EXPECT_EQ(j["approvals"], 1000);

@@ -1,6 +1,7 @@
-"""Test peers shared by the model-provider tests: the mock model on loopback
-and a JSON-RPC client of any app-server on stdio (parley's, or the real
-Codex's), reading every line it prints on a thread of its own."""
+"""Test peers shared by the model-provider and Codex tests: the mock model on
+loopback, a JSON-RPC client of any app-server on stdio (parley's, or the real
+Codex's) reading every line it prints on a thread of its own, and whether the
+real Codex can be run here."""
 import json
 import os
 import queue
@@ -10,6 +11,22 @@ import tempfile
 import threading
 import time
 import urllib.request
+
+# The real Codex, from npm (the tests that run it skip where it cannot be had).
+CODEX = ["npx", "-y", "@openai/codex@0.169.0"]
+
+
+def codex_unavailable():
+    """Why the Codex 0.169.0 package cannot be run here, or None."""
+    if shutil.which("npx") is None:
+        return "npx is missing"
+    try:
+        version = subprocess.run(CODEX + ["--version"], capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "the Codex package could not be fetched in time"
+    if version.returncode != 0 or "0.169.0" not in version.stdout:
+        return "the Codex 0.169.0 package is not available: " + version.stderr[-200:]
+    return None
 
 
 class Mock:

@@ -23,7 +23,6 @@ Usage: codex_interop_test.py PARLEY_BINARY MOCK_BINARY
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -32,7 +31,6 @@ import app_server_peer  # noqa: E402
 
 PARLEY = sys.argv[1]
 MOCK = sys.argv[2]
-CODEX = ["npx", "-y", "@openai/codex@0.169.0"]
 FAILURES = []
 
 
@@ -72,8 +70,14 @@ class Home:
             self.env, os.path.join(self.root, "parley.stderr"))
 
     def codex(self):
-        return app_server_peer.StdioPeer(CODEX + ["app-server"], self.env,
+        return app_server_peer.StdioPeer(app_server_peer.CODEX + ["app-server"], self.env,
                                          os.path.join(self.root, "codex.stderr"))
+
+    def codex_thread(self):
+        """A Codex app-server and a thread it started in the work directory."""
+        c = self.codex()
+        r = c.call("thread/start", {"approvalPolicy": "on-request", "cwd": self.work}, timeout=90)
+        return c, r["result"]["thread"]["id"]
 
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)
@@ -151,9 +155,7 @@ def test_codex_continues_a_parley_thread(mock):
 def test_parley_continues_a_codex_thread(mock):
     home = Home(mock)
     try:
-        c = home.codex()
-        r = c.call("thread/start", {"approvalPolicy": "on-request", "cwd": home.work}, timeout=90)
-        thread = r["result"]["thread"]["id"]
+        c, thread = home.codex_thread()
         status, _ = first_turn(c, thread, "codex turn one\nmock: run echo from-codex\n"
                                           "mock: say codex turn one over")
         check(status == "completed", "Codex's turn completes")
@@ -195,9 +197,8 @@ def test_parley_continues_a_codex_thread(mock):
 def test_the_same_exec_command_tool(mock):
     home = Home(mock)
     try:
-        c = home.codex()
-        r = c.call("thread/start", {"approvalPolicy": "on-request", "cwd": home.work}, timeout=90)
-        c.run_turn(r["result"]["thread"]["id"], "hello\nmock: say hi", timeout=90)
+        c, thread = home.codex_thread()
+        c.run_turn(thread, "hello\nmock: say hi", timeout=90)
         c.stop()
         p = home.parley()
         p.run_turn(p.start_thread(cwd=home.work), "hello\nmock: say hi")
@@ -224,14 +225,9 @@ def test_the_same_exec_command_tool(mock):
 
 
 def main():
-    if shutil.which("npx") is None:
-        skip("npx is missing")
-    try:
-        version = subprocess.run(CODEX + ["--version"], capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        skip("the Codex package could not be fetched in time")
-    if version.returncode != 0 or "0.169.0" not in version.stdout:
-        skip("the Codex 0.169.0 package is not available: " + version.stderr[-200:])
+    why = app_server_peer.codex_unavailable()
+    if why:
+        skip(why)
     mock = app_server_peer.Mock(MOCK)
     try:
         for test in (test_codex_continues_a_parley_thread, test_parley_continues_a_codex_thread,

@@ -25,7 +25,8 @@ import time
 
 BINARY = sys.argv[1]
 SESSION = "parley-tui-%d" % os.getpid()
-CODEX = ["npx", "-y", "@openai/codex@0.169.0"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app_server_peer import CODEX, codex_unavailable  # noqa: E402
 
 
 def skip(why):
@@ -112,14 +113,11 @@ def thread_ids(url):
 
 
 def main():
-    if shutil.which("tmux") is None or shutil.which("npx") is None:
-        skip("tmux or npx is missing")
-    try:
-        version = subprocess.run(CODEX + ["--version"], capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        skip("the Codex package could not be fetched in time")
-    if version.returncode != 0 or "0.169.0" not in version.stdout:
-        skip("the Codex 0.169.0 package is not available: " + version.stderr[-200:])
+    if shutil.which("tmux") is None:
+        skip("tmux is missing")
+    why = codex_unavailable()
+    if why:
+        skip(why)
     home = tempfile.mkdtemp(prefix="parley-tui-")
     work = os.path.join(home, "work")
     codex_home = os.path.join(home, "codex")
