@@ -94,7 +94,10 @@ void on_model_delta(self_ptr self, model_delta& d) {
   }
   st.streaming->item.text += d.text;
   auto& s = st.settings;
-  emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text)});
+  // The item's id, not the model's: after a retry the model names its new
+  // answer differently, but clients only know the item that was started.
+  emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
+                                           std::move(d.text)});
 }
 
 /// Tokens one request used (the thread's total grows), or a retry the

@@ -382,6 +382,12 @@ def test_faults():
         check(len(retry_errors(ev)) == 1 and retry_errors(ev)[0]["willRetry"], "cut: one retry notice")
         check(len(msgs) == 1, "cut: one message item, not the broken attempt's fragment and the "
               "whole one (got %s)" % [m["text"] for m in msgs])
+        delta_ids = {m["params"]["itemId"] for m in ev if m.get("method") == "item/agentMessage/delta"}
+        started_ids = {m["params"]["item"]["id"] for m in ev if m.get("method") == "item/started"
+                       and m["params"]["item"]["type"] == "agentMessage"}
+        check(msgs and delta_ids == started_ids == {msgs[0]["id"]},
+              "cut: every delta, the retry's too, names the item that was started (deltas %s, "
+              "started %s)" % (sorted(delta_ids), sorted(started_ids)))
 
         _, ev = p.run_turn(t, text("mock: malformed", "mock: say never whole"))
         check(turn_status(ev) == "failed", "malformed: the turn fails (%s)" % turn_status(ev))
