@@ -81,7 +81,8 @@ double run_once(caf::actor_system& sys, const parley::runtime_services& svc,
     ask.key = svc.telemetry->next_ask_key();
     // What the turn does: plan (rules read once), then spawn the approval.
     auto plan = parley::plan_for(svc, {}, ask, parley::policy_verdict::ask);
-    auto a = self->spawn(parley::approval, client, ask, std::move(plan), svc, nullptr);
+    auto a = self->spawn(parley::approval, client, ask, std::move(plan), svc, nullptr,
+                         parley::action_record{}, false);
     self->send(a, parley::atom::decide::value);
     ++started;
   };

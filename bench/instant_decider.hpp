@@ -16,6 +16,8 @@ inline caf::behavior instant_decider(caf::event_based_actor* self) {
       [](atom::ask, const approval_ask&) { return protocol::approval_decision::accept(); },
       [](atom::awaiting, const approval_ref&, const approval_actor&) {},
       [](atom::settled, const approval_ref&) {},
+      // The action's phases are "stored" at once (no store here).
+      [](atom::append, const action_record&) { return atom::ok::value; },
   };
 }
 

@@ -112,7 +112,8 @@ void approval_round_trip(benchmark::State& state) {
   svc.telemetry = std::make_shared<parley::runtime_telemetry>();
   for (auto _ : state) {
     ask.key = svc.telemetry->next_ask_key();
-    auto a = sys.spawn(parley::approval, decider, ask, parley::approval_plan{}, svc, nullptr);
+    auto a = sys.spawn(parley::approval, decider, ask, parley::approval_plan{}, svc, nullptr,
+                       parley::action_record{}, false);
     self->request(a, std::chrono::seconds(5), parley::atom::decide::value)
         .receive([](parley::approval_outcome&) {},
                  [&](caf::error&) { state.SkipWithError("failed"); });

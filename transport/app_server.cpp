@@ -33,7 +33,8 @@ int block_stop_signals() {
 }
 
 /// One client on stdin/stdout until its input ends or a stop signal comes;
-/// then every thread is shut down (pending approvals resolve as cancelled).
+/// then every thread is shut down (pending approvals resolve as cancelled;
+/// after a signal, with the store sealed, they stay pending on disk).
 void serve_stdio(runtime& rt, int signal_fd) {
   auto writer = rt.system().spawn<caf::detached>(line_writer, STDOUT_FILENO);
   connection_options options;
@@ -41,7 +42,11 @@ void serve_stdio(runtime& rt, int signal_fd) {
   options.telemetry = rt.telemetry();
   options.shutdown_on_close = true;
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
-  line_reader reader{STDIN_FILENO, caf::actor_cast<caf::actor>(conn), signal_fd};
+  // A signal is the server going away, not the client: what is pending
+  // stays pending on disk. The input ending is the client leaving: its
+  // approvals are cancelled, as in Codex.
+  line_reader reader{STDIN_FILENO, caf::actor_cast<caf::actor>(conn), signal_fd,
+                     [&rt] { rt.seal_store(); }};
   caf::scoped_actor self{rt.system()};
   self->wait_for(conn);
 }
@@ -105,8 +110,10 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   std::fflush(stderr);
   if (stdio)
     serve_stdio(rt, signal_fd);
-  else
+  else {
     wait_for_stop_signal(signal_fd);
+    rt.seal_store();  // the server goes away: pending work stays on disk
+  }
   listeners.reset();  // every WebSocket client's session ends while the runtime runs
   rt.shutdown();
   if (signal_fd >= 0) ::close(signal_fd);

@@ -12,8 +12,8 @@
 
 namespace parley {
 
-line_reader::line_reader(int fd, caf::actor sink, int stop_fd)
-    : fd_(fd), stop_fd_(stop_fd), sink_(std::move(sink)) {
+line_reader::line_reader(int fd, caf::actor sink, int stop_fd, std::function<void()> on_stop)
+    : fd_(fd), stop_fd_(stop_fd), sink_(std::move(sink)), on_stop_(std::move(on_stop)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -37,6 +37,7 @@ void line_reader::run() {
     if (rc == 0) continue;
     if (stop_fd_ >= 0 && (pfds[1].revents & POLLIN) != 0) {
       PARLEY_INFO("line_reader event=stop_signal");
+      if (on_stop_) on_stop_();
       break;
     }
     if (pfds[0].revents == 0) continue;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <caf/actor.hpp>
 #include <caf/send.hpp>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -39,8 +40,9 @@ class line_reader {
   static constexpr size_t max_line_bytes = size_t{64} << 20;
 
   /// `stop_fd` (optional, e.g. a signalfd): when it becomes readable the
-  /// input counts as ended.
-  line_reader(int fd, caf::actor sink, int stop_fd = -1);
+  /// input counts as ended, after `on_stop` (if any) has run on the
+  /// reader's thread.
+  line_reader(int fd, caf::actor sink, int stop_fd = -1, std::function<void()> on_stop = {});
   ~line_reader();  // stops within ~100 ms even if the input never ends
   line_reader(const line_reader&) = delete;
   line_reader& operator=(const line_reader&) = delete;
@@ -51,6 +53,7 @@ class line_reader {
   int fd_;
   int stop_fd_;
   caf::actor sink_;
+  std::function<void()> on_stop_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

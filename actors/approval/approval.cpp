@@ -5,6 +5,7 @@
 
 #include "actors/approval/approval_detail.hpp"
 #include "actors/approval/rules/rules_book.hpp"
+#include "actors/core/action_records.hpp"
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"
 
@@ -110,17 +111,65 @@ approval_ref ref_of(const approval_ask& ask) {
   return approval_ref{ask.key, ask.turn_id(), ask.item_id()};
 }
 
+namespace {
+
+void deliver(self_ptr self, approval_outcome out) {
+  auto& st = self->state;
+  PARLEY_DEBUG("approval key={} event=outcome how={} stage={} detail=\"{}\"", st.ask.key,
+               to_string(out.how), out.stage, out.detail);
+  record_outcome(self, out);
+  st.promise.deliver(std::move(out));
+  self->quit();
+}
+
+}  // namespace
+
 void finish(self_ptr self, approval_outcome out) {
   auto& st = self->state;
   if (st.resolved) return;  // exactly one outcome
   st.resolved = true;
   withdraw_open_prompts(self);
   if (st.plan.waits()) self->send(st.conversation, atom::settled::value, ref_of(st.ask));
-  PARLEY_DEBUG("approval key={} event=outcome how={} stage={} detail=\"{}\"", st.ask.key,
-               to_string(out.how), out.stage, out.detail);
-  record_outcome(self, out);
-  st.promise.deliver(std::move(out));
-  self->quit();
+  if (!st.asked_durably) return deliver(self, std::move(out));
+  // The decision is stored before the turn acts on it. One that cannot be
+  // stored lets nothing run (a restart would ask again).
+  auto r = st.record;
+  r.at = action_record::phase::decided;
+  store_outcome(r, out);
+  r.decided_by = st.decided_by;
+  self->request(st.conversation, caf::infinite, atom::append::value, std::move(r))
+      .then([self, out](atom::ok) mutable { deliver(self, std::move(out)); },
+            [self, out](caf::error& err) mutable {
+              if (out.how == approval_outcome::kind::decided && out.decision.allows_run()) {
+                PARLEY_WARN("approval key={} event=decision_not_stored error=\"{}\" not_run",
+                            self->state.ask.key, message_of(err));
+                out.how = approval_outcome::kind::client_error;
+                out.detail = "the decision could not be stored: " + message_of(err);
+              }
+              deliver(self, std::move(out));
+            });
+}
+
+void ask_durably(self_ptr self, std::function<void()> then) {
+  auto& st = self->state;
+  auto r = st.record;
+  r.at = action_record::phase::asked;
+  self->request(st.conversation, caf::infinite, atom::append::value, std::move(r))
+      .then(
+          [self, then](atom::ok) {
+            if (self->state.resolved) return;
+            self->state.asked_durably = true;
+            then();
+          },
+          [self](caf::error& err) {
+            if (self->state.resolved) return;
+            // Not stored, not asked: fail closed.
+            approval_outcome out;
+            out.how = approval_outcome::kind::client_error;
+            out.detail = "the approval could not be stored: " + message_of(err);
+            out.stage = "client";
+            finish(self, std::move(out));
+          });
 }
 
 void decide(self_ptr self, protocol::approval_decision d, std::string stage, std::string detail) {
@@ -172,6 +221,8 @@ void start(self_ptr self) {
   if (st.svc.audit)
     self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});
   announce(self);
+  // Asked before a restart: every stage before the client's had passed.
+  if (st.restored) return ask_clients(self);
   // Rules: what the deployment wrote down (as planned: the rules are not
   // read again). "ask" keeps the client in the loop.
   if (const auto& m = st.plan.rule) {
@@ -228,9 +279,9 @@ void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
     out.how = approval_outcome::kind::cancelled;
     out.detail = "turn interrupted";
     out.stage = "interrupt";
-    finish(self, std::move(out));
+    return finish(self, std::move(out));  // quits once the turn has the outcome
   }
-  self->quit();  // an orderly end: the turn has the outcome
+  if (!s.resolved) self->quit();  // never started: nobody waits for it
 }
 
 caf::result<approval_outcome> on_decide(self_ptr self) {
@@ -275,10 +326,14 @@ void on_deadline(self_ptr self, uint64_t token) {
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
                                        conversation_actor conversation, approval_ask ask,
                                        approval_plan plan, runtime_services svc,
-                                       notification_ptr item_started) {
+                                       notification_ptr item_started, action_record record,
+                                       bool restored) {
   using namespace approval_detail;
   install_default_handlers(self, "approval");
   auto& st = self->state;
+  st.record = std::move(record);
+  st.restored = restored;
+  st.asked_durably = restored;  // its ask is in the store already
   st.conversation = std::move(conversation);
   st.ask = std::move(ask);
   st.plan = std::move(plan);

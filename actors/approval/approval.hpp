@@ -59,15 +59,26 @@ struct approval_state {
   uint64_t waiting_token = 0;  // the stage waited for (0: none)
   std::string waiting_stage;
   caf::actor_addr runner_addr;  // the external hook program running, if any
+  // -- durability --
+  /// The action as the store keeps it: stored `asked` before any client is
+  /// asked, then `decided` before the turn hears the outcome.
+  action_record record;
+  /// Asked before a restart: asked again as it was, with the stored deadline.
+  bool restored = false;
+  bool asked_durably = false;  // the asked phase is stored
 };
 
 /// `item_started` is the item's item/started event: the approval sends it
 /// to the conversation itself, before the waiting status for a file change
 /// and after it for a command, as Codex orders them.
+/// `record` is the action as the store keeps it; `restored`: its ask was
+/// stored before a restart (record.deadline_ms holds), and it goes straight
+/// to the clients.
 approval_actor::behavior_type approval(approval_actor::stateful_pointer<approval_state> self,
                                        conversation_actor conversation, approval_ask ask,
                                        approval_plan plan, runtime_services svc,
-                                       notification_ptr item_started);
+                                       notification_ptr item_started, action_record record,
+                                       bool restored);
 
 /// Plans an ask with this runtime's rules (a snapshot, read once), hooks and
 /// the thread's grants.

@@ -8,6 +8,7 @@
 
 #include "actors/approval/approval_detail.hpp"
 #include "actors/core/log.hpp"
+#include "protocol/ids.hpp"
 
 namespace parley::approval_detail {
 
@@ -74,14 +75,14 @@ void ask_one(self_ptr self, const client_actor& client) {
 
 }  // namespace
 
-void ask_clients(self_ptr self) {
+namespace {
+
+/// Asks every client the conversation names, with `wait` until the stage's
+/// deadline.
+void open_client_stage(self_ptr self, caf::timespan wait) {
   auto& st = self->state;
-  if (st.allowed_by && !st.must_ask) {
-    decide(self, protocol::approval_decision::accept(), *st.allowed_by, st.allow_reason);
-    return;
-  }
   auto token = reserve_token(self, "client");
-  self->delayed_send(self, st.svc.config->approval_timeout, atom::deadline::value, token);
+  self->delayed_send(self, wait, atom::deadline::value, token);
   // The conversation answers once every event before this ask has left, so
   // each client sees the item before it is asked about it.
   self->request(st.conversation, caf::infinite, atom::ask::value, ref_of(st.ask))
@@ -90,7 +91,9 @@ void ask_clients(self_ptr self) {
             auto& s = self->state;
             if (s.resolved) return;
             for (auto& c : clients) ask_one(self, c);
-            if (s.prompts.empty()) {
+            // Asked again after a restart, it waits for a client to come
+            // (one that resumes the thread is asked) or for its deadline.
+            if (s.prompts.empty() && !s.restored) {
               approval_outcome out;
               out.how = approval_outcome::kind::transport_closed;
               out.detail = "no client can decide";
@@ -104,6 +107,28 @@ void ask_clients(self_ptr self) {
             out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
             finish(self, std::move(out));
           });
+}
+
+}  // namespace
+
+void ask_clients(self_ptr self) {
+  auto& st = self->state;
+  if (st.allowed_by && !st.must_ask) {
+    decide(self, protocol::approval_decision::accept(), *st.allowed_by, st.allow_reason);
+    return;
+  }
+  auto timeout
+      = std::chrono::duration_cast<std::chrono::milliseconds>(st.svc.config->approval_timeout);
+  if (st.restored) {
+    // The deadline kept running while the server was down.
+    auto left = std::chrono::milliseconds(st.record.deadline_ms - protocol::unix_ms());
+    if (left.count() <= 0) return client_deadline(self);
+    return open_client_stage(self, left);
+  }
+  st.record.deadline_ms = protocol::unix_ms() + timeout.count();
+  // Stored before any client sees it, with its deadline as a time of day,
+  // so a restart asks it again with what is left.
+  ask_durably(self, [self, timeout] { open_client_stage(self, timeout); });
 }
 
 void ask_also(self_ptr self, const client_actor& client) {

@@ -7,6 +7,8 @@
 //   approval_clients.cpp  the client stage: every subscribed client is asked,
 //                         the first answer wins
 
+#include <functional>
+
 #include "actors/approval/approval.hpp"
 
 namespace parley::approval_detail {
@@ -21,6 +23,10 @@ approval_ref ref_of(const approval_ask& ask);
 /// open is voided, the conversation hears (the thread no longer waits), then
 /// the audit log, the stats and the turn.
 void finish(self_ptr self, approval_outcome out);
+
+/// Stores the asked phase, then runs `then`; an ask that cannot be stored
+/// is never asked (the approval fails closed).
+void ask_durably(self_ptr self, std::function<void()> then);
 
 /// finish() with a decision.
 void decide(self_ptr self, protocol::approval_decision d, std::string stage, std::string detail);

@@ -48,6 +48,9 @@ using amend      = caf::atom_constant<caf::atom("amend")>;      // add an execpo
 using timeout    = caf::atom_constant<caf::atom("timeout")>;    // an actor's own deadline
 using delta      = caf::atom_constant<caf::atom("delta")>;      // a piece of the model's answer
 using notice     = caf::atom_constant<caf::atom("notice")>;     // the model's usage or retry
+using seal       = caf::atom_constant<caf::atom("seal")>;       // the store takes no more appends
+using pending    = caf::atom_constant<caf::atom("pending")>;    // threads with an action pending
+using restore    = caf::atom_constant<caf::atom("restore")>;    // load a thread to go on with it
 // clang-format on
 
 }  // namespace parley::atom

@@ -49,7 +49,14 @@ using store_actor = caf::typed_actor<
     // thread/list over every stored thread (status notLoaded).
     caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
     // Archive (true) or unarchive (false) a thread; its metadata afterwards.
-    caf::replies_to<atom::archive, std::string, bool>::with<stored_thread>>;
+    caf::replies_to<atom::archive, std::string, bool>::with<stored_thread>,
+    // The threads whose last turn has an action pending (asked, decided,
+    // started), without reading them: what a restart goes on with.
+    caf::replies_to<atom::pending>::with<std::vector<pending_thread>>,
+    // The server is going away (a signal, not a client): every append
+    // accepted so far is written and synced, later ones are refused, so
+    // what was pending stays pending on disk. ok once flushed.
+    caf::replies_to<atom::seal>::with<atom::ok>>;
 
 /// Where a turn's next step comes from.
 using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
@@ -96,12 +103,12 @@ using conversation_actor = caf::typed_actor<
     // Subscribe a client and describe the thread (thread/start).
     caf::replies_to<atom::open, client_actor>::with<protocol::thread_session_response>,
     // Start a turn, or return the active one.
-    caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
-        protocol::turn_start_response>,
+    caf::replies_to<atom::turn_start, protocol::turn_start_params,
+                    client_actor>::with<protocol::turn_start_response>,
     // Subscribe a client to a loaded thread (thread/resume): its turns from
     // the store unless excluded, no thread/started.
-    caf::replies_to<atom::resume, client_actor, protocol::thread_resume_params>::with<
-        protocol::thread_session_response>,
+    caf::replies_to<atom::resume, client_actor,
+                    protocol::thread_resume_params>::with<protocol::thread_session_response>,
     // Stop sending this client the thread's events: "unsubscribed" | "notSubscribed".
     caf::replies_to<atom::unsub, client_actor>::with<std::string>,
     // thread/name/set on a loaded thread.
@@ -137,36 +144,47 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, path_grant>,
     // The turn's model context, to store in order with its items.
     caf::reacts_to<atom::append, context_record>,
+    // A phase of an action (from its turn or approval), stored in order with
+    // the turn's items; ok once it is durable.
+    caf::replies_to<atom::append, action_record>::with<atom::ok>,
+    // -- from the thread manager --
+    // Go on with a turn that has an action pending in the store (sent right
+    // after the conversation is spawned, before any client's request).
+    caf::reacts_to<atom::restore, resumed_turn>,
     // The turn ended.
     caf::reacts_to<atom::turn_done, turn_result>>;
 
 /// Thread id -> conversation; the entry point connections talk to.
 using thread_manager_actor = caf::typed_actor<
-    caf::replies_to<atom::open, protocol::thread_start_params, client_actor>::with<
-        protocol::thread_session_response>,
-    caf::replies_to<atom::turn_start, protocol::turn_start_params, client_actor>::with<
-        protocol::turn_start_response>,
+    caf::replies_to<atom::open, protocol::thread_start_params,
+                    client_actor>::with<protocol::thread_session_response>,
+    caf::replies_to<atom::turn_start, protocol::turn_start_params,
+                    client_actor>::with<protocol::turn_start_response>,
     caf::replies_to<atom::interrupt, protocol::turn_interrupt_params>::with<atom::ok>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,
-    caf::replies_to<atom::resume, protocol::thread_resume_params, client_actor>::with<
-        protocol::thread_session_response>,
-    caf::replies_to<atom::fork, protocol::thread_fork_params, client_actor>::with<
-        protocol::thread_session_response>,
+    caf::replies_to<atom::resume, protocol::thread_resume_params,
+                    client_actor>::with<protocol::thread_session_response>,
+    caf::replies_to<atom::fork, protocol::thread_fork_params,
+                    client_actor>::with<protocol::thread_session_response>,
     caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
     // thread/archive (true) and thread/unarchive (false); the thread afterwards.
-    caf::replies_to<atom::archive, protocol::thread_id_params, bool, client_actor>::with<
-        protocol::thread>,
+    caf::replies_to<atom::archive, protocol::thread_id_params, bool,
+                    client_actor>::with<protocol::thread>,
     caf::replies_to<atom::rename, protocol::thread_name_set_params, client_actor>::with<atom::ok>,
-    caf::replies_to<atom::unsub, protocol::thread_id_params, client_actor>::with<
-        protocol::thread_unsubscribe_response>,
+    caf::replies_to<atom::unsub, protocol::thread_id_params,
+                    client_actor>::with<protocol::thread_unsubscribe_response>,
     // Live counts of runtime objects.
     caf::replies_to<atom::stats>::with<runtime_counts>,
     // A client disconnected.
     caf::reacts_to<atom::gone, client_actor>,
     // Stop every conversation (their turns end interrupted), then quit.
-    caf::replies_to<atom::shutdown>::with<atom::ok>>;
+    caf::replies_to<atom::shutdown>::with<atom::ok>,
+    // Threads whose turn has an action pending in the store (at start).
+    caf::reacts_to<atom::pending, std::vector<pending_thread>>,
+    // A pending approval's stored deadline may have passed: load what is due.
+    caf::reacts_to<atom::deadline>>;
 
 /// One per runtime: starts the store, the model and the thread manager, and
 /// stops them in order.
@@ -174,7 +192,10 @@ using server_actor = caf::typed_actor<
     // The thread manager, the entry point for connections.
     caf::replies_to<atom::get>::with<thread_manager_actor>,
     // Stop every thread (turns end interrupted), then the store and model.
-    caf::replies_to<atom::shutdown>::with<atom::ok>>;
+    caf::replies_to<atom::shutdown>::with<atom::ok>,
+    // The server is going away (a signal): the store takes nothing more, so
+    // what is pending stays pending for the next start.
+    caf::replies_to<atom::seal>::with<atom::ok>>;
 
 }  // namespace parley
 

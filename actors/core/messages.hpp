@@ -115,6 +115,7 @@ struct step_result {
     patch_applied,    // files: 'A', 'M' or 'D' and the path
     patch_failed,     // detail
     refused,          // tools are not allowed in this turn
+    lost,             // the server stopped while it ran; it is never run again
   };
   kind what = kind::said;
   int exit_code = 0;
@@ -133,6 +134,11 @@ struct model_context {
   /// endpoint reads the earlier turns from the store.
   std::string thread_id;
   std::string turn_id;
+  /// The turn goes on after a restart: its model context so far is in the
+  /// store (this turn's included), and `resumed_call` (a call id) is the
+  /// call whose result the next step brings.
+  bool resumed = false;
+  std::string resumed_call;
 };
 
 /// One step of a turn, as decided by the model.
@@ -218,8 +224,45 @@ struct turn_completed_record {
 struct thread_renamed_record {
   std::optional<std::string> name;
 };
-using store_record = std::variant<thread_created_record, turn_started_record, item_record,
-                                  context_record, turn_completed_record, thread_renamed_record>;
+
+/// An action of a turn (a command or a file change) on its way to running,
+/// as the store keeps it: a restart knows from it where the action stood.
+/// Every phase is stored before what it names happens (asked before any
+/// client is asked, decided before the action runs, started before it
+/// starts), and each record carries the whole action, so the last one of an
+/// item alone restores it. The item's item_record ends it.
+struct action_record {
+  enum class phase { asked, decided, started };
+  phase at = phase::asked;
+  std::string turn_id;
+  std::string item_id;
+  bool file_change = false;
+  std::string command;  // command: the line /bin/sh -c runs
+  std::string cwd;      // command: where it runs
+  std::string patch;    // file change: the apply_patch text
+  std::string digest;   // what the approval is bound to
+  int64_t item_started_ms = 0;
+  /// How many steps of the turn had finished before this one (where the
+  /// model goes on from).
+  int64_t step = 0;
+  // The turn's settings, to go on with it after a restart.
+  std::string thread_cwd;
+  nlohmann::json policy;  // the approval policy, as the wire encodes it
+  std::vector<std::string> writable_roots;
+  /// asked: when the client stage gives up (unix ms; survives restarts).
+  int64_t deadline_ms = 0;
+  // decided: how the approval ended (approval_outcome), and who decided.
+  std::string outcome;
+  nlohmann::json decision;
+  std::string stage;
+  std::string detail;
+  std::string decided_by;
+};
+const char* to_string(action_record::phase x);
+
+using store_record
+    = std::variant<thread_created_record, turn_started_record, item_record, context_record,
+                   turn_completed_record, thread_renamed_record, action_record>;
 
 /// A thread as the store holds it.
 struct stored_thread {
@@ -228,6 +271,25 @@ struct stored_thread {
   /// What the model has seen of the thread, in order: the response items
   /// written with its items and its models' verbatim context.
   std::vector<context_item> context;
+  /// The action of the last turn that had not ended when the thread was last
+  /// written (asked, decided or started, its item not completed).
+  std::optional<action_record> pending;
+};
+
+/// A thread whose last turn has an action pending, as the store lists it
+/// for a restart (the thread need not be read).
+struct pending_thread {
+  std::string thread_id;
+  action_record::phase at = action_record::phase::asked;
+  int64_t deadline_ms = 0;
+};
+
+/// A turn loaded again to go on from its pending action (after a restart).
+struct resumed_turn {
+  std::string turn_id;
+  int64_t started_at = 0;  // unix seconds
+  std::string user_text;
+  action_record action;
 };
 
 /// An explicit rollout path from a client (validated before any read).
@@ -262,6 +324,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_delta)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_notice)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::context_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::action_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::resumed_turn)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::pending_thread>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)

@@ -1,5 +1,6 @@
 #include "actors/model/http_model.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <random>
@@ -161,9 +162,59 @@ void take_results(self_ptr self, const model_context& ctx) {
   }
 }
 
+/// Whether an input item is something the model produced (a response's
+/// output), not something it was given.
+bool is_output_item(const json& item) {
+  if (!item.is_object()) return false;
+  auto type = item.value("type", std::string{});
+  if (type == "message") return item.value("role", std::string{}) == "assistant";
+  return type == "reasoning" || wire::is_tool_call(item);
+}
+
+/// A turn going on after a restart: its context so far is stored, the call
+/// `resumed_call` is the one whose result the turn brings now, and the
+/// calls the model made after it in the same answer are still to come.
+void resume_input(self_ptr self, const model_context& ctx, std::vector<json> history) {
+  auto& st = self->state;
+  st.loaded = true;
+  st.input = std::move(history);
+  st.recorded = st.input.size();
+  auto at = std::find_if(st.input.begin(), st.input.end(), [&](const json& item) {
+    return item.is_object() && wire::is_tool_call(item)
+           && item.value("call_id", std::string{}) == ctx.resumed_call;
+  });
+  if (at != st.input.end()) {
+    // The answer the call came in: the output items around it.
+    auto first = at, last = at + 1;
+    while (first != st.input.begin() && is_output_item(*(first - 1))) --first;
+    while (last != st.input.end() && is_output_item(*last)) ++last;
+    auto plan = plan_response(std::vector<json>(first, last));
+    bool after = false;
+    for (auto& p : plan.steps) {
+      if (after) st.ready.push_back(std::move(p));
+      if (p.call && p.call->call_id == ctx.resumed_call) {
+        st.handed.push_back(std::move(p.call));
+        after = true;
+      }
+    }
+  }
+  PARLEY_INFO("model event=resumed call={} found={} calls_left={}", ctx.resumed_call,
+              !st.handed.empty(), st.ready.size());
+  st.results_seen = ctx.step_results.empty() ? 0 : ctx.step_results.size() - 1;
+  take_results(self, ctx);
+  answer_step(self);
+}
+
 /// The thread's earlier turns, from the store, then this turn's message.
 void load_input(self_ptr self, const model_context& ctx) {
   auto& st = self->state;
+  if (ctx.resumed) {
+    self->request(st.store, std::chrono::seconds(30), atom::load::value, ctx.thread_id)
+        .then(
+            [self, ctx](stored_thread& t) { resume_input(self, ctx, store::model_history(t, "")); },
+            [self, ctx](caf::error&) { resume_input(self, ctx, {}); });
+    return;
+  }
   auto begin = [self, text = ctx.user_text](std::vector<json> history) {
     auto& s = self->state;
     s.loaded = true;
@@ -335,6 +386,10 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
   }
   st.promise = rp;
   st.thread_id = ctx.thread_id;
+  if (!st.loaded && ctx.resumed) {
+    load_input(self, ctx);  // takes the result once the turn's calls are known
+    return rp;
+  }
   take_results(self, ctx);
   if (!st.loaded)
     load_input(self, ctx);

@@ -42,6 +42,10 @@ std::string tool_result_text(const step_result& r, const wire::tool_call& call) 
       return wire::patch_failed_text(r.detail);
     case kind::refused:
       return r.detail;
+    case kind::lost:
+      return std::string{"the server stopped while this "}
+             + (patch ? "patch was being applied" : "command ran")
+             + "; it was not run again, and whether it finished is unknown";
     case kind::said:
       break;
   }

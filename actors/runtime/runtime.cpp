@@ -62,6 +62,16 @@ runtime::runtime(runtime_config config) {
                });
 }
 
+void runtime::seal_store() {
+  if (stopped_) return;
+  caf::scoped_actor self{*system_};
+  self->request(server_, std::chrono::seconds(60), atom::seal::value)
+      .receive([](atom::ok) { PARLEY_INFO("runtime event=store_sealed"); },
+               [](caf::error& err) {
+                 PARLEY_WARN("runtime event=seal_failed error={}", caf::to_string(err));
+               });
+}
+
 void runtime::shutdown() {
   if (stopped_) return;
   stopped_ = true;

@@ -42,6 +42,13 @@ class runtime {
   /// Blocks the calling (non-actor) thread until that is done.
   void shutdown();
 
+  /// The process is going away (a signal, not a client leaving): the store
+  /// writes and syncs what it was given and then takes nothing more, so the
+  /// orderly stop that follows leaves pending approvals, decisions and
+  /// started actions on disk as they were, for the next start to go on
+  /// with. Blocks the calling (non-actor) thread until the store is sealed.
+  void seal_store();
+
  private:
   std::optional<store::home_lock> lock_;  // local store: one process per home
   caf::actor_system_config caf_config_;

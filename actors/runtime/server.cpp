@@ -65,6 +65,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   });
   return {
       [self](atom::get) { return self->state.threads; },
+      [self](atom::seal) { return self->delegate(self->state.svc.store, atom::seal::value); },
       [self](atom::shutdown) -> caf::result<atom::ok> {
         auto& s = self->state;
         auto rp = self->make_response_promise<atom::ok>();

@@ -40,7 +40,24 @@ void put_index(self_ptr self, const thread_file& f) {
   stored_thread t;
   t.meta = f.meta;
   t.archived = f.archived;
+  t.pending = f.pending;
   self->send(self->state.index, atom::put::value, entry_for(t, f.path));
+}
+
+/// Follows the last turn's pending action through `record`; true when it
+/// changed (the index must hear it).
+bool track_pending(thread_file& f, const store_record& record) {
+  if (auto* a = std::get_if<action_record>(&record)) {
+    f.pending = *a;
+    return true;
+  }
+  if (!f.pending) return false;
+  auto* item = std::get_if<item_record>(&record);
+  bool ends = std::holds_alternative<turn_started_record>(record)
+              || std::holds_alternative<turn_completed_record>(record)
+              || (item && protocol::item_id(item->item) == f.pending->item_id);
+  if (ends) f.pending.reset();
+  return ends;
 }
 
 /// Registers a thread read from disk (so appends and archives find its file).
@@ -52,6 +69,7 @@ void remember(self_ptr self, const stored_thread& t, const std::string& path) {
   f.meta.path = path;
   f.on_disk = true;
   f.archived = t.archived;
+  f.pending = t.pending;
 }
 
 /// Reads the rollout at `path` through its I/O actor, remembers the thread,
@@ -73,7 +91,10 @@ bool must_sync(const runtime_config& cfg, const store_record& r) {
     case runtime_config::durability_kind::item:
       return true;
     case runtime_config::durability_kind::turn:
-      return std::holds_alternative<turn_completed_record>(r);
+      // An action's phases too: each must be on disk before what it names
+      // happens (group commit keeps that cheap under load).
+      return std::holds_alternative<turn_completed_record>(r)
+             || std::holds_alternative<action_record>(r);
     case runtime_config::durability_kind::none:
       return false;
   }
@@ -112,6 +133,8 @@ std::string unarchived_path(const std::string& home, const protocol::thread& met
 
 caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const store_record& record) {
   auto& st = self->state;
+  if (st.sealed)
+    return make_error(errc::internal, "the server is stopping: nothing more is stored");
   if (auto* created = std::get_if<thread_created_record>(&record)) {
     auto& f = st.files[id];
     f.meta = created->meta;
@@ -135,14 +158,16 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   bool first = !f.on_disk;
   if (first) lines.push_back(encode_session_meta(f.meta));
   for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
-  if (!std::holds_alternative<context_record>(record)) {  // context changes no metadata
-    stored_thread tracker{f.meta, f.archived, {}};
+  if (!std::holds_alternative<context_record>(record)
+      && !std::holds_alternative<action_record>(record)) {  // these change no metadata
+    stored_thread tracker{f.meta, f.archived, {}, std::nullopt};
     apply_record(tracker, record);
     f.meta = std::move(tracker.meta);
     f.meta.turns.clear();
   }
   f.on_disk = true;
-  if (first || std::holds_alternative<turn_completed_record>(record)
+  bool pending_moved = track_pending(f, record);
+  if (first || pending_moved || std::holds_alternative<turn_completed_record>(record)
       || std::holds_alternative<thread_renamed_record>(record))
     put_index(self, f);
   return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
@@ -153,7 +178,8 @@ caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
   auto& st = self->state;
   auto rp = self->make_response_promise<stored_thread>();
   if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
-    rp.deliver(stored_thread{i->second.meta, false, {}});  // not written yet: no turns
+    rp.deliver(
+        stored_thread{i->second.meta, false, {}, std::nullopt});  // not written yet: no turns
     return rp;
   }
   locate(
@@ -192,7 +218,11 @@ protocol::thread listed_thread(const index_entry& e) {
   t.model = e.model;
   t.created_at = e.created_at;
   t.updated_at = e.updated_at;
-  t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  // A thread whose turn waits on a person shows it (Codex's active with
+  // waitingOnApproval) before anything loads it again.
+  t.status = e.pending != 0
+                 ? protocol::thread_status::active(e.pending == 1)
+                 : protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
   t.path = e.path;
   t.cwd = e.cwd;
   t.cli_version = "";
@@ -267,6 +297,40 @@ caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool
   return rp;
 }
 
+caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
+  auto rp = self->make_response_promise<std::vector<pending_thread>>();
+  self->request(self->state.index, io_timeout, atom::pending::value)
+      .then(
+          [rp](std::vector<pending_entry>& entries) mutable {
+            std::vector<pending_thread> out;
+            for (auto& e : entries) {
+              if (e.pending < 1 || e.pending > 3) continue;
+              out.push_back({std::move(e.id), static_cast<action_record::phase>(e.pending - 1),
+                             e.deadline_ms});
+            }
+            rp.deliver(std::move(out));
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
+/// Refuses later appends, then answers once every I/O actor has written and
+/// synced what it was given before.
+caf::result<atom::ok> on_seal(self_ptr self) {
+  auto& st = self->state;
+  st.sealed = true;
+  auto rp = self->make_response_promise<atom::ok>();
+  auto left = std::make_shared<size_t>(st.io.size());
+  auto one_done = [rp, left]() mutable {
+    if (--*left == 0) rp.deliver(atom::ok::value);
+  };
+  for (auto& io : st.io)
+    self->request(io, io_timeout, atom::flush::value)
+        .then([one_done](atom::ok) mutable { one_done(); },
+              [one_done](caf::error&) mutable { one_done(); });
+  return rp;
+}
+
 }  // namespace
 
 std::string index_path(const std::string& home) {
@@ -291,6 +355,10 @@ index_entry entry_for(const stored_thread& t, const std::string& path) {
   if (::stat(path.c_str(), &sb) == 0) {
     e.file_mtime_ns = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
     e.file_size = static_cast<int64_t>(sb.st_size);
+  }
+  if (t.pending) {
+    e.pending = 1 + static_cast<int>(t.pending->at);
+    e.deadline_ms = t.pending->deadline_ms;
   }
   return e;
 }
@@ -361,6 +429,8 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
       [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
         return on_archive(self, id, archive);
       },
+      [self](atom::pending) { return on_pending(self); },
+      [self](atom::seal) { return on_seal(self); },
   };
 }
 

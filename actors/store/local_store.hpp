@@ -25,6 +25,7 @@
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::index_entry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::list_query)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::list_page)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::store::pending_entry>)
 
 namespace parley::store {
 
@@ -34,12 +35,15 @@ using rollout_io_actor = caf::typed_actor<
     // Read and decode a rollout.
     caf::replies_to<atom::load, std::string>::with<stored_thread>,
     // Move a rollout (compressing into / decompressing out of archived_sessions).
-    caf::replies_to<atom::archive, std::string, std::string>::with<atom::ok>>;
+    caf::replies_to<atom::archive, std::string, std::string>::with<atom::ok>,
+    // Everything appended before is written and synced.
+    caf::replies_to<atom::flush>::with<atom::ok>>;
 
-using index_actor = caf::typed_actor<
-    caf::reacts_to<atom::put, index_entry>,
-    caf::replies_to<atom::get, std::string>::with<index_entry>,
-    caf::replies_to<atom::list, list_query>::with<list_page>>;
+using index_actor
+    = caf::typed_actor<caf::reacts_to<atom::put, index_entry>,
+                       caf::replies_to<atom::get, std::string>::with<index_entry>,
+                       caf::replies_to<atom::list, list_query>::with<list_page>,
+                       caf::replies_to<atom::pending>::with<std::vector<pending_entry>>>;
 
 /// A thread this process has touched.
 struct thread_file {
@@ -47,6 +51,7 @@ struct thread_file {
   protocol::thread meta;  // no turns
   bool on_disk = false;   // written once its first turn starts (as Codex does)
   bool archived = false;
+  std::optional<action_record> pending;  // the last turn's action, not yet ended
 };
 
 struct local_store_state {
@@ -55,6 +60,7 @@ struct local_store_state {
   std::vector<rollout_io_actor> io;
   index_actor index;
   std::unordered_map<std::string, thread_file> files;
+  bool sealed = false;  // the server is going away: no more appends
 };
 
 store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store_state> self,

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <caf/send.hpp>
 #include <caf/spawn_options.hpp>
 #include <cerrno>
 #include <cstring>
@@ -25,18 +26,55 @@ constexpr size_t max_open_files = 256;
 
 // -- rollout_io ----------------------------------------------------------------
 
+/// An append that asked for durability, waiting for its file's sync.
+struct awaiting_sync {
+  int fd = -1;
+  std::string path;
+  caf::typed_response_promise<atom::ok> promise;
+};
+
 struct rollout_io_state {
   static inline const char* name = "rollout_io";
   std::unordered_map<std::string, int> fds;
   std::list<std::string> lru;  // most recent first
+  /// Group commit: appends that must be durable are written at once and
+  /// acknowledged after one sync per file for the whole batch (every append
+  /// queued before the flush this actor sends itself).
+  std::vector<awaiting_sync> unsynced;
+  bool flush_queued = false;
 
   ~rollout_io_state() {
     for (auto& [path, fd] : fds) ::close(fd);
   }
 
+  /// Syncs every file written since the last flush, then acknowledges the
+  /// appends that waited for it (or fails those whose file did not sync).
+  void sync_all() {
+    flush_queued = false;
+    if (unsynced.empty()) return;
+    auto batch = std::move(unsynced);
+    unsynced.clear();
+    std::unordered_map<int, int> synced;  // fd -> errno (0: synced)
+    for (auto& w : batch) {
+      auto [at, fresh] = synced.emplace(w.fd, 0);
+      if (fresh && ::fdatasync(w.fd) != 0) at->second = errno;
+      if (at->second == 0)
+        w.promise.deliver(atom::ok::value);
+      else
+        w.promise.deliver(
+            make_error(errc::internal, "cannot sync " + w.path + ": " + std::strerror(at->second)));
+    }
+  }
+
   void close_file(const std::string& path) {
     auto i = fds.find(path);
     if (i == fds.end()) return;
+    // Never close a file whose appends still wait for their sync.
+    for (auto& w : unsynced)
+      if (w.fd == i->second) {
+        sync_all();
+        break;
+      }
     ::close(i->second);
     fds.erase(i);
     lru.remove(path);
@@ -94,9 +132,15 @@ caf::result<atom::ok> append_lines(io_ptr self, const std::string& path,
     }
     done += static_cast<size_t>(n);
   }
-  if (sync && ::fdatasync(*fd) != 0)
-    return make_error(errc::internal, "cannot sync " + path + ": " + std::strerror(errno));
-  return atom::ok::value;
+  if (!sync) return atom::ok::value;
+  auto rp = self->make_response_promise<atom::ok>();
+  self->state.unsynced.push_back({*fd, path, rp});
+  if (!self->state.flush_queued) {
+    self->state.flush_queued = true;
+    // Behind every append queued so far (anonymous: nobody awaits its reply).
+    caf::anon_send(caf::actor_cast<rollout_io_actor>(self), atom::flush::value);
+  }
+  return rp;
 }
 
 caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, const std::string& to) {
@@ -139,6 +183,10 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, std::string home) {
       },
       [self](atom::archive, const std::string& from, const std::string& to)
           -> caf::result<atom::ok> { return archive_rollout(self, from, to); },
+      [self](atom::flush) {
+        self->state.sync_all();
+        return atom::ok::value;
+      },
   };
 }
 
@@ -173,6 +221,14 @@ index_actor::behavior_type index_owner(index_actor::stateful_pointer<index_state
         if (self->state.db)
           if (auto e = self->state.db->find(id)) return *e;
         return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+      },
+      [self](atom::pending) -> caf::result<std::vector<pending_entry>> {
+        if (!self->state.db) return make_error(errc::internal, "the thread index is not available");
+        try {
+          return self->state.db->pending();
+        } catch (const std::exception& e) {
+          return make_error(errc::internal, e.what());
+        }
       },
       [self](atom::list, const list_query& q) -> caf::result<list_page> {
         if (!self->state.db) return make_error(errc::internal, "the thread index is not available");

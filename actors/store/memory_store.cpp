@@ -33,8 +33,11 @@ void apply_record(stored_thread& thread, const store_record& record) {
           t.started_at = r.started_at;
           thread.meta.turns.push_back(std::move(t));
           thread.meta.updated_at = r.started_at;
+          thread.pending.reset();
         } else if constexpr (std::is_same_v<T, item_record>) {
           if (auto* t = find_turn(thread, r.turn_id)) t->items.push_back(r.item);
+          if (thread.pending && thread.pending->item_id == protocol::item_id(r.item))
+            thread.pending.reset();
           auto* user = std::get_if<protocol::user_message_item>(&r.item);
           if (user && thread.meta.preview.empty())
             thread.meta.preview = protocol::joined_text(user->content);
@@ -50,6 +53,9 @@ void apply_record(stored_thread& thread, const store_record& record) {
             t->duration_ms = r.turn.duration_ms;
             if (r.turn.completed_at) thread.meta.updated_at = *r.turn.completed_at;
           }
+          thread.pending.reset();
+        } else if constexpr (std::is_same_v<T, action_record>) {
+          thread.pending = r;
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
           thread.meta.name = r.name;
         }
@@ -145,7 +151,8 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
         r.data = select_threads(all, params, r.next_cursor);
         return r;
       },
-      [self](atom::archive, const std::string& thread_id, bool archived) -> caf::result<stored_thread> {
+      [self](atom::archive, const std::string& thread_id,
+             bool archived) -> caf::result<stored_thread> {
         auto i = self->state.threads.find(thread_id);
         if (i == self->state.threads.end() || i->second.meta.turns.empty()
             || (archived && i->second.archived))
@@ -156,6 +163,15 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
         i->second.archived = archived;
         return i->second;
       },
+      // Nothing of it outlives the process: what is pending now is only
+      // what this process is running.
+      [self](atom::pending) {
+        std::vector<pending_thread> out;
+        for (auto& [id, t] : self->state.threads)
+          if (t.pending) out.push_back({id, t.pending->at, t.pending->deadline_ms});
+        return out;
+      },
+      [](atom::seal) { return atom::ok::value; },
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/store/action_lines.hpp"
 #include "actors/store/response_items.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/turn_items.hpp"
@@ -208,6 +209,8 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
           for (auto& item : r.items) out.push_back(response_item(item));
         } else if constexpr (std::is_same_v<T, turn_completed_record>) {
           out.push_back(end_of_turn(r.turn));
+        } else if constexpr (std::is_same_v<T, action_record>) {
+          out.push_back(line(action_line_type, action_payload(r)));
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
           out.push_back(event(json{{"type", "thread_name_updated"},
                                    {"thread_id", meta.id},

@@ -5,6 +5,7 @@
 
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/store/action_lines.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/rollout_json.hpp"
@@ -51,6 +52,8 @@ struct turn_builder {
   std::vector<recorded> items;
   bool completed_user = false, completed_agent = false;
   bool explicit_start = false;
+  /// The action that had not ended (its item not completed).
+  std::optional<action_record> pending;
 
   protocol::turn finish() {
     for (auto& r : items) {
@@ -65,11 +68,13 @@ struct turn_builder {
 /// Rebuilds the turns of a rollout, one event_msg record at a time.
 class turn_decoder {
  public:
-  turn_decoder(protocol::thread& t, std::vector<context_item>& context)
-      : t_(t), context_(context) {}
+  turn_decoder(protocol::thread& t, std::vector<context_item>& context,
+               std::optional<action_record>& pending)
+      : t_(t), context_(context), pending_(pending) {}
 
   void on_record(size_t index, const json& record) {
     auto kind = str_of(record, "type", "");
+    if (kind == action_line_type) return on_action(record);
     if (kind != "event_msg" && kind != "response_item") return;
     auto pi = record.find("payload");
     if (pi == record.end() || !pi->is_object()) return;
@@ -86,11 +91,16 @@ class turn_decoder {
     if (type == "thread_name_updated") t_.name = opt_str(p, "thread_name");
   }
 
-  /// The end of the file: an explicit turn that never ended was cut off.
+  /// The end of the file: an explicit turn that never ended was cut off,
+  /// unless an action of it is pending (it goes on once loaded).
   void finish() {
-    if (open_)
-      close_turn(open_->explicit_start ? protocol::turn_status::interrupted
-                                       : protocol::turn_status::completed);
+    if (!open_) return;
+    if (open_->explicit_start && open_->pending) {
+      pending_ = std::move(open_->pending);
+      return close_turn(protocol::turn_status::in_progress);
+    }
+    close_turn(open_->explicit_start ? protocol::turn_status::interrupted
+                                     : protocol::turn_status::completed);
   }
 
   /// Context written outside any turn and never followed by one stays
@@ -132,8 +142,17 @@ class turn_decoder {
     return *open_;
   }
 
+  /// A phase of an action of the open turn: the latest one stands.
+  void on_action(const json& record) {
+    auto a = action_of_payload(object_of(record, "payload"));
+    if (!a || !open_ || open_->turn.id != a->turn_id) return;
+    open_->pending = std::move(*a);
+  }
+
   void on_task_started(size_t index, const json& p) {
-    // An open implicit turn ends here; an explicit one that never ended was cut off.
+    // An open implicit turn ends here; an explicit one that never ended was
+    // cut off (a later turn started: whatever it had pending is over).
+    if (open_) open_->pending.reset();
     finish();
     open_.emplace();
     open_->explicit_start = true;
@@ -169,6 +188,7 @@ class turn_decoder {
       if (t_.preview.empty()) t_.preview = protocol::joined_text(u->content);
     }
     if (std::holds_alternative<protocol::agent_message_item>(*converted)) b.completed_agent = true;
+    if (b.pending && b.pending->item_id == protocol::item_id(*converted)) b.pending.reset();
     b.items.push_back({std::move(*converted), false});
   }
 
@@ -187,6 +207,7 @@ class turn_decoder {
 
   protocol::thread& t_;
   std::vector<context_item>& context_;
+  std::optional<action_record>& pending_;
   std::vector<json> unclaimed_;  // context seen while no turn was open
   std::optional<turn_builder> open_;
   int items_ = 0;
@@ -230,7 +251,7 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
   if (!meta) return std::move(meta.error());
   stored_thread out;
   out.meta = std::move(*meta);
-  turn_decoder decoder{out.meta, out.context};
+  turn_decoder decoder{out.meta, out.context, out.pending};
   for (size_t i = 1; i < lines.size(); ++i) {
     auto record = json::parse(lines[i], nullptr, false);
     if (!record.is_discarded() && record.is_object()) decoder.on_record(i, record);

@@ -7,7 +7,8 @@ namespace parley::store {
 
 namespace {
 
-constexpr int schema_version = 1;
+// 2: the pending action of each thread's last turn.
+constexpr int schema_version = 2;
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
@@ -36,9 +37,9 @@ std::optional<std::string> opt_text(sqlite3_stmt* s, int col) {
   return text(s, col);
 }
 
-constexpr const char* columns =
-    "id, path, cwd, preview, name, created_at, updated_at, archived, forked_from, source, "
-    "model_provider, model, file_mtime_ns, file_size";
+constexpr const char* columns
+    = "id, path, cwd, preview, name, created_at, updated_at, archived, forked_from, source, "
+      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms";
 
 index_entry read_row(sqlite3_stmt* s) {
   index_entry e;
@@ -56,6 +57,8 @@ index_entry read_row(sqlite3_stmt* s) {
   e.model = opt_text(s, 11);
   e.file_mtime_ns = sqlite3_column_int64(s, 12);
   e.file_size = sqlite3_column_int64(s, 13);
+  e.pending = sqlite3_column_int(s, 14);
+  e.deadline_ms = sqlite3_column_int64(s, 15);
   return e;
 }
 
@@ -105,14 +108,17 @@ thread_index::thread_index(const std::string& path) {
       " name TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
       " archived INTEGER NOT NULL DEFAULT 0, forked_from TEXT, source TEXT NOT NULL,"
       " model_provider TEXT NOT NULL, model TEXT, file_mtime_ns INTEGER NOT NULL DEFAULT 0,"
-      " file_size INTEGER NOT NULL DEFAULT 0)");
+      " file_size INTEGER NOT NULL DEFAULT 0, pending INTEGER NOT NULL DEFAULT 0,"
+      " deadline_ms INTEGER NOT NULL DEFAULT 0)");
+  // Only the few threads that wait are in it: a restart finds them at once.
+  exec("CREATE INDEX IF NOT EXISTS threads_pending ON threads(pending) WHERE pending != 0");
   exec("CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at, id)");
   exec("CREATE INDEX IF NOT EXISTS threads_by_updated ON threads(archived, updated_at, id)");
   exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
         + std::to_string(schema_version) + "')")
            .c_str());
   upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
-                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
   remove_ = prepare("DELETE FROM threads WHERE id=?");
 }
@@ -156,6 +162,8 @@ void thread_index::upsert(const index_entry& e) {
   bind_opt(s, 12, e.model);
   sqlite3_bind_int64(s, 13, e.file_mtime_ns);
   sqlite3_bind_int64(s, 14, e.file_size);
+  sqlite3_bind_int(s, 15, e.pending);
+  sqlite3_bind_int64(s, 16, e.deadline_ms);
   if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "upsert " + e.id);
 }
 
@@ -163,6 +171,14 @@ void thread_index::remove(const std::string& id) {
   sqlite3_reset(remove_);
   bind_text(remove_, 1, id);
   if (sqlite3_step(remove_) != SQLITE_DONE) fail(db_, "remove " + id);
+}
+
+std::vector<pending_entry> thread_index::pending() {
+  statement st{prepare("SELECT id, pending, deadline_ms FROM threads WHERE pending != 0")};
+  std::vector<pending_entry> out;
+  while (sqlite3_step(st.s) == SQLITE_ROW)
+    out.push_back({text(st.s, 0), sqlite3_column_int(st.s, 1), sqlite3_column_int64(st.s, 2)});
+  return out;
 }
 
 std::optional<index_entry> thread_index::find(const std::string& id) {

@@ -32,6 +32,17 @@ struct index_entry {
   std::optional<std::string> model;
   int64_t file_mtime_ns = 0;  // the rollout as last indexed (staleness check)
   int64_t file_size = 0;
+  /// The last turn's pending action: 0 none, else 1 + action_record::phase
+  /// (asked, decided, started), and the asked approval's deadline (unix ms).
+  int pending = 0;
+  int64_t deadline_ms = 0;
+};
+
+/// A thread whose last turn has an action pending.
+struct pending_entry {
+  std::string id;
+  int pending = 0;  // as index_entry::pending
+  int64_t deadline_ms = 0;
 };
 
 /// thread/list parameters, decoded.
@@ -66,6 +77,8 @@ class thread_index {
   list_page list(const list_query& q);
   /// Every (path, mtime, size) indexed, for the staleness scan.
   std::vector<index_entry> all();
+  /// Every thread with an action pending (a partial index: no scan).
+  std::vector<pending_entry> pending();
   size_t size();
 
   /// Runs `f` in one transaction (bulk rebuilds).

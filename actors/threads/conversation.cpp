@@ -63,9 +63,13 @@ caf::result<protocol::thread_session_response> resume_thread(
   if (o.approvals_reviewer) st.settings.reviewer = *o.approvals_reviewer;
   auto rp = self->make_response_promise<protocol::thread_session_response>();
   // After the reply, a client that joins is asked by the approvals waiting
-  // (Codex re-sends pending requests on resume).
+  // (Codex re-sends pending requests on resume); none asks it before.
+  if (joined) st.joining.push_back(client);
   auto offer = [self, joined, client] {
-    if (joined) offer_waiting_approvals(self, client);
+    if (!joined) return;
+    auto& j = self->state.joining;
+    j.erase(std::remove(j.begin(), j.end(), client), j.end());
+    offer_waiting_approvals(self, client);
   };
   if (params.exclude_turns || st.meta.ephemeral) {
     rp.deliver(describe_session(self));
@@ -177,6 +181,8 @@ void on_idle_timer(self_ptr self, uint64_t generation) {
 void on_client_gone(self_ptr self, const client_actor& client) {
   auto& subs = self->state.subscribers;
   subs.erase(std::remove(subs.begin(), subs.end(), client), subs.end());
+  auto& joining = self->state.joining;
+  joining.erase(std::remove(joining.begin(), joining.end(), client), joining.end());
   arm_idle_timer(self);
 }
 
@@ -190,6 +196,18 @@ void on_turn_event(self_ptr self, notification_ptr& n) {
                 std::move(n));
   else
     emit(self, std::move(n));
+}
+
+/// A phase of an action of the active turn: ok once it is stored.
+caf::result<atom::ok> store_action(self_ptr self, action_record& r) {
+  auto rp = self->make_response_promise<atom::ok>();
+  post_durable(self, std::move(r), [rp](caf::error err) mutable {
+    if (err)
+      rp.deliver(std::move(err));
+    else
+      rp.deliver(atom::ok::value);
+  });
+  return rp;
 }
 
 /// The active turn's model context, stored in order with its items.
@@ -268,6 +286,8 @@ conversation_actor::behavior_type conversation(
         self->state.grants.paths.insert(g.paths.begin(), g.paths.end());
       },
       [self](atom::append, context_record& r) { on_turn_context(self, r); },
+      [self](atom::append, action_record& r) { return store_action(self, r); },
+      [self](atom::restore, resumed_turn& r) { restore_turn(self, r); },
       [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },
       // -- from the turn's approvals --
       [self](atom::awaiting, const approval_ref& ref, const approval_actor& approval) {

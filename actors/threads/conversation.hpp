@@ -54,6 +54,9 @@ struct conversation_state {
   protocol::thread meta;
   conversation_settings settings;
   std::vector<client_actor> subscribers;
+  /// Subscribers whose thread/resume reply is still being made: no approval
+  /// asks them before it has left (they are offered the waiting ones then).
+  std::vector<client_actor> joining;
   session_grants grants;
   std::optional<active_turn> active;
   protocol::token_breakdown tokens;  // what the thread's models used while loaded

@@ -24,6 +24,10 @@ void post(self_ptr self, std::function<void()> deliver);
 /// store nothing).
 void post_stored(self_ptr self, store_record record, std::function<void()> deliver);
 
+/// Queues `done` behind everything already queued; it runs once `record`
+/// is stored, with the store's error if it was not (none: stored).
+void post_durable(self_ptr self, store_record record, std::function<void(caf::error)> done);
+
 /// A notification for every subscriber, in order.
 void emit(self_ptr self, notification_ptr n);
 
@@ -85,5 +89,8 @@ void settle_ask(self_ptr self, const approval_ref& ref);
 /// A client that just subscribed is asked by every approval still waiting
 /// (a reconnect gets its pending approvals again).
 void offer_waiting_approvals(self_ptr self, const client_actor& client);
+
+/// Goes on with a turn whose action the store kept (after a restart).
+void restore_turn(self_ptr self, resumed_turn& r);
 
 }  // namespace parley::conversation_detail

@@ -48,6 +48,25 @@ void post_stored(self_ptr self, store_record record, std::function<void()> deliv
             });
 }
 
+void post_durable(self_ptr self, store_record record, std::function<void(caf::error)> done) {
+  auto& st = self->state;
+  if (st.meta.ephemeral) return post(self, [done] { done(caf::error{}); });
+  auto result = std::make_shared<caf::error>();
+  auto seq = st.outbox.post_held([done, result] { done(*result); });
+  auto release = [self, seq] {
+    self->state.outbox.release(seq);
+    quit_if_done(self);
+  };
+  self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
+      .then([release](atom::ok) { release(); },
+            [self, release, result](caf::error& err) {
+              PARLEY_WARN("conversation {} event=action_not_stored error={}", self->state.meta.id,
+                          caf::to_string(err));
+              *result = std::move(err);
+              release();
+            });
+}
+
 void emit(self_ptr self, notification_ptr n) {
   post(self, [self, n = std::move(n)] { broadcast(self, n); });
 }

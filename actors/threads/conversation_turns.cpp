@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/core/log.hpp"
 #include "actors/store/response_items.hpp"
 #include "actors/threads/conversation_detail.hpp"
 #include "actors/threads/turn.hpp"
@@ -84,7 +85,9 @@ void announce_turn(self_ptr self, protocol::turn_start_params& params, int64_t n
 /// first.
 client_list ordered_clients(self_ptr self) {
   auto& st = self->state;
-  client_list out = st.subscribers;
+  client_list out;
+  for (auto& c : st.subscribers)
+    if (std::find(st.joining.begin(), st.joining.end(), c) == st.joining.end()) out.push_back(c);
   if (st.active) {
     auto owner = std::find(out.begin(), out.end(), st.active->owner);
     if (owner != out.end()) std::rotate(out.begin(), owner, owner + 1);
@@ -194,6 +197,40 @@ void settle_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
   st.approvals.erase(ref.key);
   if (st.active && st.active->id == ref.turn_id) st.active->waiting.erase(ref.item_id);
+  update_status(self);
+}
+
+void restore_turn(self_ptr self, resumed_turn& r) {
+  auto& st = self->state;
+  if (st.active || st.closing) return;  // a turn runs already: the stored one is over
+  auto& a = r.action;
+  // The turn goes on with the settings it ran with; they stick, as a
+  // turn/start's overrides do.
+  if (!a.thread_cwd.empty()) st.settings.cwd = a.thread_cwd;
+  try {
+    if (!a.policy.is_null()) st.settings.policy = a.policy.get<protocol::approval_policy>();
+  } catch (const std::exception&) {
+    st.settings.policy = protocol::approval_policy::on_request();  // asks: fails safe
+  }
+  active_turn t;
+  t.id = r.turn_id;
+  t.started_at = r.started_at;
+  t.started_ms = r.started_at * 1000;
+  turn_settings ts;
+  ts.thread_id = st.meta.id;
+  ts.turn_id = t.id;
+  ts.cwd = st.settings.cwd;
+  ts.policy = st.settings.policy;
+  ts.grants = st.grants;
+  ts.writable_roots = a.writable_roots.empty() ? writable_roots_of(st.settings) : a.writable_roots;
+  ts.user_text = std::move(r.user_text);
+  ts.tokens_before = st.tokens;
+  ts.resume = a;
+  PARLEY_INFO("conversation {} event=restore_turn turn={} phase={} item={}", st.meta.id, t.id,
+              to_string(a.at), a.item_id);
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(ts));
+  st.active = std::move(t);
   update_status(self);
 }
 

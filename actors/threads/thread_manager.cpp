@@ -212,6 +212,49 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   maybe_finish_shutdown(self);
 }
 
+/// Sets the timer for the earliest stored deadline.
+void arm_deadline(self_ptr self) {
+  auto& st = self->state;
+  if (st.deadlines.empty()) return;
+  auto next = st.deadlines.begin()->first;
+  if (st.deadline_armed_for != 0 && st.deadline_armed_for <= next) return;
+  st.deadline_armed_for = next;
+  auto wait = std::max<int64_t>(0, next - protocol::unix_ms());
+  self->delayed_send(self, std::chrono::milliseconds(wait), atom::deadline::value);
+}
+
+/// Loads the threads whose stored deadline has passed (their approval then
+/// times out, fail closed), and sets the timer for the next.
+void on_deadline(self_ptr self) {
+  auto& st = self->state;
+  st.deadline_armed_for = 0;
+  auto now = protocol::unix_ms();
+  while (!st.deadlines.empty() && st.deadlines.begin()->first <= now) {
+    auto id = st.deadlines.begin()->second;
+    st.deadlines.erase(st.deadlines.begin());
+    restore_stored(self, id);
+  }
+  arm_deadline(self);
+}
+
+/// What the store says is pending at start: a decided or started action
+/// goes on at once (it runs once, or ends failed); an asked one waits,
+/// unloaded, for a client to resume it or for its deadline.
+void on_pending(self_ptr self, std::vector<pending_thread>& pending) {
+  size_t now = 0;
+  for (auto& p : pending) {
+    if (p.at == action_record::phase::asked) {
+      self->state.deadlines.emplace(p.deadline_ms, p.thread_id);
+      continue;
+    }
+    ++now;
+    restore_stored(self, p.thread_id);
+  }
+  PARLEY_INFO("thread_manager event=pending_at_start asked={} going_on={}", pending.size() - now,
+              now);
+  arm_deadline(self);
+}
+
 }  // namespace
 
 caf::expected<std::string> resolve_cwd(const std::optional<std::string>& requested,
@@ -232,6 +275,12 @@ thread_manager_actor::behavior_type thread_manager(
   install_default_handlers(self, "thread_manager");
   self->state.svc = std::move(svc);
   self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });
+  // Work that was in flight when the server last stopped.
+  self->request(self->state.svc.store, store_timeout, atom::pending::value)
+      .then([self](std::vector<pending_thread>& pending) { on_pending(self, pending); },
+            [](caf::error& err) {
+              PARLEY_WARN("thread_manager event=pending_unavailable error={}", caf::to_string(err));
+            });
   return {
       [self](atom::open, const protocol::thread_start_params& params, client_actor client) {
         return start_thread(self, params, std::move(client));
@@ -289,6 +338,8 @@ thread_manager_actor::behavior_type thread_manager(
         for (auto& [id, conv] : self->state.threads) self->send(conv, atom::gone::value, client);
       },
       [self](atom::shutdown) { return shut_down(self); },
+      [self](atom::pending, std::vector<pending_thread>& pending) { on_pending(self, pending); },
+      [self](atom::deadline) { on_deadline(self); },
   };
 }
 

@@ -24,6 +24,11 @@ struct thread_manager_state {
   /// shutdown completes only once they are all delivered.
   size_t owed = 0;
   bool shutting_down = false;
+  /// Approvals asked before a restart, by their stored deadline (unix ms):
+  /// each thread is loaded when its deadline passes, so the approval fails
+  /// closed even when nobody comes back for it.
+  std::multimap<int64_t, std::string> deadlines;
+  int64_t deadline_armed_for = 0;  // the deadline the timer is set for (0: none)
 };
 
 thread_manager_actor::behavior_type thread_manager(

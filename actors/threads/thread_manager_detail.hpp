@@ -73,6 +73,15 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
                                       conversation_settings settings,
                                       std::vector<context_item> fork_context = {});
 
+/// A conversation for a stored thread that is not loaded; if its last turn
+/// has an action pending, the turn goes on from it.
+conversation_actor load_conversation(self_ptr self, stored_thread stored,
+                                     conversation_settings settings);
+
+/// Loads a thread whose turn has an action pending so the turn goes on
+/// (nothing if it is loaded already).
+void restore_stored(self_ptr self, const std::string& id);
+
 /// Loads a stored thread (by explicit path if given, else by id) and runs
 /// `then` with it, or delivers the store's error to `rp`.
 template <class Promise, class Then>

@@ -89,7 +89,55 @@ void store_archive(self_ptr self, const std::string& id, bool archive, client_ac
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
 
+/// What the turn of a pending action goes on from: its id, start and the
+/// user's text (the scripted model plans from it).
+resumed_turn resumed_of(const stored_thread& t) {
+  resumed_turn r;
+  r.action = *t.pending;
+  r.turn_id = r.action.turn_id;
+  for (const auto& turn : t.meta.turns) {
+    if (turn.id != r.turn_id) continue;
+    r.started_at = turn.started_at.value_or(t.meta.created_at);
+    for (const auto& item : turn.items)
+      if (auto* u = std::get_if<protocol::user_message_item>(&item)) {
+        r.user_text = protocol::joined_text(u->content);
+        break;
+      }
+  }
+  return r;
+}
+
 }  // namespace
+
+conversation_actor load_conversation(self_ptr self, stored_thread stored,
+                                     conversation_settings settings) {
+  auto pending = stored.pending ? std::optional<resumed_turn>{resumed_of(stored)} : std::nullopt;
+  auto meta = std::move(stored.meta);
+  meta.turns.clear();  // history stays in the store
+  meta.status = protocol::thread_status::idle();
+  auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+  // Before anything a client sends it: the turn goes on from its action.
+  if (pending) self->send(conv, atom::restore::value, std::move(*pending));
+  return conv;
+}
+
+void restore_stored(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  if (st.shutting_down || st.threads.count(id)) return;  // loaded: it goes on already
+  self->request(st.svc.store, store_timeout, atom::load::value, id)
+      .then(
+          [self, id](stored_thread& stored) {
+            auto& s = self->state;
+            if (s.shutting_down || s.threads.count(id) || stored.archived || !stored.pending)
+              return;
+            auto settings = settings_for(stored.meta, {}, *s.svc.config);
+            load_conversation(self, std::move(stored), std::move(settings));
+          },
+          [id](caf::error& err) {
+            PARLEY_WARN("thread_manager event=restore_failed thread={} error={}", id,
+                        caf::to_string(err));
+          });
+}
 
 /// Resumes a thread: rejoins it if loaded, else loads it from the store. A
 /// thread that is unloading answers "unloading"; the resume then waits for it
@@ -131,13 +179,10 @@ void resume_thread(self_ptr self, protocol::thread_resume_params params, client_
                   return;
                 }
                 auto conv = s.threads.count(id) ? s.threads[id] : conversation_actor{};
-                if (!conv) {
-                  auto settings = settings_for(stored.meta, params.overrides, *s.svc.config);
-                  auto meta = std::move(stored.meta);
-                  meta.turns.clear();  // history stays in the store
-                  meta.status = protocol::thread_status::idle();
-                  conv = spawn_conversation(self, std::move(meta), std::move(settings));
-                }
+                if (!conv)
+                  conv = load_conversation(
+                      self, std::move(stored),
+                      settings_for(stored.meta, params.overrides, *s.svc.config));
                 rp.delegate(conv, atom::resume::value, std::move(client), params);
               });
 }

@@ -14,11 +14,15 @@ namespace parley {
 
 using namespace turn_detail;
 
-namespace {
-
 using protocol::item_status;
 
+namespace {
+
 constexpr auto model_timeout = std::chrono::minutes(5);
+
+}  // namespace
+
+namespace turn_detail {
 
 /// A short message from the runtime itself (e.g. why a patch did not apply).
 void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase) {
@@ -49,8 +53,6 @@ void end_turn(self_ptr self, protocol::turn_status status) {
   self->quit();
 }
 
-void next_step(self_ptr self);
-
 /// Ends the item in progress (command or file change) with `status`; the
 /// model sees `result`.
 void complete_current(self_ptr self, item_status status, step_result result) {
@@ -71,16 +73,20 @@ void complete_current(self_ptr self, item_status status, step_result result) {
 
 // -- commands ----------------------------------------------------------------
 
+/// Runs the command, once its start is stored (never twice: see
+/// record_started).
 void start_exec(self_ptr self) {
-  auto& st = self->state;
-  auto& cmd = *st.command;
-  cmd.output.emplace(st.svc.config->output_cap_bytes);
-  // The shell environment policy's environment: API keys and tokens stay
-  // out of what a model runs.
-  auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
-                                         cmd.item.cwd, st.svc.reactor, st.svc.telemetry,
-                                         st.svc.config->command_environment);
-  cmd.exec_addr = runner.address();
+  record_started(self, [self] {
+    auto& st = self->state;
+    auto& cmd = *st.command;
+    cmd.output.emplace(st.svc.config->output_cap_bytes);
+    // The shell environment policy's environment: API keys and tokens stay
+    // out of what a model runs.
+    auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
+                                           cmd.item.cwd, st.svc.reactor, st.svc.telemetry,
+                                           st.svc.config->command_environment);
+    cmd.exec_addr = runner.address();
+  });
 }
 
 /// The outcome table of protocol.md §4 for anything that waited on an
@@ -135,8 +141,13 @@ void run_accepted(self_ptr self, const protocol::approval_decision& d) {
 
 // -- file changes ------------------------------------------------------------
 
-/// Applies the approved changes, all files or none, then reports the turn's diff.
+/// Applies the approved changes, all files or none, once their start is
+/// stored; then reports the turn's diff.
 void apply_changes(self_ptr self) {
+  record_started(self, [self] { write_changes(self); });
+}
+
+void write_changes(self_ptr self) {
   auto& st = self->state;
   auto planned = std::move(st.patch->planned);
   if (auto applied = patch::apply(planned); !applied) {
@@ -198,15 +209,17 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
 }
 
 /// Hands the action to its approval actor, which announces the item
-/// (`item_started`) and the waiting status in Codex's order.
+/// (`item_started`) and the waiting status in Codex's order. `restored`:
+/// the ask was stored before a restart; it is asked again as it was.
 void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
-                  notification_ptr item_started) {
+                  notification_ptr item_started, bool restored) {
   auto& st = self->state;
   ask.key = st.svc.telemetry->next_ask_key();
   st.pending_ask = ask.key;
   auto key = ask.key;
-  auto pending = self->spawn<caf::linked>(approval, st.conversation, std::move(ask),
-                                          std::move(plan), st.svc, std::move(item_started));
+  auto pending
+      = self->spawn<caf::linked>(approval, st.conversation, std::move(ask), std::move(plan), st.svc,
+                                 std::move(item_started), st.action, restored);
   st.approval_addr = pending.address();
   // No timeout of its own: the approval owns the deadline, and if it dies
   // before answering, its link tells this turn at once (see the exit handler).
@@ -231,7 +244,7 @@ void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notificati
                        outcome(step_result::kind::declined, plan.refusal));
       return next_step(self);
     case approval_plan::route::decide:
-      return ask_approval(self, std::move(ask), std::move(plan), std::move(started));
+      return ask_approval(self, std::move(ask), std::move(plan), std::move(started), false);
   }
 }
 
@@ -246,6 +259,7 @@ void run_command(self_ptr self, const std::string& raw, const std::string& workd
   cmd.raw = raw;
   cmd.started_ms = protocol::unix_ms();
   auto ask = command_ask(st.settings, cmd);
+  st.action = action_of(st, cmd, ask.digest);
   auto plan = plan_for(st.svc, st.settings.grants, ask, evaluate(st.settings.policy, raw));
   auto started = started_event(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
@@ -272,6 +286,7 @@ void change_files(self_ptr self, const std::string& text, const std::string& cal
     return next_step(self);
   }
   auto ask = file_change_ask(st.settings, p);
+  st.action = action_of(st, p, text, ask.digest);
   auto plan = plan_for(st.svc, st.settings.grants, ask, evaluate_file_change(st.settings.policy));
   auto started = started_event(self, p.item, p.started_ms);
   st.patch = std::move(p);
@@ -417,6 +432,10 @@ void on_exited(self_ptr self, const exit_info& info) {
   next_step(self);
 }
 
+}  // namespace turn_detail
+
+namespace {
+
 /// The turn's model: its own (watching it) or the runtime's shared one.
 model_actor model_of(self_ptr self) {
   auto& svc = self->state.svc;
@@ -440,7 +459,10 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.settings = std::move(settings);
   self->state.model = model_of(self);
   self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
-  next_step(self);
+  if (self->state.settings.resume)
+    resume(self, *self->state.settings.resume);
+  else
+    next_step(self);
   return {
       [self](atom::output, const std::string& chunk) { on_output(self, chunk); },
       [self](atom::exited, const exit_info& info) { on_exited(self, info); },

@@ -36,6 +36,9 @@ struct turn_settings {
   /// false for a structured turn (turn/start with an outputSchema, e.g. the
   /// TUI's title generation): it never runs a tool or asks for approval.
   bool tools_allowed = true;
+  /// A turn loaded again after a restart (or an unload): it goes on from
+  /// this action as the store last recorded it, not from a new step.
+  std::optional<action_record> resume;
 };
 
 /// The command item in progress.
@@ -81,6 +84,9 @@ struct turn_state {
   std::optional<caf::error> interrupting;
   patch::turn_diff diff;  // every change this turn applied
   bool finished = false;
+  /// The action in progress as the store keeps it (each phase is a copy
+  /// with its own `at`).
+  action_record action;
 };
 
 turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,

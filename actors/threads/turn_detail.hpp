@@ -3,9 +3,11 @@
 // its conversation, and what it hears from its model while the model speaks
 // (message and reasoning pieces, usage, retries).
 
+#include <functional>
 #include <string>
 #include <utility>
 
+#include "actors/approval/plan.hpp"
 #include "actors/threads/turn.hpp"
 
 namespace parley::turn_detail {
@@ -38,5 +40,50 @@ void on_model_notice(self_ptr self, model_notice& n);
 
 /// The model's context of this turn, to the conversation to store.
 void store_context(self_ptr self, std::vector<nlohmann::json> items);
+
+// -- the agent loop (turn.cpp) -----------------------------------------------
+
+/// Asks the model for the next step.
+void next_step(self_ptr self);
+/// A short message from the runtime itself (e.g. why a patch did not apply).
+void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase);
+/// Ends the item in progress with `status`; the model sees `result`.
+void complete_current(self_ptr self, protocol::item_status status, step_result result);
+/// Ends the turn (its result to the conversation) and quits.
+void end_turn(self_ptr self, protocol::turn_status status);
+/// What an approval's outcome does to the item in progress: `accepted` runs
+/// only on an explicit accept; anything else ends the item.
+void settle(self_ptr self, const approval_outcome& out, protocol::item_status on_error,
+            const std::function<void()>& accepted);
+/// An accepted command or file change: its grants, then it runs.
+void run_accepted(self_ptr self, const protocol::approval_decision& d);
+void apply_accepted(self_ptr self, const protocol::approval_decision& d);
+/// Starts the command in progress / writes the planned changes, each once
+/// its start is stored.
+void start_exec(self_ptr self);
+void apply_changes(self_ptr self);
+/// Writes the planned changes now (their start is stored).
+void write_changes(self_ptr self);
+/// Hands the action in progress to an approval actor.
+void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
+                  notification_ptr item_started, bool restored);
+void on_outcome(self_ptr self, uint64_t key, approval_outcome out);
+
+// -- the store's view of actions (turn_durable.cpp) ---------------------------
+
+/// The action in progress as the store keeps it (phase asked).
+action_record action_of(const turn_state& st, const command_step& cmd, const std::string& digest);
+action_record action_of(const turn_state& st, const patch_step& p, const std::string& patch,
+                        const std::string& digest);
+
+/// Stores that the action in progress starts, then runs `start`. Never
+/// twice: an action whose start is stored is never started again by a
+/// restart. A start that cannot be stored does not start (the item fails).
+void record_started(self_ptr self, std::function<void()> start);
+
+/// Goes on with a turn loaded after a restart from its stored action: an
+/// ask is asked again (with the deadline left), a decision is applied, a
+/// start that may have happened ends the item failed.
+void resume(self_ptr self, const action_record& a);
 
 }  // namespace parley::turn_detail

@@ -104,6 +104,16 @@ mock_store_actor::behavior_type mock_store(
       [](atom::archive, const std::string& id, bool) -> caf::result<stored_thread> {
         return make_error(errc::invalid_request, "no rollout found for thread id " + id);
       },
+      [self](atom::pending) {
+        std::vector<pending_thread> out;
+        for (auto& [id, t] : self->state.log->threads)
+          if (t.pending) out.push_back({id, t.pending->at, t.pending->deadline_ms});
+        return out;
+      },
+      [self](atom::seal) {
+        self->state.log->sealed = true;
+        return atom::ok::value;
+      },
   };
 }
 

@@ -45,6 +45,7 @@ struct store_log {
   std::vector<store_record> appended;
   std::map<std::string, stored_thread> threads;  // load answers from here
   bool hold_appends = false;                     // true: appends wait until release_appends()
+  bool sealed = false;                           // atom::seal arrived
 };
 
 /// A store that keeps records in memory; appends can be held to show what

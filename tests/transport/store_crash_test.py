@@ -4,6 +4,8 @@
 random moment, restarted on the same home, and so on for several rounds.
 
 After every restart:
+  * a turn whose command had started when the server was killed goes on by
+    itself (the command is not run again) and is left to finish;
   * every turn the client saw complete (turn/completed) is still there, in
     thread/read includeTurns, completed, with its items (the user's text and
     the answer, or the command and its output);
@@ -150,8 +152,15 @@ class Driver:
         self.n = 0
         self.keep_going = True
         self.ended = {}  # thread -> status of its last turn/completed
+        # Threads with a turn in flight: one this driver started, or one the
+        # restart carries on (a command that had started when the server was
+        # killed ends failed, and its turn goes on by itself).
+        self.busy = set()
 
     def start_turn(self, thread):
+        if thread in self.busy:
+            return
+        self.busy.add(thread)
         self.n += 1
         text = turn_text(self.rng, self.round_no, self.n)
         rid = self.server.send("turn/start", {
@@ -171,6 +180,7 @@ class Driver:
             if turn["status"] == "completed" and turn["id"] in self.texts:
                 self.completed.setdefault(p["threadId"], {})[turn["id"]] = self.texts[turn["id"]]
             self.ended[p["threadId"]] = turn["status"]
+            self.busy.discard(p["threadId"])
             if self.keep_going:
                 self.start_turn(p["threadId"])
 
@@ -226,8 +236,11 @@ def main():
                 threads.append(r["thread"]["id"])
         else:
             for t in threads:
-                server.call("thread/resume", {"threadId": t, "approvalPolicy": "never"},
-                            driver.on_message)
+                r = server.call("thread/resume", {"threadId": t, "approvalPolicy": "never"},
+                                driver.on_message)
+                turns = r["thread"]["turns"]
+                if turns and turns[-1]["status"] == "inProgress":
+                    driver.busy.add(t)  # carried on after the restart
         for t in threads:
             driver.start_turn(t)
         if round_no < args.rounds:

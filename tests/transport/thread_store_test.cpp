@@ -1,9 +1,11 @@
 // The durable store through the real binary: restart (clean and kill -9),
 // resume, fork, list, read, archive, names, path validation, Codex files.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <set>
 #include <thread>
 
@@ -116,13 +118,23 @@ TEST_F(thread_store, kill_9_loses_nothing_reported_completed) {
   ASSERT_EQ(files.size(), 1u);
   std::ofstream{files[0], std::ios::app} << R"({"timestamp":"2026-11-21T08:00:00.000Z","type":"event_m)";
 
+  // The command had started: the restart never runs it again. Its item ends
+  // failed, saying why, and the turn goes on (here to its end) by itself.
   auto c = server();
-  auto read = c->call_ok("thread/read", json{{"threadId", thread}, {"includeTurns", true}});
+  json read;
+  for (int i = 0; i < 200; ++i) {
+    read = c->call_ok("thread/read", json{{"threadId", thread}, {"includeTurns", true}});
+    if (read["thread"]["turns"][0]["status"] != "inProgress") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   auto& turns = read["thread"]["turns"];
   ASSERT_EQ(turns.size(), 1u);
-  EXPECT_EQ(turns[0]["status"], "interrupted");
-  ASSERT_EQ(turns[0]["items"].size(), 2u);
+  EXPECT_EQ(turns[0]["status"], "completed");
+  ASSERT_EQ(turns[0]["items"].size(), 3u) << read.dump();
   EXPECT_EQ(turns[0]["items"][1]["aggregatedOutput"], "first\n");
+  EXPECT_EQ(turns[0]["items"][2]["status"], "failed");
+  EXPECT_THAT(turns[0]["items"][2]["aggregatedOutput"].get<std::string>(),
+              ::testing::HasSubstr("parley stopped while this ran; it was not run again"));
   c->call_ok("thread/resume", json{{"threadId", thread}, {"approvalPolicy", "never"}});
   c->start_turn(thread, "say: back");
   EXPECT_EQ(turn_done(*c)["params"]["turn"]["status"], "completed");

@@ -1,0 +1,63 @@
+#include "actors/store/action_lines.hpp"
+
+#include "actors/core/action_records.hpp"
+#include "actors/store/rollout_json.hpp"
+
+namespace parley::store {
+
+using json = nlohmann::json;
+using namespace rollout_json;
+
+json action_payload(const action_record& r) {
+  json p{{"phase", to_string(r.at)}, {"turn_id", r.turn_id},
+         {"item_id", r.item_id},     {"kind", r.file_change ? "fileChange" : "command"},
+         {"digest", r.digest},       {"item_started_ms", r.item_started_ms},
+         {"step", r.step},           {"thread_cwd", r.thread_cwd},
+         {"policy", r.policy},       {"writable_roots", r.writable_roots}};
+  if (r.file_change) {
+    p["patch"] = r.patch;
+  } else {
+    p["command"] = r.command;
+    p["cwd"] = r.cwd;
+  }
+  if (r.deadline_ms != 0) p["deadline_ms"] = r.deadline_ms;
+  if (r.at != action_record::phase::asked && !r.outcome.empty()) {
+    p["outcome"] = r.outcome;
+    p["decision"] = r.decision;
+    p["stage"] = r.stage;
+    if (!r.detail.empty()) p["detail"] = r.detail;
+    if (!r.decided_by.empty()) p["decided_by"] = r.decided_by;
+  }
+  return p;
+}
+
+std::optional<action_record> action_of_payload(const json& p) {
+  if (!p.is_object()) return std::nullopt;
+  auto phase = phase_from(str_of(p, "phase"));
+  if (!phase) return std::nullopt;
+  action_record r;
+  r.at = *phase;
+  r.turn_id = str_of(p, "turn_id");
+  r.item_id = str_of(p, "item_id");
+  if (r.turn_id.empty() || r.item_id.empty()) return std::nullopt;
+  r.file_change = str_of(p, "kind") == "fileChange";
+  r.command = str_of(p, "command");
+  r.cwd = str_of(p, "cwd");
+  r.patch = str_of(p, "patch");
+  r.digest = str_of(p, "digest");
+  r.item_started_ms = opt_int(p, "item_started_ms").value_or(0);
+  r.step = opt_int(p, "step").value_or(0);
+  r.thread_cwd = str_of(p, "thread_cwd");
+  if (auto i = p.find("policy"); i != p.end()) r.policy = *i;
+  for (const auto& root : list_of(p, "writable_roots"))
+    if (root.is_string()) r.writable_roots.push_back(root.get<std::string>());
+  r.deadline_ms = opt_int(p, "deadline_ms").value_or(0);
+  r.outcome = str_of(p, "outcome");
+  if (auto i = p.find("decision"); i != p.end()) r.decision = *i;
+  r.stage = str_of(p, "stage");
+  r.detail = str_of(p, "detail");
+  r.decided_by = str_of(p, "decided_by");
+  return r;
+}
+
+}  // namespace parley::store
