@@ -24,7 +24,7 @@ ALLOWED = {
     "actors/patch": set(),
     "actors/approval/rules": {"actors/core"},
     "actors/approval/audit": {"actors/core"},
-    "actors/core": {"protocol", "actors/approval/hooks", "actors/approval/audit"},
+    "actors/core": {"protocol"},
     "actors/runtime": {"protocol", "actors/core", "actors/approval", "actors/approval/hooks",
                        "actors/approval/rules", "actors/approval/audit", "actors/threads",
                        "actors/store", "actors/model", "actors/model/config"},
@@ -40,8 +40,9 @@ ALLOWED = {
     "actors/model/http": set(),
     "actors/model/config": set(),
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
-    "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval", "actors/approval/audit",
-                  "actors/approval/rules", "actors/store", "actors/model/config", "transport/chat"},
+    "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval",
+                  "actors/approval/hooks", "actors/approval/audit", "actors/approval/rules",
+                  "actors/store", "actors/model/config", "transport/chat"},
     "transport/chat": {"protocol", "transport"},
 }
 
