@@ -5,7 +5,7 @@
 
 #include "actors/approval/approval_detail.hpp"
 #include "actors/approval/audit/audit_log.hpp"
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/rules_book.hpp"
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"
 
