@@ -26,7 +26,7 @@
 
 #include "actors/approval/approval.hpp"
 #include "actors/approval/hooks/approval_hook.hpp"
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/rules_book.hpp"
 #include "actors/runtime/runtime.hpp"
 #include "actors/threads/process_reactor.hpp"
 #include "bench/instant_decider.hpp"

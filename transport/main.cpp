@@ -2,15 +2,17 @@
 // speaking the Codex app-server JSON-RPC protocol. The options are defined in
 // transport/command_line.cpp; this file runs what they ask for.
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include "actors/approval/audit/audit_log.hpp"
-#include "actors/core/log.hpp"
+#include "actors/approval/hooks/external_hook.hpp"
 #include "actors/approval/rules/rules.hpp"
+#include "actors/core/log.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"

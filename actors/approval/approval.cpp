@@ -4,7 +4,8 @@
 #include <caf/sec.hpp>
 
 #include "actors/approval/approval_detail.hpp"
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/audit/audit_log.hpp"
+#include "actors/approval/rules_book.hpp"
 #include "actors/core/action_records.hpp"
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"

@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/approval/audit/audit_writer.hpp"
+#include "actors/approval/audit_writer.hpp"
 #include "actors/approval/plan.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"

@@ -7,11 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "actors/approval/hooks/approval_hook.hpp"
-#include "actors/approval/hooks/external_hook.hpp"
+#include "actors/core/approval_types.hpp"
 
 namespace parley {
 
+// Held by pointer only: a host that registers hooks or reads config.toml
+// includes their headers.
+namespace hooks {
+class approval_hook;  // actors/approval/hooks/approval_hook.hpp
+}
 namespace model_config {
 struct settings;  // actors/model/config/model_config.hpp
 }
@@ -51,8 +55,8 @@ struct runtime_config {
   /// In-process approval hooks, asked in order after the rules and session
   /// grants and before the client (see hooks/approval_hook.hpp).
   std::vector<std::shared_ptr<hooks::approval_hook>> hooks;
-  /// External hook programs (HOME/hooks.json for `parley app-server`), asked
-  /// after the in-process hooks.
+  /// External hook programs (HOME/hooks.json for `parley app-server`, read by
+  /// hooks/external_hook.hpp), asked after the in-process hooks.
   std::vector<hooks::external_hook_spec> external_hooks;
   /// config.toml with the -c overrides (model provider, shell environment
   /// policy); null = the built-in defaults.

@@ -14,10 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "actors/approval/audit/audit_log.hpp"
 #include "actors/core/atoms.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/messages.hpp"
+
+// The audit log's record is defined by the pure audit library, which knows no
+// actors: only its senders and its writer, which include audit_log.hpp, need
+// the whole type. Here it is a message type of audit_actor.
+namespace parley::audit {
+struct record;  // actors/approval/audit/audit_log.hpp
+}
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::audit::record)
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/approval/hooks/review.hpp"
+#include "actors/core/approval_types.hpp"
 #include "protocol/approvals.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"

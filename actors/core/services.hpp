@@ -14,7 +14,7 @@ namespace parley {
 // Shared by handle only: the components that use them include their headers.
 class process_reactor;  // actors/threads/process_reactor.hpp
 namespace rules {
-class rules_book;  // actors/approval/rules/rules_book.hpp
+class rules_book;  // actors/approval/rules_book.hpp
 }
 
 struct runtime_services {

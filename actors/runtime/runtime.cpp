@@ -3,7 +3,7 @@
 #include <caf/scoped_actor.hpp>
 #include <thread>
 
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/rules_book.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
 #include "actors/model/config/environment_policy.hpp"

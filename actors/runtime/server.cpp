@@ -2,8 +2,8 @@
 
 #include <caf/spawn_options.hpp>
 
-#include "actors/approval/audit/audit_writer.hpp"
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/audit_writer.hpp"
+#include "actors/approval/rules_book.hpp"
 #include "actors/core/handlers.hpp"
 #include "actors/model/http_model.hpp"
 #include "actors/model/scripted_model.hpp"

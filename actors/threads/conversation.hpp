@@ -59,6 +59,9 @@ struct conversation_state {
   std::vector<client_actor> joining;
   session_grants grants;
   std::optional<active_turn> active;
+  /// The turn that ended last, as it ended: a read while its end is still
+  /// on its way to the store shows it ended, not cut off.
+  std::optional<protocol::turn> last_ended;
   protocol::token_breakdown tokens;  // what the thread's models used while loaded
   std::unordered_map<uint64_t, waiting_approval> approvals;  // by approval key
   event_outbox outbox;  // everything the thread says leaves through it, in order

@@ -72,7 +72,8 @@ void finalize_turn(self_ptr self, turn_result result);
 void interrupt_active(self_ptr self);
 
 /// A stored turn without an end record reads back as interrupted; the one
-/// this conversation is running is in progress.
+/// this conversation is running is in progress, and the one it ended last
+/// reads as it ended (its end may still be on its way to the store).
 void mark_active(self_ptr self, std::vector<protocol::turn>& turns);
 
 /// Which clients an approval may ask: every subscriber, answered once every

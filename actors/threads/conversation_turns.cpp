@@ -144,6 +144,7 @@ void finalize_turn(self_ptr self, turn_result result) {
   done.started_at = st.active->started_at;
   done.completed_at = now_ms / 1000;
   done.duration_ms = now_ms - st.active->started_ms;
+  st.last_ended = done;
   st.active.reset();
   st.meta.updated_at = now_ms / 1000;
   update_status(self);
@@ -162,9 +163,16 @@ void interrupt_active(self_ptr self) {
 
 void mark_active(self_ptr self, std::vector<protocol::turn>& turns) {
   auto& st = self->state;
-  if (!st.active) return;
-  for (auto& t : turns)
-    if (t.id == st.active->id) t.status = protocol::turn_status::in_progress;
+  for (auto& t : turns) {
+    if (st.active && t.id == st.active->id) {
+      t.status = protocol::turn_status::in_progress;
+    } else if (st.last_ended && t.id == st.last_ended->id) {
+      t.status = st.last_ended->status;
+      t.error = st.last_ended->error;
+      t.completed_at = st.last_ended->completed_at;
+      t.duration_ms = st.last_ended->duration_ms;
+    }
+  }
 }
 
 // -- approvals ----------------------------------------------------------------

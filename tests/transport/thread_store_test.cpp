@@ -102,14 +102,16 @@ TEST_F(thread_store, kill_9_loses_nothing_reported_completed) {
   {
     auto c = server();
     thread = start_thread(*c);
-    c->start_turn(thread, "run: echo first\nrun: sleep 30");
+    // Killed once the second command runs (its start is stored before it
+    // is spawned, so the marker proves the record is on disk).
+    auto marker = home + "/../running";
+    c->start_turn(thread, "run: echo first\nrun: touch " + marker + "; sleep 30");
     c->wait_for([](const json& m) {
       return method_of(m) == "item/completed" && m["params"]["item"]["type"] == "commandExecution";
     });
-    c->wait_for([](const json& m) {
-      return method_of(m) == "item/started"
-             && m["params"]["item"].value("command", "") == "/bin/sh -c 'sleep 30'";
-    });
+    for (int i = 0; i < 400 && !std::filesystem::exists(marker); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    ASSERT_TRUE(std::filesystem::exists(marker));
     c->process().signal(SIGKILL);
     EXPECT_EQ(c->process().wait(), 128 + 9);
   }

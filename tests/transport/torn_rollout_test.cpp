@@ -35,11 +35,12 @@ TEST(torn_rollout, a_new_turn_after_a_torn_tail_is_read_back_whole) {
   {
     auto c = server(home);
     thread = c->start_thread(json{{"approvalPolicy", "never"}, {"cwd", dir}});
-    c->start_turn(thread, "run: echo first\nrun: sleep 30");
-    c->wait_for([](const json& m) {
-      return method_of(m) == "item/started"
-             && m["params"]["item"].value("command", "") == "/bin/sh -c 'sleep 30'";
-    });
+    // Killed once the second command runs (its start is stored by then).
+    auto marker = dir + "/running";
+    c->start_turn(thread, "run: echo first\nrun: touch " + marker + "; sleep 30");
+    for (int i = 0; i < 400 && !std::filesystem::exists(marker); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    ASSERT_TRUE(std::filesystem::exists(marker));
     c->process().signal(SIGKILL);
     EXPECT_EQ(c->process().wait(), 128 + 9);
   }
@@ -55,8 +56,11 @@ TEST(torn_rollout, a_new_turn_after_a_torn_tail_is_read_back_whole) {
       if (r["thread"]["turns"][0]["status"] != "inProgress") break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    c->start_turn(thread, "say: back");
-    EXPECT_EQ(c->wait_for_method("turn/completed")["params"]["turn"]["status"], "completed");
+    auto back = c->start_turn(thread, "say: back");
+    auto done = c->wait_for([&](const json& m) {
+      return method_of(m) == "turn/completed" && m["params"]["turn"]["id"] == back;
+    });
+    EXPECT_EQ(done["params"]["turn"]["status"], "completed");
     EXPECT_EQ(c->close_and_wait(), 0);
   }
   // Every line on disk is whole again.

@@ -89,10 +89,6 @@ std::string garbage(const std::string& name, const std::string& what) {
 
 }  // namespace
 
-bool external_hook_spec::reviews(action_kind k) const {
-  return on.empty() || std::find(on.begin(), on.end(), k) != on.end();
-}
-
 std::vector<external_hook_spec> load_external_hooks(const std::string& home) {
   const std::string path = home + "/hooks.json";
   // Only a file that is truly absent means "no hooks": a dangling symlink or

@@ -12,26 +12,18 @@
 //               "on": ["command", "fileChange"]}]}  // optional, default all
 // Answer (stdout): {"decision": "allow"|"deny"|"abstain", "reason": "..."}
 //
-// This header is plain data and parsing (no actors); the actor that runs a
-// program is in external_hook_runner.hpp.
+// This header is parsing (no actors); the spec of a hook program is plain
+// data in actors/core/approval_types.hpp (runtime_config carries it), and the
+// actor that runs a program is in external_hook_runner.hpp.
 
-#include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "actors/approval/hooks/review.hpp"
+#include "actors/core/approval_types.hpp"
 
 namespace parley::hooks {
-
-/// One configured hook program.
-struct external_hook_spec {
-  std::string name;
-  std::vector<std::string> argv;
-  std::chrono::milliseconds timeout{5000};
-  std::vector<action_kind> on;  // which actions it reviews; empty = all
-
-  bool reviews(action_kind k) const;
-};
 
 /// Reads `home`/hooks.json. A missing file means no hooks. Anything malformed
 /// throws std::runtime_error naming the file and the offending field: the

@@ -2,30 +2,6 @@
 
 namespace parley::hooks {
 
-const char* to_string(verdict::kind x) {
-  switch (x) {
-    case verdict::kind::allow:
-      return "allow";
-    case verdict::kind::deny:
-      return "deny";
-    case verdict::kind::abstain:
-      return "abstain";
-  }
-  return "abstain";
-}
-
-const char* to_string(action_kind x) {
-  switch (x) {
-    case action_kind::command:
-      return "command";
-    case action_kind::file_change:
-      return "fileChange";
-    case action_kind::tool:
-      return "tool";
-  }
-  return "command";
-}
-
 nlohmann::json to_json(const review_request& r) {
   using nlohmann::json;
   json j{{"type", to_string(r.what)},

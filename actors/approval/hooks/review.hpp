@@ -1,7 +1,8 @@
 #pragma once
-// What the approval pipeline's stages review, and what each stage answers.
-// Shared by the rules stage, in-process hooks (hooks/approval_hook.hpp) and
-// external hook programs (hooks/external_hook.hpp), which get it as JSON.
+// What the approval pipeline's stages review; what each stage answers (the
+// verdict) is plain data in actors/core/approval_types.hpp. Shared by the
+// rules stage, in-process hooks (hooks/approval_hook.hpp) and external hook
+// programs (hooks/external_hook.hpp), which get it as JSON.
 
 #include <cstdint>
 #include <map>
@@ -10,23 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "actors/core/approval_types.hpp"
+
 namespace parley::hooks {
-
-/// A stage's answer. `abstain` passes the approval on to the next stage.
-struct verdict {
-  enum class kind { allow, deny, abstain };
-  kind what = kind::abstain;
-  std::string reason;
-
-  static verdict allow(std::string why = {}) { return {kind::allow, std::move(why)}; }
-  static verdict deny(std::string why) { return {kind::deny, std::move(why)}; }
-  static verdict abstain() { return {kind::abstain, {}}; }
-};
-const char* to_string(verdict::kind x);
-
-/// What kind of action waits for approval.
-enum class action_kind { command, file_change, tool };
-const char* to_string(action_kind x);  // "command" | "fileChange" | "tool"
 
 /// One file of a file change, as the fileChange item shows it.
 struct file_change {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/rules_book.hpp"
 #include "tests/support/deterministic.hpp"
 
 namespace parley {

@@ -1,4 +1,4 @@
-#include "actors/approval/audit/audit_writer.hpp"
+#include "actors/approval/audit_writer.hpp"
 
 #include "actors/core/handlers.hpp"
 

@@ -1,4 +1,4 @@
-#include "actors/approval/rules/rules_book.hpp"
+#include "actors/approval/rules_book.hpp"
 
 #include "actors/core/handlers.hpp"
 
