@@ -58,12 +58,16 @@ void settle(self_ptr self, const approval_outcome& out, protocol::item_status on
 /// An accepted command or file change: its grants, then it runs.
 void run_accepted(self_ptr self, const protocol::approval_decision& d);
 void apply_accepted(self_ptr self, const protocol::approval_decision& d);
-/// Starts the command in progress / writes the planned changes, each once
-/// its start is stored.
+/// Starts the command in progress (turn_exec.cpp) / writes the planned
+/// changes, each once its start is stored.
 void start_exec(self_ptr self);
 void apply_changes(self_ptr self);
 /// Writes the planned changes now (their start is stored).
 void write_changes(self_ptr self);
+/// A chunk of the running command's output, streamed as a delta.
+void on_output(self_ptr self, const std::string& chunk);
+/// The command ended: its last output, then the item, then the next step.
+void on_exited(self_ptr self, const exit_info& info);
 /// Hands the action in progress to an approval actor.
 void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
                   notification_ptr item_started, bool restored);

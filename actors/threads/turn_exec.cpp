@@ -1,0 +1,61 @@
+// A turn's running command: started once its start is stored, its output
+// streamed as deltas, its exit ending the item.
+
+#include "actors/threads/exec.hpp"
+#include "actors/threads/turn_actions.hpp"
+#include "actors/threads/turn_detail.hpp"
+
+namespace parley::turn_detail {
+
+using protocol::item_status;
+
+/// Runs the command, once its start is stored (never twice: see
+/// record_started).
+void start_exec(self_ptr self) {
+  record_started(self, [self] {
+    auto& st = self->state;
+    auto& cmd = *st.command;
+    cmd.output.emplace(st.svc.config->output_cap_bytes);
+    // The shell environment policy's environment: API keys and tokens stay
+    // out of what a model runs.
+    auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
+                                           cmd.item.cwd, st.svc.reactor, st.svc.telemetry,
+                                           st.svc.config->command_environment);
+    cmd.exec_addr = runner.address();
+  });
+}
+
+/// A chunk of the running command's output, streamed as a delta.
+void on_output(self_ptr self, const std::string& chunk) {
+  auto& st = self->state;
+  if (!st.command || !st.command->output) return;
+  auto delta = st.command->output->add(chunk);
+  if (delta.empty()) return;
+  auto& s = st.settings;
+  emit(self, protocol::command_output_delta{s.thread_id, s.turn_id, st.command->item.id,
+                                            std::move(delta)});
+}
+
+/// The command ended: its last output, then the item, then the next step.
+void on_exited(self_ptr self, const exit_info& info) {
+  auto& st = self->state;
+  if (!st.command || !st.command->output) return;
+  auto& cmd = *st.command;
+  cmd.exec_addr = caf::actor_addr{};
+  if (auto tail = cmd.output->finish(); !tail.empty()) {
+    auto& s = st.settings;
+    emit(self,
+         protocol::command_output_delta{s.thread_id, s.turn_id, cmd.item.id, std::move(tail)});
+  }
+  cmd.item.aggregated_output = cmd.output->aggregated();
+  cmd.item.exit_code = info.exit_code;
+  cmd.item.duration_ms = info.duration_ms;
+  if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);
+  cmd.output.reset();
+  auto told = command_result(cmd.item, info);
+  complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
+                   std::move(told));
+  next_step(self);
+}
+
+}  // namespace parley::turn_detail
