@@ -125,18 +125,22 @@ def main():
     os.makedirs(codex_home)
     # A remote TUI cannot name the server's directories: commands run in the
     # server's --cwd.
-    log_path = os.path.join(home, "server.log")
-    log = open(log_path, "w")  # a pipe nobody drains would stall the server's logging
-    server = subprocess.Popen([BINARY, "app-server", "--home", os.path.join(home, "parley"),
-                               "--cwd", work, "--listen", "ws://127.0.0.1:0"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
-    url = None
-    deadline = time.time() + 30
-    while url is None and time.time() < deadline:
-        with open(log_path) as f:
-            m = re.search(r"listening on (ws://\S+)", f.read())
-        url = m.group(1) if m else None
-        time.sleep(0.05)
+    def start_server(n):
+        log_path = os.path.join(home, "server-%d.log" % n)
+        log = open(log_path, "w")  # a pipe nobody drains would stall the server's logging
+        proc = subprocess.Popen([BINARY, "app-server", "--home", os.path.join(home, "parley"),
+                                 "--cwd", work, "--listen", "ws://127.0.0.1:0"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+        found = None
+        deadline = time.time() + 30
+        while found is None and time.time() < deadline:
+            with open(log_path) as f:
+                m = re.search(r"listening on (ws://\S+)", f.read())
+            found = m.group(1) if m else None
+            time.sleep(0.05)
+        return proc, found
+
+    server, url = start_server(1)
     failures = []
 
     def check(cond, what):
@@ -177,6 +181,27 @@ def main():
         if ids:
             start_tui(url, work, codex_home, "resume", ids[0])
             check(wait_screen(r"approved_by_tui"), "codex resume --remote shows the thread")
+            # Work in flight survives a restart (issue 19): parley is killed
+            # while the TUI shows an approval; started again, the resumed
+            # thread asks it again, and the TUI's answer runs it once.
+            check(wait_screen(r"Ask Codex to do anything|\u203a"), "the resumed TUI takes input")
+            type_line("run: touch after_restart")
+            check(wait_screen(r"Would you like to run the following command"),
+                  "asked before the restart")
+            server.kill()
+            server.wait(timeout=30)
+            server, url = start_server(2)
+            start_tui(url, work, codex_home, "resume", ids[0])
+            check(wait_screen(r"Would you like to run the following command(.*\n)*.*after_restart",
+                              timeout=90),
+                  "after parley's restart the resumed TUI is asked the same approval again")
+            tmux("send-keys", "-t", SESSION, "y")
+            after = os.path.join(work, "after_restart")
+            check(wait_file(after), "y runs the command asked before the restart")
+            check(wait_screen(r"Ran touch after_restart"), "the TUI shows it ran")
+            time.sleep(1)
+            with open(after) as f:
+                check(f.read() == "", "it ran once")
     finally:
         tmux("kill-session", "-t", SESSION)
         server.send_signal(signal.SIGTERM)
