@@ -274,6 +274,15 @@ void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
              s.waiting_stage + " failed: " + caf::to_string(em.reason));
     return;
   }
+  if (is_errc(em.reason, errc::unloading) && s.asked_durably && !s.resolved) {
+    // Parked (its thread unloads while it waits): undecided, its ask stays
+    // pending in the store; any prompt still open is voided, so a client
+    // answers it again once the thread is loaded.
+    PARLEY_DEBUG("approval key={} event=parked", s.ask.key);
+    s.resolved = true;
+    withdraw_open_prompts(self);
+    return self->quit(em.reason);
+  }
   PARLEY_DEBUG("approval key={} event=cancelled reason={}", s.ask.key, caf::to_string(em.reason));
   if (s.started && !s.resolved) {
     approval_outcome out;

@@ -50,10 +50,13 @@ void on_answer(self_ptr self, const client_actor& client,
     return decide(self, std::move(*answer), "client", {});
   }
   auto out = outcome_of_error(answer.error());
-  if (out.how == approval_outcome::kind::transport_closed && any_prompt_open(st)) {
-    PARLEY_INFO("approval key={} event=client_gone from={} others_remain", st.ask.key,
-                name_of(client));
-    return;  // another client can still answer
+  if (out.how == approval_outcome::kind::transport_closed) {
+    // A client leaving is not an answer: another client can still answer,
+    // or one that comes (a resume asks it), until the deadline. (A stdio
+    // client closing its input stops the server, which cancels.)
+    PARLEY_INFO("approval key={} event=client_gone from={} others_asked={}", st.ask.key,
+                name_of(client), any_prompt_open(st));
+    return;
   }
   PARLEY_INFO("approval key={} event=failed outcome={} detail={}", st.ask.key, to_string(out.how),
               out.detail);
@@ -91,9 +94,9 @@ void open_client_stage(self_ptr self, caf::timespan wait) {
             auto& s = self->state;
             if (s.resolved) return;
             for (auto& c : clients) ask_one(self, c);
-            // Asked again after a restart, it waits for a client to come
-            // (one that resumes the thread is asked) or for its deadline.
-            if (s.prompts.empty() && !s.restored) {
+            // With no client subscribed it waits for one to come (one that
+            // resumes the thread is asked) or for its deadline, stored or not.
+            if (s.prompts.empty() && !s.asked_durably) {
               approval_outcome out;
               out.how = approval_outcome::kind::transport_closed;
               out.detail = "no client can decide";

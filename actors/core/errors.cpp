@@ -65,4 +65,9 @@ std::string message_of(const caf::error& err) {
   return caf::to_string(err);
 }
 
+bool is_errc(const caf::error& err, errc code) {
+  // An empty error has no category to ask for (CAF 0.17 dereferences it).
+  return err && err.category() == caf::atom("parley") && static_cast<errc>(err.code()) == code;
+}
+
 }  // namespace parley

@@ -26,6 +26,9 @@ std::string message_of(const caf::error& err);
 /// "thread not found: x").
 caf::error make_error(errc code, std::string message);
 
+/// Whether `err` is parley's `code` (whatever its message).
+bool is_errc(const caf::error& err, errc code);
+
 }  // namespace parley
 
 CAF_ERROR_CODE_ENUM(parley::errc, "parley")

@@ -356,7 +356,8 @@ index_entry entry_for(const stored_thread& t, const std::string& path) {
     e.file_mtime_ns = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
     e.file_size = static_cast<int64_t>(sb.st_size);
   }
-  if (t.pending) {
+  // An archived thread waits on nobody: it goes on only once unarchived and resumed.
+  if (t.pending && !t.archived) {
     e.pending = 1 + static_cast<int>(t.pending->at);
     e.deadline_ms = t.pending->deadline_ms;
   }

@@ -173,7 +173,11 @@ caf::result<atom::ok> shut_down(self_ptr self) {
 
 void on_idle_timer(self_ptr self, uint64_t generation) {
   auto& st = self->state;
-  if (generation != st.idle_generation || st.active || !st.subscribers.empty()) return;
+  if (generation != st.idle_generation || !st.subscribers.empty() || st.closing) return;
+  if (st.active) {
+    if (can_park(st)) park(self);
+    return;
+  }
   PARLEY_INFO("conversation {} event=idle_unload", st.meta.id);
   close(self);
 }
@@ -201,7 +205,16 @@ void on_turn_event(self_ptr self, notification_ptr& n) {
 /// A phase of an action of the active turn: ok once it is stored.
 caf::result<atom::ok> store_action(self_ptr self, action_record& r) {
   auto rp = self->make_response_promise<atom::ok>();
-  post_durable(self, std::move(r), [rp](caf::error err) mutable {
+  auto item = r.item_id;
+  auto asked = r.at == action_record::phase::asked;
+  post_durable(self, std::move(r), [self, rp, item, asked](caf::error err) mutable {
+    auto& st = self->state;
+    if (!err && asked && !st.meta.ephemeral) {
+      st.asked_durably.insert(item);
+      arm_idle_timer(self);  // nobody subscribed: it may wait unloaded
+    } else {
+      st.asked_durably.erase(item);
+    }
     if (err)
       rp.deliver(std::move(err));
     else
@@ -220,6 +233,13 @@ void on_turn_context(self_ptr self, context_record& r) {
 void on_turn_down(self_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (!st.active || dm.source != st.active->handle.address()) return;
+  if (st.parked) {
+    // Parked: its turn and approval left everything as stored.
+    st.active.reset();
+    st.approvals.clear();
+    st.asked_durably.clear();
+    return close(self);
+  }
   // The turn died without reporting its end (a crash).
   protocol::turn_error e;
   e.message = "turn ended unexpectedly: " + caf::to_string(dm.reason);

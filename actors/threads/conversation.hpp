@@ -67,6 +67,12 @@ struct conversation_state {
   event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   bool closing = false;
+  /// Items of the active turn whose approval's ask is stored: while only
+  /// those wait and nobody is subscribed, the thread may unload (park) and
+  /// nothing is lost.
+  std::set<std::string> asked_durably;
+  /// The thread unloaded while its turn waits on a person (see park()).
+  bool parked = false;
   /// Replies promised to requesters that wait on the store: the actor must
   /// not quit before they are delivered (CAF 0.17 drops an undelivered
   /// promise silently, and the requester would wait forever).

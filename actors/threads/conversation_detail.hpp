@@ -48,7 +48,18 @@ void load_history(self_ptr self, std::function<void(stored_thread&)> then,
 /// The answer to a request that reaches a thread which is unloading.
 caf::error unloading_error(self_ptr self);
 
-/// Unloads the thread after `idle_unload` without subscribers or turns.
+/// Whether the thread may unload while its turn runs: nobody is
+/// subscribed and the turn only waits on approvals whose asks are stored.
+bool can_park(const conversation_state& st);
+
+/// Unloads a thread whose turn waits on a person: its turn and approval
+/// stop without deciding or storing anything, so the ask stays pending in
+/// the store as it is; a resume, or its deadline, loads it back and the
+/// turn goes on (as after a restart). Waiting then costs no memory.
+void park(self_ptr self);
+
+/// Unloads the thread after `idle_unload` without subscribers or turns (or
+/// with a turn that can park).
 void arm_idle_timer(self_ptr self);
 
 /// The thread unloads: subscribers learn it (status notLoaded,

@@ -20,7 +20,29 @@ void broadcast(self_ptr self, const notification_ptr& n) {
 
 void quit_if_done(self_ptr self) {
   auto& st = self->state;
-  if (st.closing && st.outbox.empty() && !st.active && st.awaiting_store == 0) self->quit();
+  if (!st.closing || !st.outbox.empty() || st.active || st.awaiting_store != 0) return;
+  // A parked thread says so to its manager (which keeps its deadline).
+  if (st.parked)
+    self->quit(make_error(errc::unloading, "parked: its turn waits on a person"));
+  else
+    self->quit();
+}
+
+bool can_park(const conversation_state& st) {
+  if (!st.active || st.active->waiting.empty() || !st.subscribers.empty() || st.meta.ephemeral)
+    return false;
+  for (const auto& item : st.active->waiting)
+    if (!st.asked_durably.count(item)) return false;
+  return true;
+}
+
+void park(self_ptr self) {
+  auto& st = self->state;
+  if (st.parked || !st.active) return;
+  PARLEY_INFO("conversation {} event=parked turn={} waiting={}", st.meta.id, st.active->id,
+              st.active->waiting.size());
+  st.parked = true;
+  self->send_exit(st.active->handle, make_error(errc::unloading, "parked"));
 }
 
 void post(self_ptr self, std::function<void()> deliver) {
@@ -118,7 +140,7 @@ caf::error unloading_error(self_ptr self) {
 
 void arm_idle_timer(self_ptr self) {
   auto& st = self->state;
-  if (st.active || !st.subscribers.empty() || st.closing) return;
+  if ((st.active && !can_park(st)) || !st.subscribers.empty() || st.closing) return;
   self->delayed_send(self, st.svc.config->idle_unload, atom::idle::value, ++st.idle_generation);
 }
 

@@ -194,6 +194,8 @@ caf::result<atom::ok> shut_down(self_ptr self) {
 }
 
 /// A conversation is gone: forget it, and run what waited for it to go.
+void keep_deadline(self_ptr self, const std::string& id);
+
 void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   auto& threads = self->state.threads;
   std::string gone;
@@ -203,6 +205,7 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
       threads.erase(i);
       break;
     }
+  if (!gone.empty() && is_errc(dm.reason, errc::unloading)) keep_deadline(self, gone);
   auto& waiting = self->state.on_unloaded;
   auto [first, last] = waiting.equal_range(gone);
   std::vector<std::function<void()>> ready;
@@ -210,6 +213,28 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   waiting.erase(first, last);
   for (auto& f : ready) f();
   maybe_finish_shutdown(self);
+}
+
+void arm_deadline(self_ptr self);
+
+/// A thread parked (unloaded while its turn waits on a person): its stored
+/// deadline loads it back if nobody resumes it first.
+void keep_deadline(self_ptr self, const std::string& id) {
+  self->request(self->state.svc.store, store_timeout, atom::load::value, id)
+      .then(
+          [self, id](stored_thread& t) {
+            if (!t.pending || t.pending->at != action_record::phase::asked) {
+              // Decided while it parked: go on now.
+              if (t.pending) restore_stored(self, id);
+              return;
+            }
+            self->state.deadlines.emplace(t.pending->deadline_ms, id);
+            arm_deadline(self);
+          },
+          [id](caf::error& err) {
+            PARLEY_WARN("thread_manager event=parked_unreadable thread={} error={}", id,
+                        caf::to_string(err));
+          });
 }
 
 /// Sets the timer for the earliest stored deadline.

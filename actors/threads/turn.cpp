@@ -363,6 +363,13 @@ void interrupt(self_ptr self, const caf::error& reason) {
 void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
   if (!em.reason) return;  // a linked approval or exec finished normally
   auto& st = self->state;
+  if (is_errc(em.reason, errc::unloading) && em.source != st.approval_addr) {
+    // Parked: the thread unloads while this turn waits on a person. Nothing
+    // ends: its approval stops undecided (the link), the store keeps the ask,
+    // and the turn goes on from it when the thread loads again.
+    st.finished = true;
+    return self->quit(em.reason);
+  }
   if (st.command && em.source == st.command->exec_addr && !st.pending_ask) {
     // The command runner died without reporting an exit.
     st.command->exec_addr = caf::actor_addr{};

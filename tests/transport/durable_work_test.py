@@ -11,7 +11,8 @@ turn goes on; a decision stored but not acted on runs once at the next
 start, with nobody connected; a started action is never run again (its
 item fails, saying why); a deadline keeps running while the server is down;
 SIGTERM keeps what is pending, while the stdio client closing its input
-cancels it (Codex's meaning).
+cancels it (Codex's meaning); a turn waiting with nobody subscribed unloads
+(nothing of it stays in memory) and goes on when resumed or at its deadline.
 
 Usage: durable_work_test.py PARLEY_BINARY [TEST_NAME...]
 """
@@ -323,6 +324,68 @@ def test_sigterm_keeps_pending_and_input_closing_cancels():
             print("kept", h.dir)
         else:
             h.remove()
+
+
+# -- 5. waiting costs no memory: a waiting turn unloads -------------------------------------
+
+def loaded(p):
+    return p.call("thread/loaded/list", {})["result"]["data"]
+
+
+def counts(p):
+    return p.call("parley/debug/counts", {})["result"]
+
+
+def test_a_waiting_turn_unloads_and_goes_on_when_resumed():
+    h = Home()
+    try:
+        p = h.server("--idle-unload=500ms", "--approval-timeout=1h")
+        threads = []
+        for i in range(20):
+            t, turn, ask = start_asking(p, h, "parked-%d" % i)
+            threads.append((t, turn, ask))
+            p.call("thread/unsubscribe", {"threadId": t})
+        deadline = time.monotonic() + 20
+        while loaded(p) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        check(loaded(p) == [], "every waiting thread unloaded: %s" % loaded(p))
+        c = counts(p)
+        check(c["conversations"] == 0 and c["turns"] == 0 and c["approvals"] == 0,
+              "nothing of them is in memory: %s" % c)
+        status = listed(p)
+        check(all("waitingOnApproval" in status.get(t, {}).get("activeFlags", [])
+                  for t, _, _ in threads), "all still listed as waiting")
+        for i, (t, turn, old) in enumerate(threads):
+            p.call("thread/resume", {"threadId": t})
+            ask = p.wait(lambda m: is_ask(m, t))
+            check(ask["params"]["itemId"] == old["params"]["itemId"], "%d: asked again" % i)
+            answer(p, ask, "accept" if i % 2 == 0 else "decline")
+            check(turn_done(p, t)["params"]["turn"]["status"] == "completed", "%d goes on" % i)
+        ran = [h.runs("parked-%d" % i) for i in range(20)]
+        check(ran == [1 if i % 2 == 0 else 0 for i in range(20)], "each ran as decided, once: %s" % ran)
+        check(p.stop() == 0, "stops cleanly")
+    finally:
+        h.remove()
+
+
+def test_a_parked_approval_times_out_by_its_deadline():
+    h = Home()
+    try:
+        p = h.server("--idle-unload=300ms", "--approval-timeout=2s")
+        t, _, _ = start_asking(p, h, "parked-late")
+        p.call("thread/unsubscribe", {"threadId": t})
+        deadline = time.monotonic() + 10
+        while loaded(p) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(loaded(p) == [], "the waiting thread unloaded")
+        thread = wait_turn_over(p, t, timeout=15)
+        check(thread["turns"][-1]["status"] == "completed"
+              and command_item(thread["turns"][-1])["status"] == "declined",
+              "its deadline loads it back and it fails closed: %s" % thread["turns"][-1]["status"])
+        check(h.runs("parked-late") == 0, "never ran")
+        check(p.stop() == 0, "stops cleanly")
+    finally:
+        h.remove()
 
 
 def main():

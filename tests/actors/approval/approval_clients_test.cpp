@@ -2,7 +2,8 @@
 // real subprocesses: every subscribed client is asked, the first answer wins
 // and runs the command exactly once, the other copies are withdrawn, a late
 // answer is refused; a client that leaves withdraws nothing while another
-// can answer, and the last one leaving fails the approval closed.
+// can answer, and the last one leaving is not an answer either: the
+// approval waits for a client to come, or for its deadline.
 
 #include <gtest/gtest.h>
 
@@ -166,22 +167,24 @@ TEST_F(approval_clients, a_client_that_leaves_withdraws_nothing_while_another_ca
             (std::vector<protocol::item_status>{protocol::item_status::completed}));
 }
 
-TEST_F(approval_clients, the_last_client_leaving_fails_the_approval_closed) {
+TEST_F(approval_clients, the_last_client_leaving_is_not_an_answer) {
   first->decide = nullptr;
   second->decide = nullptr;
   start_and_join();
   a.reset();
   b.reset();
-  // Nobody can decide: nothing runs; the thread's turn ends.
-  auto probe = std::make_shared<recording_host>();
-  in_process_client c{*rt, probe};
-  protocol::thread_read_params read;
-  read.thread_id = thread;
-  ASSERT_TRUE(eventually([&] {
-    auto r = c.read_thread(read);
-    return r && r->thread_.status.type == protocol::thread_status::kind::idle;
-  }));
-  EXPECT_FALSE(fs::exists(dir + "/ran"));
+  // Nobody can decide now, but leaving is not an answer: the approval waits
+  // for a client to come (or its deadline). One that resumes is asked.
+  auto third = std::make_shared<recording_host>();
+  third->decide
+      = [](const approval_ask&, approval_reply r) { r(protocol::approval_decision::accept()); };
+  in_process_client c{*rt, third};
+  protocol::thread_resume_params resume;
+  resume.thread_id = thread;
+  ASSERT_TRUE(c.resume_thread(resume));
+  ASSERT_TRUE(third->wait_turns(1));
+  EXPECT_EQ(third->asks(), 1u);
+  EXPECT_EQ(lines_in(dir + "/ran"), 1u);
 }
 
 }  // namespace

@@ -128,7 +128,7 @@ TEST(in_process_client, interrupt_resolves_a_pending_approval) {
   EXPECT_EQ(message_of(err), "no active turn to interrupt");
 }
 
-TEST(in_process_client, disconnecting_cancels_pending_approvals) {
+TEST(in_process_client, disconnecting_is_not_an_answer) {
   auto dir = temp_dir("disconnect");
   runtime rt;
   auto host = std::make_shared<recording_host>();
@@ -142,15 +142,21 @@ TEST(in_process_client, disconnecting_cancels_pending_approvals) {
     for (int i = 0; i < 200 && host->asks() == 0; ++i) std::this_thread::sleep_for(10ms);
     ASSERT_EQ(host->asks(), 1u);
   }  // the client goes away with the approval pending
-  in_process_client observer{rt, std::make_shared<recording_host>()};
-  protocol::turn_status status = protocol::turn_status::in_progress;
-  for (int i = 0; i < 200 && status == protocol::turn_status::in_progress; ++i) {
-    auto read = observer.read_thread({thread, true});
-    ASSERT_TRUE(read);
-    if (!read->thread_.turns.empty()) status = read->thread_.turns[0].status;
-    std::this_thread::sleep_for(10ms);
-  }
-  EXPECT_EQ(status, protocol::turn_status::interrupted);
+  // Leaving decides nothing: the approval still waits, and a client that
+  // resumes the thread is asked it (here it declines: nothing runs).
+  auto next = std::make_shared<recording_host>();
+  next->decide
+      = [](const approval_ask&, approval_reply r) { r(protocol::approval_decision::decline()); };
+  in_process_client observer{rt, next};
+  auto read = observer.read_thread({thread, true});
+  ASSERT_TRUE(read);
+  ASSERT_EQ(read->thread_.turns.size(), 1u);
+  EXPECT_EQ(read->thread_.turns[0].status, protocol::turn_status::in_progress);
+  protocol::thread_resume_params resume;
+  resume.thread_id = thread;
+  ASSERT_TRUE(observer.resume_thread(resume));
+  ASSERT_TRUE(next->wait_turns(1));
+  EXPECT_EQ(next->asks(), 1u);
   EXPECT_FALSE(fs::exists(dir + "/never"));
 }
 
