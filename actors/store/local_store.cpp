@@ -44,12 +44,15 @@ void put_index(self_ptr self, const thread_file& f) {
   self->send(self->state.index, atom::put::value, entry_for(t, f.path));
 }
 
-/// Follows the last turn's pending action through `record`; true when it
-/// changed (the index must hear it).
+/// Follows the last turn's pending action through `record`; true when the
+/// index must hear it now. Only an ask must: it is what thread/list shows
+/// while the thread waits (unloaded, too). The other phases are short-lived
+/// and the turn's end puts the entry anyway; a restart in between reads
+/// such a rollout again, since it changed after its entry was put.
 bool track_pending(thread_file& f, const store_record& record) {
   if (auto* a = std::get_if<action_record>(&record)) {
     f.pending = *a;
-    return true;
+    return a->at == action_record::phase::asked;
   }
   if (!f.pending) return false;
   auto* item = std::get_if<item_record>(&record);
@@ -57,7 +60,7 @@ bool track_pending(thread_file& f, const store_record& record) {
               || std::holds_alternative<turn_completed_record>(record)
               || (item && protocol::item_id(item->item) == f.pending->item_id);
   if (ends) f.pending.reset();
-  return ends;
+  return false;
 }
 
 /// Registers a thread read from disk (so appends and archives find its file).

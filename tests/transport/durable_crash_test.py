@@ -172,6 +172,9 @@ class Crash:
         listed = p.call("thread/list", {"limit": 1000})["result"]["data"]
         waiting = [t["id"] for t in listed if t["status"].get("type") != "notLoaded"]
         if waiting:
+            for t in waiting:
+                thread = p.call("thread/read", {"threadId": t, "includeTurns": True})["result"]["thread"]
+                print("still active: %s turns %s" % (t, [(x["id"], x["status"], [i.get("status") for i in x["items"]]) for x in thread["turns"][-2:]]), file=sys.stderr)
             raise Failure("threads still active after everything ended: %s" % waiting)
         items = {}
         for t in self.threads:
