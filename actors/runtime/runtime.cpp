@@ -63,7 +63,8 @@ runtime::runtime(runtime_config config) {
 }
 
 void runtime::seal_store() {
-  if (stopped_) return;
+  // Called from a plain thread (the stdio reader's) before the stop; after
+  // a stop the server is gone and the request fails, which is logged.
   caf::scoped_actor self{*system_};
   self->request(server_, std::chrono::seconds(60), atom::seal::value)
       .receive([](atom::ok) { PARLEY_INFO("runtime event=store_sealed"); },
