@@ -43,19 +43,26 @@ void apply_overrides(conversation_state& st, const protocol::turn_start_params& 
   st.meta.model = st.settings.model;
 }
 
-/// The settings the turn runs with: a snapshot of the thread's.
-turn_settings settings_of_turn(const conversation_state& st, const active_turn& t,
-                               const protocol::turn_start_params& params, std::string user_text) {
+/// The settings a turn runs with: a snapshot of the thread's.
+turn_settings snapshot_of(const conversation_state& st, const std::string& turn_id,
+                          std::string user_text) {
   turn_settings ts;
   ts.thread_id = st.meta.id;
-  ts.turn_id = t.id;
+  ts.turn_id = turn_id;
   ts.cwd = st.settings.cwd;
   ts.policy = st.settings.policy;
   ts.grants = st.grants;
   ts.writable_roots = writable_roots_of(st.settings);
   ts.user_text = std::move(user_text);
-  ts.tools_allowed = !params.output_schema;
   ts.tokens_before = st.tokens;
+  return ts;
+}
+
+/// A new turn's settings: the snapshot, and what turn/start asks of it.
+turn_settings settings_of_turn(const conversation_state& st, const active_turn& t,
+                               const protocol::turn_start_params& params, std::string user_text) {
+  auto ts = snapshot_of(st, t.id, std::move(user_text));
+  ts.tools_allowed = !params.output_schema;
   return ts;
 }
 
@@ -224,15 +231,8 @@ void restore_turn(self_ptr self, resumed_turn& r) {
   t.id = r.turn_id;
   t.started_at = r.started_at;
   t.started_ms = r.started_at * 1000;
-  turn_settings ts;
-  ts.thread_id = st.meta.id;
-  ts.turn_id = t.id;
-  ts.cwd = st.settings.cwd;
-  ts.policy = st.settings.policy;
-  ts.grants = st.grants;
-  ts.writable_roots = a.writable_roots.empty() ? writable_roots_of(st.settings) : a.writable_roots;
-  ts.user_text = std::move(r.user_text);
-  ts.tokens_before = st.tokens;
+  auto ts = snapshot_of(st, t.id, std::move(r.user_text));
+  if (!a.writable_roots.empty()) ts.writable_roots = a.writable_roots;
   ts.resume = a;
   PARLEY_INFO("conversation {} event=restore_turn turn={} phase={} item={}", st.meta.id, t.id,
               to_string(a.at), a.item_id);

@@ -72,8 +72,15 @@ class Home:
                     return os.path.join(root, f)
         return None
 
-    def remove(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        # KEEP=1 keeps the homes and the servers' logs to look at.
+        if os.environ.get("KEEP"):
+            print("kept", self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def kill(p, sig=signal.SIGKILL):
@@ -134,8 +141,7 @@ def listed(p):
 # -- 1. pending approvals at a kill -9 --------------------------------------------------------
 
 def test_pending_approvals_survive_kill_9():
-    h = Home()
-    try:
+    with Home() as h:
         p = h.server()
         threads = []
         for i in range(6):
@@ -193,11 +199,6 @@ def test_pending_approvals_survive_kill_9():
         check([h.runs("ran-%d" % i) for i in range(6)] == [1, 0, 1, 0, 1, 0],
               "every action ran as decided, once: %s" % [h.runs("ran-%d" % i) for i in range(6)])
         check(p.stop() == 0, "stops cleanly")
-    finally:
-        if os.environ.get("KEEP"):
-            print("kept", h.dir)
-        else:
-            h.remove()
 
 
 # -- 2. decided and started, as a crash leaves them -------------------------------------------
@@ -215,8 +216,7 @@ def append_phase(path, phase, extra):
 
 
 def test_decided_runs_once_and_started_never_again():
-    h = Home()
-    try:
+    with Home() as h:
         p = h.server()
         accepted, _, _ = start_asking(p, h, "decided-accept")
         declined, _, _ = start_asking(p, h, "decided-decline")
@@ -249,18 +249,12 @@ def test_decided_runs_once_and_started_never_again():
         time.sleep(0.5)
         check((h.runs("decided-accept"), h.runs("started")) == (1, 0), "and never again after that")
         check(p.stop() == 0, "stops cleanly")
-    finally:
-        if os.environ.get("KEEP"):
-            print("kept", h.dir)
-        else:
-            h.remove()
 
 
 # -- 3. the deadline keeps running while the server is down -----------------------------------
 
 def test_deadline_runs_across_the_restart():
-    h = Home()
-    try:
+    with Home() as h:
         p = h.server("--approval-timeout=2s")
         t, turn, _ = start_asking(p, h, "late")
         check(kill(p) == -9, "killed")
@@ -284,18 +278,12 @@ def test_deadline_runs_across_the_restart():
               "times out with the time it had left: %s" % thread["turns"][-1]["status"])
         check(h.runs("later") == 0, "never ran")
         check(p.stop() == 0, "stops cleanly")
-    finally:
-        if os.environ.get("KEEP"):
-            print("kept", h.dir)
-        else:
-            h.remove()
 
 
 # -- 4. SIGTERM keeps what is pending; the input closing cancels it ----------------------------
 
 def test_sigterm_keeps_pending_and_input_closing_cancels():
-    h = Home()
-    try:
+    with Home() as h:
         p = h.server()
         kept, _, ask = start_asking(p, h, "kept")
         code = kill(p, signal.SIGTERM)
@@ -319,11 +307,6 @@ def test_sigterm_keeps_pending_and_input_closing_cancels():
         check(thread["turns"][-1]["status"] == "interrupted", "the turn was interrupted")
         check(h.runs("cancelled") == 0, "never ran")
         check(p.stop() == 0, "stops cleanly")
-    finally:
-        if os.environ.get("KEEP"):
-            print("kept", h.dir)
-        else:
-            h.remove()
 
 
 # -- 5. waiting costs no memory: a waiting turn unloads -------------------------------------
@@ -337,8 +320,7 @@ def counts(p):
 
 
 def test_a_waiting_turn_unloads_and_goes_on_when_resumed():
-    h = Home()
-    try:
+    with Home() as h:
         p = h.server("--idle-unload=500ms", "--approval-timeout=1h")
         threads = []
         for i in range(20):
@@ -364,13 +346,10 @@ def test_a_waiting_turn_unloads_and_goes_on_when_resumed():
         ran = [h.runs("parked-%d" % i) for i in range(20)]
         check(ran == [1 if i % 2 == 0 else 0 for i in range(20)], "each ran as decided, once: %s" % ran)
         check(p.stop() == 0, "stops cleanly")
-    finally:
-        h.remove()
 
 
 def test_a_parked_approval_times_out_by_its_deadline():
-    h = Home()
-    try:
+    with Home() as h:
         p = h.server("--idle-unload=300ms", "--approval-timeout=2s")
         t, _, _ = start_asking(p, h, "parked-late")
         p.call("thread/unsubscribe", {"threadId": t})
@@ -384,8 +363,6 @@ def test_a_parked_approval_times_out_by_its_deadline():
               "its deadline loads it back and it fails closed: %s" % thread["turns"][-1]["status"])
         check(h.runs("parked-late") == 0, "never ran")
         check(p.stop() == 0, "stops cleanly")
-    finally:
-        h.remove()
 
 
 def main():
