@@ -40,8 +40,18 @@ void put_index(self_ptr self, const thread_file& f) {
   stored_thread t;
   t.meta = f.meta;
   t.archived = f.archived;
-  t.pending = f.pending;
-  self->send(self->state.index, atom::put::value, entry_for(t, f.path));
+  auto e = entry_for(t, f.path);
+  if (!f.archived) {
+    e.pending = f.pending;
+    e.deadline_ms = f.deadline_ms;
+  }
+  self->send(self->state.index, atom::put::value, std::move(e));
+}
+
+void set_pending(thread_file& f, const std::optional<action_record>& a) {
+  f.pending = a ? 1 + static_cast<int>(a->at) : 0;
+  f.pending_item = a ? a->item_id : std::string{};
+  f.deadline_ms = a ? a->deadline_ms : 0;
 }
 
 /// Follows the last turn's pending action through `record`; true when the
@@ -51,15 +61,15 @@ void put_index(self_ptr self, const thread_file& f) {
 /// such a rollout again, since it changed after its entry was put.
 bool track_pending(thread_file& f, const store_record& record) {
   if (auto* a = std::get_if<action_record>(&record)) {
-    f.pending = *a;
+    set_pending(f, *a);
     return a->at == action_record::phase::asked;
   }
-  if (!f.pending) return false;
+  if (f.pending == 0) return false;
   auto* item = std::get_if<item_record>(&record);
   bool ends = std::holds_alternative<turn_started_record>(record)
               || std::holds_alternative<turn_completed_record>(record)
-              || (item && protocol::item_id(item->item) == f.pending->item_id);
-  if (ends) f.pending.reset();
+              || (item && protocol::item_id(item->item) == f.pending_item);
+  if (ends) set_pending(f, std::nullopt);
   return false;
 }
 
@@ -72,7 +82,7 @@ void remember(self_ptr self, const stored_thread& t, const std::string& path) {
   f.meta.path = path;
   f.on_disk = true;
   f.archived = t.archived;
-  f.pending = t.pending;
+  set_pending(f, t.pending);
 }
 
 /// Reads the rollout at `path` through its I/O actor, remembers the thread,

@@ -51,7 +51,12 @@ struct thread_file {
   protocol::thread meta;  // no turns
   bool on_disk = false;   // written once its first turn starts (as Codex does)
   bool archived = false;
-  std::optional<action_record> pending;  // the last turn's action, not yet ended
+  /// The last turn's action that has not ended, as the index shows it: 0
+  /// none, else 1 + its phase; its item and deadline. (Kept this small: a
+  /// store that knows a million waiting threads holds this for each.)
+  int pending = 0;
+  std::string pending_item;
+  int64_t deadline_ms = 0;
 };
 
 struct local_store_state {
