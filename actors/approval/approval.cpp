@@ -76,7 +76,9 @@ nlohmann::json audit_fields(const approval_ask& ask) {
 
 void record_outcome(self_ptr self, const approval_outcome& out) {
   auto& st = self->state;
-  auto latency = std::chrono::steady_clock::now() - st.asked_at;
+  // On the actor clock: the runtime's clock in production, the test's
+  // clock under the test coordinator, so a latency can be tested.
+  auto latency = self->clock().now() - st.asked_at;
   bool runs = out.how == approval_outcome::kind::decided && out.decision.allows_run();
   st.svc.telemetry->approvals.on_outcome(to_string(out.how), out.stage, runs, latency);
   if (!st.svc.audit) return;
@@ -217,7 +219,7 @@ namespace {
 void start(self_ptr self) {
   auto& st = self->state;
   st.started = true;
-  st.asked_at = std::chrono::steady_clock::now();
+  st.asked_at = self->clock().now();
   st.svc.telemetry->approvals.on_requested();
   if (st.svc.audit)
     self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});

@@ -18,6 +18,7 @@
 // abstain. Each waiting stage has a deadline, and a stage that fails, crashes
 // or times out denies (fail closed).
 
+#include <caf/actor_clock.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -50,7 +51,8 @@ struct approval_state {
   bool resolved = false;
   std::vector<client_prompt> prompts;  // every client asked (the client stage)
   std::string decided_by;              // the connection whose answer decided
-  std::chrono::steady_clock::time_point asked_at;
+  /// On the actor clock, so a test's clock moves it.
+  caf::actor_clock::time_point asked_at;
   // -- pipeline progress --
   std::optional<std::string> allowed_by;  // the first stage that allowed
   std::string allow_reason;

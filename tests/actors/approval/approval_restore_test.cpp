@@ -159,5 +159,20 @@ TEST_F(approval_restore_test, an_interrupt_before_any_client_came_back_stores_it
   EXPECT_EQ(stored_turn_status(), protocol::turn_status::interrupted);
 }
 
+TEST_F(approval_restore_test, approval_latency_is_measured_on_the_actor_clock) {
+  auto conv = start_conversation();
+  restore(conv, asked_with(30s));
+  auto log = resume(conv);
+  ASSERT_EQ(log->asks.size(), 1u);
+  advance(5s);
+  send_answer(0, log->asks[0].key, protocol::approval_decision::decline());
+  run();
+  auto stats = svc.telemetry->approvals.snapshot();
+  EXPECT_EQ(stats.decided, 1);
+  // The histogram's buckets are within 6.25% of the time.
+  EXPECT_GE(stats.p50_ms, 5000 * 0.93);
+  EXPECT_LE(stats.p50_ms, 5000 * 1.07);
+}
+
 }  // namespace
 }  // namespace parley
