@@ -120,18 +120,22 @@ void ask_clients(self_ptr self) {
     decide(self, protocol::approval_decision::accept(), *st.allowed_by, st.allow_reason);
     return;
   }
-  auto timeout
-      = std::chrono::duration_cast<std::chrono::milliseconds>(st.svc.config->approval_timeout);
   if (st.restored) {
     // The deadline kept running while the server was down.
     auto left = std::chrono::milliseconds(st.record.deadline_ms - protocol::unix_ms());
     if (left.count() <= 0) return client_deadline(self);
     return open_client_stage(self, left);
   }
+  auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      st.svc.config->approval_timeout);
   st.record.deadline_ms = protocol::unix_ms() + timeout.count();
   // Stored before any client sees it, with its deadline as a time of day,
-  // so a restart asks it again with what is left.
-  ask_durably(self, [self, timeout] { open_client_stage(self, timeout); });
+  // so a restart asks it again with what is left; the live deadline is the
+  // same one (the time the store took counts).
+  ask_durably(self, [self] {
+    auto left = self->state.record.deadline_ms - protocol::unix_ms();
+    open_client_stage(self, std::chrono::milliseconds(std::max<int64_t>(left, 0)));
+  });
 }
 
 void ask_also(self_ptr self, const client_actor& client) {

@@ -1,5 +1,6 @@
 #include "tests/support/deterministic.hpp"
 
+#include <algorithm>
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -30,7 +31,8 @@ using mock_client_actor
     = client_actor::extend<caf::reacts_to<answer_atom, uint64_t, protocol::approval_decision>>;
 
 /// The store interface, and the test's hand on held appends.
-using mock_store_actor = store_actor::extend<caf::reacts_to<atom::flush>>;
+using mock_store_actor
+    = store_actor::extend<caf::reacts_to<atom::flush>, caf::reacts_to<atom::flush, uint64_t>>;
 
 struct mock_client_state {
   std::shared_ptr<client_log> log;
@@ -89,6 +91,12 @@ mock_store_actor::behavior_type mock_store(
         for (auto& rp : self->state.held) rp.deliver(atom::ok::value);
         self->state.held.clear();
       },
+      [self](atom::flush, uint64_t count) {
+        auto& held = self->state.held;
+        auto n = std::min<size_t>(count, held.size());
+        for (size_t i = 0; i < n; ++i) held[i].deliver(atom::ok::value);
+        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(n));
+      },
       [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
         auto& threads = self->state.log->threads;
         if (auto i = threads.find(id); i != threads.end()) return i->second;
@@ -118,9 +126,11 @@ mock_store_actor::behavior_type mock_store(
 }
 
 model_actor::behavior_type mock_model(model_actor::pointer,
-                                      std::shared_ptr<std::deque<model_step>> steps) {
+                                      std::shared_ptr<std::deque<model_step>> steps,
+                                      std::shared_ptr<std::vector<model_context>> asked) {
   return {
-      [steps](atom::step, const model_context&) -> caf::result<model_step> {
+      [steps, asked](atom::step, const model_context& context) -> caf::result<model_step> {
+        if (asked) asked->push_back(context);
         if (steps->empty()) return model_step{};  // done
         auto next = std::move(steps->front());
         steps->pop_front();
@@ -148,9 +158,13 @@ void release_appends(caf::scoped_actor& self, const store_actor& store) {
   self->send(caf::actor_cast<mock_store_actor>(store), atom::flush::value);
 }
 
-model_actor spawn_mock_model(caf::actor_system& sys,
-                             std::shared_ptr<std::deque<model_step>> steps) {
-  return sys.spawn(mock_model, std::move(steps));
+void release_appends(caf::scoped_actor& self, const store_actor& store, uint64_t count) {
+  self->send(caf::actor_cast<mock_store_actor>(store), atom::flush::value, count);
+}
+
+model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<model_step>> steps,
+                             std::shared_ptr<std::vector<model_context>> asked) {
+  return sys.spawn(mock_model, std::move(steps), std::move(asked));
 }
 
 model_step say(std::string text) {
@@ -177,10 +191,11 @@ deterministic::deterministic() {
   config->idle_unload = std::chrono::minutes(10);
   stored = std::make_shared<store_log>();
   steps = std::make_shared<std::deque<model_step>>();
+  model_asked = std::make_shared<std::vector<model_context>>();
   svc.config = config;
   svc.telemetry = std::make_shared<runtime_telemetry>();
   svc.store = spawn_mock_store(*sys, stored);
-  svc.model = spawn_mock_model(*sys, steps);
+  svc.model = spawn_mock_model(*sys, steps, model_asked);
 }
 
 deterministic::~deterministic() {

@@ -55,8 +55,15 @@ store_actor spawn_mock_store(caf::actor_system& sys, std::shared_ptr<store_log> 
 /// Acknowledges every held append (in order).
 void release_appends(caf::scoped_actor& self, const store_actor& store);
 
-/// A model that answers each step from a queue (then `done`).
-model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<model_step>> steps);
+/// Acknowledges the first `count` held appends (in order); the rest stay
+/// held, so a test can show what waits for one record in particular.
+void release_appends(caf::scoped_actor& self, const store_actor& store, uint64_t count);
+
+/// A model that answers each step from a queue (then `done`), and keeps the
+/// context of every step it was asked for in `asked` (when given): what a
+/// turn told its model is what a test checks after a restore.
+model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<model_step>> steps,
+                             std::shared_ptr<std::vector<model_context>> asked = nullptr);
 
 model_step say(std::string text);
 model_step run(std::string command);
@@ -84,6 +91,7 @@ class deterministic {
   std::shared_ptr<runtime_config> config;
   std::shared_ptr<store_log> stored;
   std::shared_ptr<std::deque<model_step>> steps;
+  std::shared_ptr<std::vector<model_context>> model_asked;  // every context the model got
   runtime_services svc;
 };
 
