@@ -267,12 +267,15 @@ def test_deadline_runs_across_the_restart():
         check(cmd is not None and cmd["status"] == "declined",
               "the expired approval is declined (fail closed): %s" % cmd)
         check(h.runs("late") == 0, "and never ran")
-        # One that still has time waits for it, unloaded, and then fails closed.
+        check(p.stop() == 0, "stops cleanly")
+        # One that still has time waits for it, unloaded, and then fails closed
+        # (time enough for a slow start, under a sanitizer too).
+        p = h.server("--approval-timeout=6s")
         t2, _, _ = start_asking(p, h, "later")
         check(kill(p) == -9, "killed")
-        p = h.server("--approval-timeout=2s")
+        p = h.server("--approval-timeout=6s")
         check(listed(p).get(t2, {}).get("type") == "active", "still waiting after the restart")
-        thread = wait_turn_over(p, t2, timeout=10)
+        thread = wait_turn_over(p, t2, timeout=30)
         check(thread["turns"][-1]["status"] == "completed"
               and command_item(thread["turns"][-1])["status"] == "declined",
               "times out with the time it had left: %s" % thread["turns"][-1]["status"])
