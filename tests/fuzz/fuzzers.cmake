@@ -13,8 +13,11 @@ set(_fuzz_dir "${PROJECT_SOURCE_DIR}/tests/fuzz")
 
 # The store's reading code alone: the rest of parley_actors is not needed.
 add_library(parley_fuzz_store STATIC
+  "${PROJECT_SOURCE_DIR}/actors/core/action_records.cpp"
+  "${PROJECT_SOURCE_DIR}/actors/core/counters.cpp"
   "${PROJECT_SOURCE_DIR}/actors/core/errors.cpp"
   "${PROJECT_SOURCE_DIR}/actors/core/log.cpp"
+  "${PROJECT_SOURCE_DIR}/actors/store/action_lines.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_file.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_format.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/response_items.cpp"
