@@ -14,10 +14,12 @@ At the end, for every action (its file names it):
   * an action whose item completed ran exactly once, one whose item was
     declined never ran;
 and every turn has ended, no thread waits on an approval, and a restart with
-nothing to do runs nothing again.
+nothing to do runs nothing again. With --mock (turns talk to parley-mock-model
+over HTTP), every request the model received answers each of its calls
+exactly once.
 
   durable_crash_test.py --binary PARLEY --work DIR [--seed N] [--rounds N]
-                        [--threads N] [--signal KILL|TERM]
+                        [--threads N] [--signal KILL|TERM] [--mock PARLEY_MOCK_MODEL]
 """
 import argparse
 import os
@@ -54,13 +56,23 @@ class Crash:
         self.turns = {}  # thread -> number of turns started
         self.asked = 0  # asks answered or left, over all rounds
         self.answers = 0
+        # With --mock, every turn talks to parley-mock-model over loopback:
+        # its `exec_command` call is asked, and after a restart its outcome
+        # goes back to the model under the same call id.
+        self.mock = app_server_peer.Mock(args.mock) if args.mock else None
 
     def server(self):
         self.starts += 1
         args = [self.args.binary, "app-server", "--store=local", "--home=" + self.home,
                 "--cwd=" + self.runs, "--approval-timeout=%ds" % APPROVAL_TIMEOUT_S,
                 "--log-level=warn"]
-        return app_server_peer.StdioPeer(args, dict(os.environ),
+        env = dict(os.environ)
+        if self.mock:
+            args += ["-c", "model=mock-model", "-c", "model_provider=mock",
+                     "-c", "model_providers.mock.base_url=%s/v1" % self.mock.url,
+                     "-c", "model_providers.mock.env_key=MOCK_KEY"]
+            env["MOCK_KEY"] = "sk-test"
+        return app_server_peer.StdioPeer(args, env,
                                          os.path.join(self.args.work, "server.log"),
                                          client_name="durable-crash")
 
@@ -74,8 +86,9 @@ class Crash:
         name = "%s-%d" % (thread[-12:], n)
         self.plan[name] = self.rng.choice(PLANS)
         busy.add(thread)
-        p.send("turn/start", {"threadId": thread, "input": [
-            {"type": "text", "text": "run: echo x >> %s\nsay: done %d" % (name, n)}]})
+        text = ("mock: run echo x >> %s" % name if self.mock
+                else "run: echo x >> %s\nsay: done %d" % (name, n))
+        p.send("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})
 
     def answer(self, p, ask, decision):
         self.answers += 1
@@ -205,6 +218,16 @@ class Crash:
                 raise Failure("an action nobody planned ran: %s" % name)
         if p.stop() != 0:
             raise Failure("the server did not stop cleanly")
+        if self.mock:
+            # Every model request holds each call's outcome once, right after
+            # the call (a restart never answers one twice, nor leaves one out).
+            for q in self.mock.requests():
+                items = q["body"].get("input", [])
+                calls = [i.get("call_id") for i in items if i.get("type") == "function_call"]
+                outs = [i.get("call_id") for i in items if i.get("type") == "function_call_output"]
+                if len(outs) != len(set(outs)) or sorted(outs) != sorted(calls):
+                    raise Failure("a model request answers calls %s with outputs %s" % (calls, outs))
+                checked += len(calls)
         ran = sum(1 for name in self.plan if self.ran(name))
         return checked, ran
 
@@ -217,15 +240,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--signal", choices=("KILL", "TERM"), default="KILL")
+    ap.add_argument("--mock", default="", help="parley-mock-model: turns talk to it")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     c = Crash(args)
-    for r in range(args.rounds + 1):
-        c.round(last=(r == args.rounds))
-    checked, ran = c.verify()
-    print("durable crash test: seed %d, %d rounds (SIG%s), %d threads, %d actions checked "
-          "(%d ran, each once), %d asks, %d answers" % (args.seed, args.rounds, args.signal,
+    try:
+        for r in range(args.rounds + 1):
+            c.round(last=(r == args.rounds))
+        checked, ran = c.verify()
+    finally:
+        if c.mock:
+            c.mock.stop()
+    print("durable crash test%s: seed %d, %d rounds (SIG%s), %d threads, %d actions checked "
+          "(%d ran, each once), %d asks, %d answers" % (" (HTTP model)" if args.mock else "",
+                                                        args.seed, args.rounds, args.signal,
                                                         len(c.threads), checked, ran, c.asked,
                                                         c.answers))
     return 0
