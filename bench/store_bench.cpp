@@ -74,7 +74,8 @@ double append_rate(const std::string& home, runtime_config::durability_kind dura
   caf::actor_system_config sys_cfg;
   configure_scheduler(sys_cfg, 0);
   caf::actor_system sys{sys_cfg};
-  auto store = sys.spawn(store::local_store, std::shared_ptr<const runtime_config>(cfg));
+  auto store = sys.spawn(store::local_store, std::shared_ptr<const runtime_config>(cfg),
+                         std::make_shared<runtime_telemetry>());
   std::vector<std::pair<std::string, store_record>> records;
   std::vector<protocol::thread> metas;
   for (int t = 0; t < threads; ++t) metas.push_back(make_meta(protocol::unix_seconds()));
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
   configure_scheduler(sys_cfg, 0);
   caf::actor_system sys{sys_cfg};
   auto start = clock_type::now();
-  auto store = sys.spawn(store::local_store, std::shared_ptr<const runtime_config>(cfg));
+  auto store = sys.spawn(store::local_store, std::shared_ptr<const runtime_config>(cfg),
+                         std::make_shared<runtime_telemetry>());
   {
     caf::scoped_actor self{sys};
     protocol::thread_list_params first;

@@ -92,6 +92,12 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
           {{"turn", durability::turn}, {"item", durability::item}, {"none", durability::none}},
           "fsync after each completed turn (turn, default), each item, or never (none)")
           ->type_name("WHEN"));
+  all.push_back(app.add_option("--store-backlog", cfg.store_backlog_bytes,
+                               "bytes of records that may wait for a disk that refuses them "
+                               "(full, read-only) before the turns writing them fail (default "
+                               "33554432)")
+                    ->check(CLI::PositiveNumber)
+                    ->type_name("BYTES"));
   all.push_back(add_duration(app, "--approval-timeout", cfg.approval_timeout,
                              "how long an approval waits for a decision (default 10m); "
                              "unanswered approvals fail closed"));

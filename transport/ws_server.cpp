@@ -140,9 +140,17 @@ class session : public std::enable_shared_from_this<session<Socket>> {
   /// Plain HTTP on the listener: health checks answer 200, anything else 404.
   void answer_plain() {
     auto target = std::string(request_.target());
-    bool health
-        = request_.method() == http::verb::get && (target == "/readyz" || target == "/healthz");
-    respond(health ? http::status::ok : http::status::not_found, health ? "ok\n" : "not found\n");
+    bool get = request_.method() == http::verb::get;
+    if (get && target == "/healthz") return respond(http::status::ok, "ok\n");
+    if (get && target == "/readyz") {
+      // Not ready while the store cannot write: new threads and turns would
+      // be refused.
+      auto& health = owner_.rt.telemetry()->store;
+      if (health.writable()) return respond(http::status::ok, "ok\n");
+      return respond(http::status::service_unavailable,
+                     "not ready: the store cannot write (" + health.fault() + ")\n");
+    }
+    respond(http::status::not_found, "not found\n");
   }
 
   void refuse(http::status status, const char* reason, const char* body) {

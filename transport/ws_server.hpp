@@ -1,8 +1,8 @@
 #pragma once
 // WebSocket listeners (issue 12), framed as Codex frames them: one JSON-RPC
 // message per text frame, binary frames refused, ping/pong and the close
-// handshake; `GET /readyz` and `GET /healthz` answer 200 on the same
-// listener; a request that carries an Origin header (a browser) is refused
+// handshake; `GET /healthz` answers 200 and `GET /readyz` 200, or 503 with
+// the reason while the store cannot write, on the same listener; a request that carries an Origin header (a browser) is refused
 // with 403. Boost.Beast does the HTTP and WebSocket work on one I/O thread
 // of its own, so no scheduler worker ever waits on a socket. Each client is
 // its own session (a connection actor around an rpc::session), with its own

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <caf/sec.hpp>
+#include <caf/send.hpp>
 
 #include "actors/approval/approval_detail.hpp"
 #include "actors/approval/audit/audit_log.hpp"
@@ -80,7 +81,16 @@ void record_outcome(self_ptr self, const approval_outcome& out) {
   auto latency = self->clock().now() - st.asked_at;
   bool runs = out.how == approval_outcome::kind::decided && out.decision.allows_run();
   st.svc.telemetry->approvals.on_outcome(to_string(out.how), out.stage, runs, latency);
-  if (!st.svc.audit) return;
+}
+
+/// The audit line of an outcome. One that lets the action run is written
+/// before the decision is stored or acted on: an accept the log could not
+/// record runs nothing. Others are only sent.
+void audit_then(self_ptr self, approval_outcome out, std::function<void(approval_outcome)> next) {
+  auto& st = self->state;
+  if (!st.svc.audit) return next(std::move(out));
+  auto latency = self->clock().now() - st.asked_at;
+  bool runs = out.how == approval_outcome::kind::decided && out.decision.allows_run();
   auto fields = audit_fields(st.ask);
   fields["stage"] = out.stage;
   if (!st.decided_by.empty()) fields["connection"] = st.decided_by;
@@ -89,8 +99,20 @@ void record_outcome(self_ptr self, const approval_outcome& out) {
   if (out.how == approval_outcome::kind::decided)
     fields["decision"] = protocol::to_string(out.decision.value);
   if (!out.detail.empty()) fields["detail"] = out.detail;
-  self->send(st.svc.audit, atom::append::value,
-             audit::record{to_string(out.how), std::move(fields)});
+  audit::record line{to_string(out.how), std::move(fields)};
+  if (!runs) {
+    caf::anon_send(st.svc.audit, atom::append::value, std::move(line));  // no reply awaited
+    return next(std::move(out));
+  }
+  self->request(st.svc.audit, caf::infinite, atom::append::value, std::move(line))
+      .then([out, next](atom::ok) mutable { next(std::move(out)); },
+            [self, out, next](caf::error& err) mutable {
+              PARLEY_WARN("approval key={} event=decision_not_audited error=\"{}\" not_run",
+                          self->state.ask.key, message_of(err));
+              out.how = approval_outcome::kind::client_error;
+              out.detail = "the audit log could not record the decision: " + message_of(err);
+              next(std::move(out));
+            });
 }
 
 /// Codex's order: a file change's item starts before the thread waits on
@@ -124,17 +146,11 @@ void deliver(self_ptr self, approval_outcome out) {
   self->quit();
 }
 
-}  // namespace
-
-void finish(self_ptr self, approval_outcome out) {
+/// The decision is stored before the turn acts on it. One that cannot be
+/// stored lets nothing run (a restart would ask again).
+void store_then_deliver(self_ptr self, approval_outcome out) {
   auto& st = self->state;
-  if (st.resolved) return;  // exactly one outcome
-  st.resolved = true;
-  withdraw_open_prompts(self);
-  if (st.plan.waits()) self->send(st.conversation, atom::settled::value, ref_of(st.ask));
   if (!st.asked_durably) return deliver(self, std::move(out));
-  // The decision is stored before the turn acts on it. One that cannot be
-  // stored lets nothing run (a restart would ask again).
   auto r = st.record;
   r.at = action_record::phase::decided;
   store_outcome(r, out);
@@ -150,6 +166,19 @@ void finish(self_ptr self, approval_outcome out) {
               }
               deliver(self, std::move(out));
             });
+}
+
+}  // namespace
+
+void finish(self_ptr self, approval_outcome out) {
+  auto& st = self->state;
+  if (st.resolved) return;  // exactly one outcome
+  st.resolved = true;
+  withdraw_open_prompts(self);
+  if (st.plan.waits()) self->send(st.conversation, atom::settled::value, ref_of(st.ask));
+  audit_then(self, std::move(out), [self](approval_outcome audited) {
+    store_then_deliver(self, std::move(audited));
+  });
 }
 
 void ask_durably(self_ptr self, std::function<void()> then) {
@@ -221,7 +250,8 @@ void start(self_ptr self) {
   st.asked_at = self->clock().now();
   st.svc.telemetry->approvals.on_requested();
   if (st.svc.audit)
-    self->send(st.svc.audit, atom::append::value, audit::record{"requested", audit_fields(st.ask)});
+    caf::anon_send(st.svc.audit, atom::append::value,
+                   audit::record{"requested", audit_fields(st.ask)});
   announce(self);
   // Asked before a restart: every stage before the client's had passed.
   if (st.restored) return ask_clients(self);

@@ -16,10 +16,14 @@ audit_actor::behavior_type audit_writer(audit_actor::stateful_pointer<audit_writ
     self->state.log = std::move(opened.log);
   }
   return {
-      [self](atom::append, const audit::record& r) {
-        if (!self->state.log) return;
-        if (auto err = self->state.log->append(r))
+      [self](atom::append, const audit::record& r) -> caf::result<atom::ok> {
+        // Auditing asked for but not possible: no accept runs unrecorded.
+        if (!self->state.log) return make_error(errc::internal, "the audit log is not open");
+        if (auto err = self->state.log->append(r)) {
           PARLEY_ERROR("audit event=append_failed error={}", *err);
+          return make_error(errc::internal, *err);
+        }
+        return atom::ok::value;
       },
   };
 }

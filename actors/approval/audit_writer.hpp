@@ -21,9 +21,9 @@ struct audit_writer_state {
   std::optional<audit::audit_log> log;
 };
 
-/// Appends to the log at `path` (created if missing). If it cannot be
-/// opened, the error is logged and events are dropped (approvals still fail
-/// closed; auditing is not a decision stage).
+/// Appends to the log at `path` (created if missing), answering ok once a
+/// line is written. A line not written (a full disk, a log that could not be
+/// opened) is an error: the approval waiting on it lets nothing run.
 audit_actor::behavior_type audit_writer(audit_actor::stateful_pointer<audit_writer_state> self,
                                         std::string path);
 

@@ -19,6 +19,9 @@ class approval_hook;  // actors/approval/hooks/approval_hook.hpp
 namespace model_config {
 struct settings;  // actors/model/config/model_config.hpp
 }
+namespace store {
+class file_ops;  // actors/store/file_ops.hpp
+}
 
 struct runtime_config {
   /// How long an approval waits for a decision before it counts as declined.
@@ -42,6 +45,12 @@ struct runtime_config {
   /// after each completed turn, or never (the OS decides).
   enum class durability_kind { item, turn, none };
   durability_kind durability = durability_kind::turn;
+  /// Bytes of records that may wait for a disk that refuses them (full,
+  /// read-only, failing) before the turns writing them fail.
+  size_t store_backlog_bytes = size_t{32} << 20;
+  /// The system calls under the local store's rollout writer; null = the
+  /// real ones (tests put a fault-injecting layer here).
+  std::shared_ptr<store::file_ops> store_file_ops;
   /// The approval audit log (JSONL, hash-chained); empty = no audit.
   std::string audit_path;
   /// Encode event params where events are made (spread over many actors):

@@ -97,7 +97,9 @@ using turn_actor = process_sink_actor::extend<caf::reacts_to<atom::delta, model_
                                               caf::reacts_to<atom::notice, model_notice>>;
 
 /// The audit log's writer: appends what the approval actors report.
-using audit_actor = caf::typed_actor<caf::reacts_to<atom::append, audit::record>>;
+// Appends one line; ok once it is written (an error when it was not).
+using audit_actor
+    = caf::typed_actor<caf::replies_to<atom::append, audit::record>::with<atom::ok>>;
 
 /// The rule book's keeper: writes the amendments a client accepted
 /// (acceptWithExecpolicyAmendment) to the rules directory.

@@ -36,6 +36,11 @@ struct runtime_services {
   std::shared_ptr<runtime_telemetry> telemetry;  // this runtime's counts, stats and keys
 };
 
+/// The error for a request that would start something the store cannot
+/// keep now (a full or read-only disk): -32001, naming the cause; none
+/// while the store writes.
+caf::error store_refusal(const runtime_services& svc);
+
 /// A notification made by one of this runtime's actors (encoded ahead when
 /// the runtime serves JSON clients).
 template <class T>

@@ -13,6 +13,7 @@
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/counters.hpp"
 #include "actors/core/messages.hpp"
+#include "actors/core/store_health.hpp"
 
 namespace parley {
 
@@ -20,6 +21,8 @@ class runtime_telemetry {
  public:
   live_counters live;
   approval_stats approvals;
+  /// Whether the store can write now (its writers report; requests read).
+  store_health store;
 
   runtime_counts counts() const;
 

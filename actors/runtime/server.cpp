@@ -28,7 +28,8 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
     st.svc.rules_keeper = self->spawn<caf::detached + caf::monitored>(rules_keeper, st.svc.rules);
   }
   if (st.svc.config->store == runtime_config::store_kind::local)
-    st.svc.store = self->spawn<caf::monitored>(store::local_store, st.svc.config);
+    st.svc.store = self->spawn<caf::monitored>(store::local_store, st.svc.config,
+                                               st.svc.telemetry);
   else
     st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);
   st.svc.model = self->spawn<caf::monitored>(scripted_model, st.svc.config);

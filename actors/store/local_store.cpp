@@ -81,6 +81,7 @@ void remember(self_ptr self, const stored_thread& t, const std::string& path) {
   f.meta.turns.clear();
   f.meta.path = path;
   f.on_disk = true;
+  f.listed = !t.meta.turns.empty();
   f.archived = t.archived;
   set_pending(f, t.pending);
 }
@@ -148,6 +149,13 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   auto& st = self->state;
   if (st.sealed)
     return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  bool opens = std::holds_alternative<thread_created_record>(record)
+               || std::holds_alternative<turn_started_record>(record);
+  // Something new while the store cannot write is refused now, rather than
+  // accepted and lost.
+  if (opens && st.telemetry && !st.telemetry->store.writable())
+    return st.telemetry->store.refusal();
+  bool durable = st.config->durability != runtime_config::durability_kind::none;
   if (auto* created = std::get_if<thread_created_record>(&record)) {
     auto& f = st.files[id];
     f.meta = created->meta;
@@ -155,13 +163,14 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     f.path = f.meta.path.value_or(st.config->home + "/"
                                   + rollout_relative_path(f.meta.created_at, id));
     f.meta.path = f.path;
-    if (created->meta.turns.empty()) return atom::ok::value;  // written with its first turn
-    // A fork: its copied history is written at once.
+    // Its session metadata (and a fork's copied history) is on disk before
+    // thread/start answers: a thread that was reported started exists.
     auto lines = encode_thread(created->meta, created->context);
     f.on_disk = true;
-    put_index(self, f);
+    f.listed = !created->meta.turns.empty();  // threads without turns are not listed
+    if (f.listed) put_index(self, f);
     return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                          st.config->durability != runtime_config::durability_kind::none);
+                          durable, true);
   }
   auto i = st.files.find(id);
   if (i == st.files.end())
@@ -171,6 +180,7 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   bool first = !f.on_disk;
   if (first) lines.push_back(encode_session_meta(f.meta));
   for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
+  bool first_turn = std::holds_alternative<turn_started_record>(record) && !f.listed;
   if (!std::holds_alternative<context_record>(record)
       && !std::holds_alternative<action_record>(record)) {  // these change no metadata
     stored_thread tracker{f.meta, f.archived, {}, std::nullopt};
@@ -179,12 +189,13 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     f.meta.turns.clear();
   }
   f.on_disk = true;
+  if (first_turn) f.listed = true;
   bool pending_moved = track_pending(f, record);
-  if (first || pending_moved || std::holds_alternative<turn_completed_record>(record)
-      || std::holds_alternative<thread_renamed_record>(record))
+  if (first_turn || pending_moved || std::holds_alternative<turn_completed_record>(record)
+      || (f.listed && std::holds_alternative<thread_renamed_record>(record)))
     put_index(self, f);
   return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                        must_sync(*st.config, record));
+                        must_sync(*st.config, record), opens || first);
 }
 
 caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
@@ -401,6 +412,7 @@ size_t sync_index(thread_index& index, const std::string& home) {
           continue;
         }
         t->archived = archived;
+        if (t->meta.turns.empty()) continue;  // as Codex: a thread is listed once it has a turn
         index.upsert(entry_for(*t, path));
         ++reread;
       }
@@ -423,11 +435,19 @@ caf::expected<size_t> rebuild_index(const std::string& home) {
 }
 
 store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store_state> self,
-                                       std::shared_ptr<const runtime_config> config) {
+                                       std::shared_ptr<const runtime_config> config,
+                                       std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "local_store");
   self->state.config = std::move(config);
-  for (size_t i = 0; i < io_shards; ++i)
-    self->state.io.push_back(spawn_rollout_io(self, self->state.config->home));
+  self->state.telemetry = telemetry;
+  for (size_t i = 0; i < io_shards; ++i) {
+    rollout_io_setup setup;
+    setup.shard = static_cast<int>(i);
+    setup.backlog_bytes = self->state.config->store_backlog_bytes / io_shards;
+    setup.ops = self->state.config->store_file_ops;
+    setup.telemetry = telemetry;
+    self->state.io.push_back(spawn_rollout_io(self, std::move(setup)));
+  }
   self->state.index = spawn_index_owner(self, self->state.config->home);
   return {
       [self](atom::append, const std::string& id, const store_record& record)

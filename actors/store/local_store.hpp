@@ -20,6 +20,7 @@
 
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
+#include "actors/core/telemetry.hpp"
 #include "actors/store/thread_index.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store::index_entry)
@@ -30,26 +31,32 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::store::pending_entry>)
 namespace parley::store {
 
 using rollout_io_actor = caf::typed_actor<
-    // Append lines to a rollout (creating it), fsync'ed when asked.
-    caf::replies_to<atom::append, std::string, std::vector<std::string>, bool>::with<atom::ok>,
+    // Append lines to a rollout (creating it): synced when asked; the last
+    // flag says they open a turn or a thread (see rollout_writer).
+    caf::replies_to<atom::append, std::string, std::vector<std::string>, bool, bool>::with<
+        atom::ok>,
     // Read and decode a rollout.
     caf::replies_to<atom::load, std::string>::with<stored_thread>,
     // Move a rollout (compressing into / decompressing out of archived_sessions).
     caf::replies_to<atom::archive, std::string, std::string>::with<atom::ok>,
     // Everything appended before is written and synced.
-    caf::replies_to<atom::flush>::with<atom::ok>>;
+    caf::replies_to<atom::flush>::with<atom::ok>,
+    // Write what waits for the disk (the actor's own timer).
+    caf::reacts_to<atom::retry>>;
 
 using index_actor
     = caf::typed_actor<caf::reacts_to<atom::put, index_entry>,
                        caf::replies_to<atom::get, std::string>::with<index_entry>,
                        caf::replies_to<atom::list, list_query>::with<list_page>,
-                       caf::replies_to<atom::pending>::with<std::vector<pending_entry>>>;
+                       caf::replies_to<atom::pending>::with<std::vector<pending_entry>>,
+                       caf::reacts_to<atom::retry>>;  // its own timer: write what failed
 
 /// A thread this process has touched.
 struct thread_file {
   std::string path;
   protocol::thread meta;  // no turns
-  bool on_disk = false;   // written once its first turn starts (as Codex does)
+  bool on_disk = false;   // its session metadata is written (with thread/start)
+  bool listed = false;    // in the index: once it has a turn (as Codex lists them)
   bool archived = false;
   /// The last turn's action that has not ended, as the index shows it: 0
   /// none, else 1 + its phase; its item and deadline. (Kept this small: a
@@ -62,6 +69,7 @@ struct thread_file {
 struct local_store_state {
   static inline const char* name = "local_store";
   std::shared_ptr<const runtime_config> config;
+  std::shared_ptr<runtime_telemetry> telemetry;  // its store health
   std::vector<rollout_io_actor> io;
   index_actor index;
   std::unordered_map<std::string, thread_file> files;
@@ -69,7 +77,8 @@ struct local_store_state {
 };
 
 store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store_state> self,
-                                       std::shared_ptr<const runtime_config> config);
+                                       std::shared_ptr<const runtime_config> config,
+                                       std::shared_ptr<runtime_telemetry> telemetry);
 
 /// The index entry for a stored thread at `path`.
 index_entry entry_for(const stored_thread& t, const std::string& path);

@@ -9,11 +9,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <list>
 
 #include "actors/core/handlers.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
+#include "actors/store/rollout_writer.hpp"
 
 namespace parley::store {
 
@@ -21,130 +21,68 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t max_open_files = 256;
-
-
 // -- rollout_io ----------------------------------------------------------------
 
-/// An append that asked for durability, waiting for its file's sync.
-struct awaiting_sync {
-  int fd = -1;
-  std::string path;
-  caf::typed_response_promise<atom::ok> promise;
-};
+constexpr auto first_retry = std::chrono::milliseconds(100);
+constexpr auto last_retry = std::chrono::seconds(2);
 
 struct rollout_io_state {
   static inline const char* name = "rollout_io";
-  std::unordered_map<std::string, int> fds;
-  std::list<std::string> lru;  // most recent first
+  std::unique_ptr<rollout_writer> writer;
+  std::shared_ptr<runtime_telemetry> telemetry;  // its store health hears faults
+  int shard = 0;
   /// Group commit: appends that must be durable are written at once and
   /// acknowledged after one sync per file for the whole batch (every append
   /// queued before the flush this actor sends itself).
-  std::vector<awaiting_sync> unsynced;
   bool flush_queued = false;
-
-  ~rollout_io_state() {
-    for (auto& [path, fd] : fds) ::close(fd);
-  }
-
-  /// Syncs every file written since the last flush, then acknowledges the
-  /// appends that waited for it (or fails those whose file did not sync).
-  void sync_all() {
-    flush_queued = false;
-    if (unsynced.empty()) return;
-    auto batch = std::move(unsynced);
-    unsynced.clear();
-    std::unordered_map<int, int> synced;  // fd -> errno (0: synced)
-    for (auto& w : batch) {
-      auto [at, fresh] = synced.emplace(w.fd, 0);
-      if (fresh && ::fdatasync(w.fd) != 0) at->second = errno;
-      if (at->second == 0)
-        w.promise.deliver(atom::ok::value);
-      else
-        w.promise.deliver(
-            make_error(errc::internal, "cannot sync " + w.path + ": " + std::strerror(at->second)));
-    }
-  }
-
-  void close_file(const std::string& path) {
-    auto i = fds.find(path);
-    if (i == fds.end()) return;
-    // Never close a file whose appends still wait for their sync.
-    for (auto& w : unsynced)
-      if (w.fd == i->second) {
-        sync_all();
-        break;
-      }
-    ::close(i->second);
-    fds.erase(i);
-    lru.remove(path);
-  }
-
-  /// The open file of `path`; an existing rollout opened here for the first
-  /// time gets its torn tail repaired before anything is appended.
-  caf::expected<int> open_file(const std::string& path, bool sync) {
-    if (auto i = fds.find(path); i != fds.end()) {
-      lru.remove(path);
-      lru.push_front(path);
-      return i->second;
-    }
-    std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-      return make_error(errc::internal, "cannot open " + path + ": " + std::strerror(errno));
-    if (auto err = repair_torn_tail(fd, path, sync)) {
-      ::close(fd);
-      return err;
-    }
-    if (fds.size() >= max_open_files) close_file(lru.back());
-    fds.emplace(path, fd);
-    lru.push_front(path);
-    return fd;
-  }
+  bool retry_armed = false;
+  bool faulted = false;
+  std::chrono::milliseconds backoff = first_retry;
 };
 
 using io_ptr = rollout_io_actor::stateful_pointer<rollout_io_state>;
 
-caf::result<atom::ok> append_lines(io_ptr self, const std::string& path,
-                                   const std::vector<std::string>& lines, bool sync) {
-  auto fd = self->state.open_file(path, sync);
-  if (!fd) return std::move(fd.error());
-  struct stat before {};
-  if (::fstat(*fd, &before) != 0)
-    return make_error(errc::internal, "cannot stat " + path + ": " + std::strerror(errno));
-  std::string data;
-  for (auto& l : lines) {
-    data += l;
-    data += '\n';
-  }
-  // One write per record batch: a crash loses at most the line being written.
-  size_t done = 0;
-  while (done < data.size()) {
-    auto n = ::write(*fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      auto err
-          = make_error(errc::internal, "cannot append to " + path + ": " + std::strerror(errno));
-      // A full disk must not leave half a batch for the next one to glue onto.
-      [[maybe_unused]] auto rc = ::ftruncate(*fd, before.st_size);
-      return err;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (!sync) return atom::ok::value;
-  auto rp = self->make_response_promise<atom::ok>();
-  self->state.unsynced.push_back({*fd, path, rp});
-  if (!self->state.flush_queued) {
-    self->state.flush_queued = true;
-    // Behind every append queued so far (anonymous: nobody awaits its reply).
+/// After any write: a flush behind the appends queued so far when one waits
+/// for it; while records wait for the disk, a retry, and the health says so.
+void after_io(io_ptr self) {
+  auto& st = self->state;
+  if (st.writer->needs_flush() && !st.flush_queued) {
+    st.flush_queued = true;
+    // Anonymous: nobody awaits its reply.
     caf::anon_send(caf::actor_cast<rollout_io_actor>(self), atom::flush::value);
   }
+  if (st.writer->faulted()) {
+    if (!st.faulted) {
+      st.faulted = true;
+      st.backoff = first_retry;
+      if (st.telemetry) st.telemetry->store.set_fault(st.shard, st.writer->fault());
+    }
+    if (!st.retry_armed) {
+      st.retry_armed = true;
+      self->delayed_send(self, st.backoff, atom::retry::value);
+      st.backoff = std::min<std::chrono::milliseconds>(st.backoff * 2, last_retry);
+    }
+  } else if (st.faulted) {
+    st.faulted = false;
+    if (st.telemetry) st.telemetry->store.clear_fault(st.shard);
+  }
+}
+
+caf::result<atom::ok> append_lines(io_ptr self, const std::string& path,
+                                   const std::vector<std::string>& lines, bool sync, bool opens) {
+  auto rp = self->make_response_promise<atom::ok>();
+  self->state.writer->append(path, lines, sync, opens, [rp](caf::error err) mutable {
+    if (err)
+      rp.deliver(std::move(err));
+    else
+      rp.deliver(atom::ok::value);
+  });
+  after_io(self);
   return rp;
 }
 
 caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, const std::string& to) {
-  self->state.close_file(from);
+  if (auto err = self->state.writer->close(from)) return err;
   std::error_code ec;
   fs::create_directories(fs::path(to).parent_path(), ec);
   auto lines = read_rollout_lines(from);
@@ -170,12 +108,19 @@ caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, cons
   return atom::ok::value;
 }
 
-rollout_io_actor::behavior_type rollout_io(io_ptr self, std::string home) {
+rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) {
   install_default_handlers(self, "rollout_io");
-  (void)home;
+  rollout_writer::limits limits;
+  limits.backlog_bytes = setup.backlog_bytes;
+  auto ops = setup.ops ? setup.ops : posix_file_ops();
+  self->state.writer = std::make_unique<rollout_writer>(std::move(ops), limits);
+  self->state.telemetry = std::move(setup.telemetry);
+  self->state.shard = setup.shard;
   return {
       [self](atom::append, const std::string& path, const std::vector<std::string>& lines,
-             bool sync) -> caf::result<atom::ok> { return append_lines(self, path, lines, sync); },
+             bool sync, bool opens) -> caf::result<atom::ok> {
+        return append_lines(self, path, lines, sync, opens);
+      },
       [self](atom::load, const std::string& path) -> caf::result<stored_thread> {
         auto t = read_rollout(path);
         if (!t) return std::move(t.error());
@@ -184,8 +129,16 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, std::string home) {
       [self](atom::archive, const std::string& from, const std::string& to)
           -> caf::result<atom::ok> { return archive_rollout(self, from, to); },
       [self](atom::flush) {
-        self->state.sync_all();
+        self->state.flush_queued = false;
+        self->state.writer->flush();
+        after_io(self);
         return atom::ok::value;
+      },
+      [self](atom::retry) {
+        auto& st = self->state;
+        st.retry_armed = false;
+        if (st.writer->retry()) st.backoff = first_retry;
+        after_io(self);
       },
   };
 }
@@ -195,10 +148,35 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, std::string home) {
 struct index_state {
   static inline const char* name = "thread_index";
   std::unique_ptr<thread_index> db;
+  /// Entries the database refused (a full disk): written again, newest
+  /// first, until it takes them; the rollouts stay the truth meanwhile.
+  std::unordered_map<std::string, index_entry> unwritten;
+  bool retry_armed = false;
 };
 
-index_actor::behavior_type index_owner(index_actor::stateful_pointer<index_state> self,
-                                       std::string home) {
+using index_ptr = index_actor::stateful_pointer<index_state>;
+
+void put_entries(index_ptr self, std::vector<index_entry> entries) {
+  auto& st = self->state;
+  try {
+    st.db->batch([&] {
+      for (auto& e : entries) st.db->upsert(e);
+    });
+    for (auto& e : entries) st.unwritten.erase(e.id);
+    return;
+  } catch (const std::exception& ex) {
+    if (st.unwritten.empty())
+      PARLEY_ERROR("thread_index event=upsert_failed error=\"{}\" (kept to write again)",
+                   ex.what());
+  }
+  for (auto& e : entries) st.unwritten[e.id] = std::move(e);
+  if (!st.retry_armed) {
+    st.retry_armed = true;
+    self->delayed_send(self, std::chrono::seconds(1), atom::retry::value);
+  }
+}
+
+index_actor::behavior_type index_owner(index_ptr self, std::string home) {
   install_default_handlers(self, "thread_index");
   try {
     self->state.db = std::make_unique<thread_index>(index_path(home));
@@ -209,13 +187,19 @@ index_actor::behavior_type index_owner(index_actor::stateful_pointer<index_state
     PARLEY_ERROR("thread_index event=open_failed error={}", e.what());
   }
   return {
-      [self](atom::put, const index_entry& e) {
+      [self](atom::put, index_entry& e) {
         if (!self->state.db) return;
-        try {
-          self->state.db->upsert(e);
-        } catch (const std::exception& ex) {
-          PARLEY_ERROR("thread_index event=upsert_failed id={} error={}", e.id, ex.what());
-        }
+        put_entries(self, {std::move(e)});
+      },
+      [self](atom::retry) {
+        auto& st = self->state;
+        st.retry_armed = false;
+        std::vector<index_entry> entries;
+        for (auto& [id, e] : st.unwritten) entries.push_back(e);
+        if (entries.empty()) return;
+        put_entries(self, std::move(entries));
+        if (st.unwritten.empty())
+          PARLEY_INFO("thread_index event=writable_again (entries that waited are written)");
       },
       [self](atom::get, const std::string& id) -> caf::result<index_entry> {
         if (self->state.db)
@@ -243,8 +227,8 @@ index_actor::behavior_type index_owner(index_actor::stateful_pointer<index_state
 
 }  // namespace
 
-rollout_io_actor spawn_rollout_io(caf::local_actor* owner, const std::string& home) {
-  return owner->spawn<caf::detached + caf::linked>(rollout_io, home);
+rollout_io_actor spawn_rollout_io(caf::local_actor* owner, rollout_io_setup setup) {
+  return owner->spawn<caf::detached + caf::linked>(rollout_io, std::move(setup));
 }
 
 index_actor spawn_index_owner(caf::local_actor* owner, const std::string& home) {

@@ -6,12 +6,22 @@
 #include <caf/local_actor.hpp>
 #include <string>
 
+#include "actors/core/telemetry.hpp"
+#include "actors/store/file_ops.hpp"
 #include "actors/store/local_store.hpp"
 
 namespace parley::store {
 
-/// A rollout I/O actor on a thread of its own, linked to `owner` (the store).
-rollout_io_actor spawn_rollout_io(caf::local_actor* owner, const std::string& home);
+struct rollout_io_setup {
+  int shard = 0;  // its name in the store's health
+  size_t backlog_bytes = size_t{32} << 20;
+  std::shared_ptr<file_ops> ops;  // null: the real system calls
+  std::shared_ptr<runtime_telemetry> telemetry;  // null: nobody hears its faults
+};
+
+/// A rollout I/O actor on a thread of its own, linked to `owner` (the store):
+/// appends through a rollout_writer, retrying what the disk refused.
+rollout_io_actor spawn_rollout_io(caf::local_actor* owner, rollout_io_setup setup);
 
 /// The index's owner on a thread of its own, linked to `owner`: opens (or
 /// rebuilds) HOME's SQLite index, then answers lookups and pages.

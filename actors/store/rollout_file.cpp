@@ -142,20 +142,19 @@ caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& pa
   return split_rollout_lines(*data, torn);
 }
 
-caf::error repair_torn_tail(int fd, const std::string& path, bool sync) {
+caf::error repair_torn_tail(file_ops& ops, int fd, const std::string& path) {
   auto fail = [&path](const char* what) {
     return make_error(errc::internal, std::string{what} + " " + path + ": " + std::strerror(errno));
   };
-  struct stat sb {};
-  if (::fstat(fd, &sb) != 0) return fail("cannot stat");
-  auto size = static_cast<off_t>(sb.st_size);
+  off_t size = 0;
+  if (ops.fsize(fd, &size) != 0) return fail("cannot stat");
   // Walk back to the last newline, keeping the fragment after it.
   std::string fragment;
   off_t end = size;
   char buf[4096];
   while (end > 0) {
     auto n = std::min<off_t>(end, static_cast<off_t>(sizeof buf));
-    if (::pread(fd, buf, static_cast<size_t>(n), end - n) != n) return fail("cannot read");
+    if (ops.pread(fd, buf, static_cast<size_t>(n), end - n) != n) return fail("cannot read");
     auto* nl = static_cast<const char*>(::memrchr(buf, '\n', static_cast<size_t>(n)));
     if (nl) {
       fragment.insert(0, nl + 1, static_cast<size_t>(buf + n - nl - 1));
@@ -168,11 +167,10 @@ caf::error repair_torn_tail(int fd, const std::string& path, bool sync) {
   if (fragment.empty()) return caf::none;  // whole already
   if (nlohmann::json::accept(fragment)) {
     // Readers count it as a line: keep it, give it its end.
-    if (::write(fd, "\n", 1) != 1) return fail("cannot append to");
-  } else if (::ftruncate(fd, end) != 0) {
+    if (ops.write(fd, "\n", 1) != 1) return fail("cannot append to");
+  } else if (ops.ftruncate(fd, end) != 0) {
     return fail("cannot truncate");
   }
-  if (sync && ::fdatasync(fd) != 0) return fail("cannot sync");
   return caf::none;
 }
 

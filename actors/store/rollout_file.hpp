@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/store/file_ops.hpp"
+
 namespace parley::store {
 
 /// `sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl` (UTC), relative to home.
@@ -37,9 +39,9 @@ caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& pa
 /// Makes the end of an open rollout whole before anything is appended to it:
 /// a last line cut short by a crash (no trailing newline, not valid JSON) is
 /// cut off, as Codex does, so the next record does not glue onto it; one
-/// that is valid JSON only gets its newline. fsync'ed when `sync`. Nothing
-/// else in the file changes.
-caf::error repair_torn_tail(int fd, const std::string& path, bool sync);
+/// that is valid JSON only gets its newline. Nothing else in the file
+/// changes; the next record's sync covers it.
+caf::error repair_torn_tail(file_ops& ops, int fd, const std::string& path);
 
 /// Writes `lines` compressed with zstd to `dst` (atomically: temp file + rename).
 caf::error write_compressed(const std::string& dst, const std::string& content);

@@ -96,6 +96,12 @@ thread_index::thread_index(const std::string& path) {
   // rebuildable index.
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
+  // The write-ahead log stays small: checkpointed every 200 pages (not
+  // 1,000) and cut back to 1 MiB after each. Left to itself it keeps its
+  // largest size (4 MiB and more under load): space a nearly full disk needs
+  // for the rollouts, and which it takes first once space is freed.
+  exec("PRAGMA wal_autocheckpoint=200");
+  exec("PRAGMA journal_size_limit=1048576");
   exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)");
   {
     statement v{prepare("SELECT value FROM meta WHERE key='schema_version'")};

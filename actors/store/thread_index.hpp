@@ -87,11 +87,16 @@ class thread_index {
     exec("BEGIN");
     try {
       f();
+      exec("COMMIT");
     } catch (...) {
-      exec("ROLLBACK");
+      // A COMMIT that failed (SQLITE_FULL) may or may not have ended the
+      // transaction itself: end it either way, then report.
+      try {
+        exec("ROLLBACK");
+      } catch (...) {
+      }
       throw;
     }
-    exec("COMMIT");
   }
 
  private:

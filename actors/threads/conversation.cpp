@@ -30,21 +30,35 @@ protocol::thread_session_response describe_session(self_ptr self) {
 
 // -- client requests ---------------------------------------------------------
 
-/// thread/start (or a fork's first open): subscribe, describe, announce.
+/// thread/start (or a fork's first open): stored, then subscribe, describe,
+/// announce. A thread whose start the store did not keep was never started:
+/// the caller gets the store's reason and the conversation stops.
 caf::result<protocol::thread_session_response> open_thread(self_ptr self, client_actor client) {
   auto& st = self->state;
   if (st.closing) return unloading_error(self);
-  subscribe(self, client);
   auto rp = self->make_response_promise<protocol::thread_session_response>();
   auto session = describe_session(self);
   session.thread_.turns = std::move(st.fork_turns);  // a fork's copied history
   st.fork_turns.clear();
-  rp.deliver(std::move(session));
   auto created = st.meta;
   created.turns = std::move(st.meta.turns);  // stored with the thread, not kept here
   st.meta.turns.clear();
-  emit_stored(self, thread_created_record{std::move(created), std::move(st.fork_context)},
-              make_event(st.svc, protocol::thread_started{st.meta}));
+  post_durable(self, thread_created_record{std::move(created), std::move(st.fork_context)},
+               [self, rp, client, session = std::move(session)](caf::error err) mutable {
+                 auto& s = self->state;
+                 if (err) {
+                   rp.deliver(is_errc(err, errc::overloaded)
+                                  ? err
+                                  : make_error(errc::overloaded, "the store could not keep "
+                                                                 "the new thread: "
+                                                                     + message_of(err)));
+                   s.closing = true;
+                   return quit_if_done(self);
+                 }
+                 subscribe(self, client);
+                 rp.deliver(std::move(session));
+                 broadcast(self, make_event(s.svc, protocol::thread_started{s.meta}));
+               });
   return rp;
 }
 

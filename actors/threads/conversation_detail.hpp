@@ -21,8 +21,13 @@ using self_ptr = conversation_actor::stateful_pointer<conversation_state>;
 void post(self_ptr self, std::function<void()> deliver);
 
 /// Queues an action that runs once `record` is stored (ephemeral threads
-/// store nothing).
+/// store nothing). If the store fails it, the action never runs and the
+/// active turn stops, to end failed (fail_turn_on_store).
 void post_stored(self_ptr self, store_record record, std::function<void()> deliver);
+
+/// A record of the active turn was not stored: the turn is interrupted and
+/// ends failed, naming the store's reason.
+void fail_turn_on_store(self_ptr self, const caf::error& err);
 
 /// Queues `done` behind everything already queued; it runs once `record`
 /// is stored, with the store's error if it was not (none: stored).
@@ -30,6 +35,10 @@ void post_durable(self_ptr self, store_record record, std::function<void(caf::er
 
 /// A notification for every subscriber, in order.
 void emit(self_ptr self, notification_ptr n);
+
+/// Sends `n` to every subscriber now: only from an action the outbox runs
+/// (which is its turn in the order).
+void broadcast(self_ptr self, const notification_ptr& n);
 
 /// The same, sent only once `record` is stored.
 void emit_stored(self_ptr self, store_record record, notification_ptr n);

@@ -12,11 +12,11 @@ namespace {
 
 constexpr auto store_timeout = std::chrono::seconds(60);
 
+}  // namespace
+
 void broadcast(self_ptr self, const notification_ptr& n) {
   for (auto& client : self->state.subscribers) self->send(client, atom::event::value, n);
 }
-
-}  // namespace
 
 void quit_if_done(self_ptr self) {
   auto& st = self->state;
@@ -53,21 +53,37 @@ void post(self_ptr self, std::function<void()> deliver) {
 void post_stored(self_ptr self, store_record record, std::function<void()> deliver) {
   auto& st = self->state;
   if (st.meta.ephemeral) return post(self, std::move(deliver));
-  auto seq = st.outbox.post_held(std::move(deliver));
+  // What was not stored is not reported: the event is dropped and the turn
+  // that wrote it stops, to end failed with the store's reason.
+  auto stored = std::make_shared<bool>(false);
+  auto seq = st.outbox.post_held([stored, deliver = std::move(deliver)] {
+    if (*stored) deliver();
+  });
   auto release = [self, seq] {
     self->state.outbox.release(seq);
     quit_if_done(self);
   };
   // No timeout: every store answers an append itself or through a linked I/O
-  // actor that replies at once, so a failure bounces back as an error; a
-  // timed request costs two wakeups of CAF's clock thread, on every record.
+  // actor (a record waiting for a full disk waits, capped, in the store), so
+  // a failure bounces back as an error.
   self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
-      .then([release](atom::ok) { release(); },
+      .then([release, stored](atom::ok) {
+              *stored = true;
+              release();
+            },
             [self, release](caf::error& err) {
               PARLEY_ERROR("conversation {} event=store_append_failed error={}",
-                           self->state.meta.id, caf::to_string(err));
+                           self->state.meta.id, message_of(err));
+              fail_turn_on_store(self, err);
               release();
             });
+}
+
+void fail_turn_on_store(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  if (!st.active || st.active->store_error) return;
+  st.active->store_error = "the store could not keep this turn: " + message_of(err);
+  interrupt_active(self);
 }
 
 void post_durable(self_ptr self, store_record record, std::function<void(caf::error)> done) {
@@ -82,8 +98,8 @@ void post_durable(self_ptr self, store_record record, std::function<void(caf::er
   self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
       .then([release](atom::ok) { release(); },
             [self, release, result](caf::error& err) {
-              PARLEY_WARN("conversation {} event=action_not_stored error={}", self->state.meta.id,
-                          caf::to_string(err));
+              PARLEY_WARN("conversation {} event=not_stored error={}", self->state.meta.id,
+                          message_of(err));
               *result = std::move(err);
               release();
             });

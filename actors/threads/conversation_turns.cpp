@@ -108,6 +108,9 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                                                       protocol::turn_start_params& params,
                                                       client_actor client) {
   auto& st = self->state;
+  if (!st.active && !st.meta.ephemeral) {
+    if (auto refused = store_refusal(st.svc)) return refused;
+  }
   bool joined = subscribe(self, client);
   if (st.active) {
     // Codex steers the input into the active turn; parley's scripted turns
@@ -148,15 +151,37 @@ void finalize_turn(self_ptr self, turn_result result) {
   done.id = st.active->id;
   done.status = result.status;
   done.error = std::move(result.error);
+  if (st.active->store_error) {
+    // Stopped because the store failed one of its records: never completed.
+    done.status = protocol::turn_status::failed;
+    done.error = protocol::turn_error{*st.active->store_error, "other", std::nullopt};
+  }
   done.started_at = st.active->started_at;
   done.completed_at = now_ms / 1000;
   done.duration_ms = now_ms - st.active->started_ms;
   st.last_ended = done;
+  auto turn_id = st.active->id;
+  bool told_error = st.active->store_error.has_value();
   st.active.reset();
   st.meta.updated_at = now_ms / 1000;
   update_status(self);
-  emit_stored(self, turn_completed_record{done},
-              make_event(st.svc, protocol::turn_completed{st.meta.id, done}));
+  // Reported once stored; a turn whose end was not stored ends failed.
+  auto report = [self, done, turn_id, told_error](caf::error err) mutable {
+    auto& s = self->state;
+    if (err) {
+      PARLEY_ERROR("conversation {} event=turn_end_not_stored turn={} error={}", s.meta.id,
+                   turn_id, message_of(err));
+      done.status = protocol::turn_status::failed;
+      done.error = protocol::turn_error{"the store could not keep this turn: " + message_of(err),
+                                        "other", std::nullopt};
+      if (s.last_ended && s.last_ended->id == turn_id) s.last_ended = done;
+    }
+    if (done.status == protocol::turn_status::failed && (err || told_error))
+      broadcast(self, make_event(s.svc, protocol::error_notification{s.meta.id, turn_id,
+                                                                     *done.error, false}));
+    broadcast(self, make_event(s.svc, protocol::turn_completed{s.meta.id, done}));
+  };
+  post_durable(self, turn_completed_record{done}, std::move(report));
   if (!st.shutdown_waiters.empty()) return close(self);
   arm_idle_timer(self);
 }

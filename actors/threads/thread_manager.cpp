@@ -73,6 +73,9 @@ caf::result<protocol::thread_session_response> start_thread(
     self_ptr self, const protocol::thread_start_params& params, client_actor client) {
   auto& st = self->state;
   if (st.shutting_down) return shutting_down_error();
+  if (!params.ephemeral.value_or(false)) {
+    if (auto refused = store_refusal(st.svc)) return refused;
+  }
   const auto& cfg = *st.svc.config;
   auto cwd = resolve_cwd(params.cwd, cfg.default_cwd);
   if (!cwd) return std::move(cwd.error());
@@ -113,8 +116,13 @@ caf::result<protocol::thread_read_response> read_thread(
             if (!include) t.meta.turns.clear();
             rp.deliver(protocol::thread_read_response{std::move(t.meta)});
           },
-          [rp, id](caf::error&) mutable {
-            rp.deliver(make_error(errc::invalid_request, "thread not loaded: " + id));
+          [rp, id](caf::error& err) mutable {
+            // No rollout at all: Codex's answer. A rollout that cannot be
+            // read: why, with its path and line, so it can be repaired.
+            if (message_of(err).rfind("no rollout found", 0) == 0)
+              rp.deliver(make_error(errc::invalid_request, "thread not loaded: " + id));
+            else
+              rp.deliver(std::move(err));
           });
   return rp.promise();
 }
