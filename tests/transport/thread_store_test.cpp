@@ -225,9 +225,10 @@ TEST_F(thread_store, explicit_paths_are_validated_before_any_read) {
   };
   expect(dir, "failed to resolve rollout path `" + dir + "`: path is a directory");
   expect(dir + "/missing.jsonl", "failed to resolve rollout path `" + dir + "/missing.jsonl`: file does not exist");
-  expect(dir + "/notes.txt", "failed to read rollout `" + dir + "/notes.txt`: the first line is not JSON");
-  expect(dir + "/other.jsonl",
-         "failed to read rollout `" + dir + "/other.jsonl`: it does not start with session metadata");
+  expect(dir + "/notes.txt", "failed to read rollout `" + dir
+                                 + "/notes.txt`: line 1: not JSON (a rollout starts with session metadata)");
+  expect(dir + "/other.jsonl", "failed to read rollout `" + dir
+                                   + "/other.jsonl`: line 1: it does not start with session metadata");
   EXPECT_EQ(c->close_and_wait(), 0);
 }
 
