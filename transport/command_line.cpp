@@ -15,6 +15,8 @@ const char* const overview = R"(Subcommands:
   app-server     serve the Codex app-server protocol (v2) on stdin/stdout
   chat           a terminal client over a child app-server
   store reindex  rebuild the SQLite index from the rollouts under the home
+  store check    name damaged rollouts and wrong index entries; --repair
+                 salvages every readable record and rebuilds the index
   audit verify   check the approval audit log's hash chain
   rules check    what the rules in HOME/rules decide about a command or paths
 
@@ -234,6 +236,17 @@ struct parser {
         "reindex", "Rebuilds the SQLite index from the rollouts under --home.");
     reindex->add_option("--home", out.server.home, "the home to reindex")->type_name("DIR");
     reindex->callback([&out] { out.what = action::store_reindex; });
+    auto* check = store->add_subcommand(
+        "check",
+        "Names every rollout under --home that is unreadable or damaged (with its line) and "
+        "every index entry that disagrees with the rollouts. Exit 0 when all is sound, 1 "
+        "otherwise.");
+    check->add_option("--home", out.store_check.home, "the home to check")->type_name("DIR");
+    check->add_flag("--repair", out.store_check.repair,
+                    "salvage every readable record into a valid rollout (the damaged original "
+                    "is kept beside it as NAME.damaged-TIME), then rebuild the index; exit 0 "
+                    "once everything found was repaired");
+    check->callback([&out] { out.what = action::store_check; });
 
     auto* audit = app.add_subcommand("audit", "The approval audit log.")->require_subcommand(1);
     auto* verify = audit->add_subcommand(
@@ -259,6 +272,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
   out.server.home = default_home();
   out.server.store = runtime_config::store_kind::local;
   out.rules.home = out.server.home;
+  out.store_check.home = out.server.home;
   // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).
   out.rules.has_command
       = std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string{a} == "--"; });

@@ -6,6 +6,7 @@
 //   parley app-server [options]      parley chat [options]
 //     (both: --config FILE, -c key=value: Codex's config.toml)
 //   parley store reindex [--home DIR]
+//   parley store check [--home DIR] [--repair]
 //   parley audit verify [--home DIR | FILE]
 //   parley rules check [--home DIR] [--json] (-- COMMAND WORDS... | --path P...)
 //
@@ -19,11 +20,20 @@
 #include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
 #include "transport/rules_command.hpp"
+#include "transport/store_command.hpp"
 
 namespace parley {
 
 struct command_line {
-  enum class action { exit, app_server, chat, store_reindex, audit_verify, rules_check };
+  enum class action {
+    exit,
+    app_server,
+    chat,
+    store_reindex,
+    store_check,
+    audit_verify,
+    rules_check
+  };
   action what = action::exit;
   /// With action::exit: 0 after --help or --version, 2 after a usage error
   /// (the message is already printed).
@@ -50,6 +60,7 @@ struct command_line {
   /// audit verify: the log to check.
   std::string audit_file;
   rules_check_request rules;
+  store_check_request store_check;
 };
 
 /// Parses argv; prints help, version or the usage error itself.

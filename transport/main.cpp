@@ -20,6 +20,7 @@
 #include "transport/chat/chat.hpp"
 #include "transport/command_line.hpp"
 #include "transport/rules_command.hpp"
+#include "transport/store_command.hpp"
 
 namespace {
 
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
     case action::app_server: return app_server(cl);
     case action::chat: return chat(cl);
     case action::store_reindex: return store_reindex(cl.server.home);
+    case action::store_check: return parley::run_store_check(cl.store_check);
     case action::audit_verify: return audit_verify(cl.audit_file);
     case action::rules_check: return parley::run_rules_check(cl.rules);
   }

@@ -151,9 +151,11 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     return make_error(errc::internal, "the server is stopping: nothing more is stored");
   bool opens = std::holds_alternative<thread_created_record>(record)
                || std::holds_alternative<turn_started_record>(record);
-  // Something new while the store cannot write is refused now, rather than
-  // accepted and lost.
-  if (opens && st.telemetry && !st.telemetry->store.writable())
+  // A new thread while the store cannot write is refused now, rather than
+  // accepted and lost. (A turn is refused by its conversation before it
+  // starts; once started, its records wait in order like any other.)
+  if (std::holds_alternative<thread_created_record>(record) && st.telemetry
+      && !st.telemetry->store.writable())
     return st.telemetry->store.refusal();
   bool durable = st.config->durability != runtime_config::durability_kind::none;
   if (auto* created = std::get_if<thread_created_record>(&record)) {

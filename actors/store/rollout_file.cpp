@@ -32,31 +32,45 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-caf::expected<std::string> read_all(const std::string& path) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in) return make_error(errc::invalid_request, "failed to read rollout `" + path + "`: " + std::strerror(errno));
-  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (!is_zstd(path)) return data;
+}  // namespace
+
+zstd_text decompress_zstd(const std::string& data) {
+  zstd_text out;
   ZSTD_DStream* ds = ZSTD_createDStream();
   ZSTD_initDStream(ds);
-  std::string out;
   std::vector<char> buf(ZSTD_DStreamOutSize());
   ZSTD_inBuffer input{data.data(), data.size(), 0};
-  while (input.pos < input.size) {
+  size_t rc = 0;
+  bool full = false;  // the output buffer was filled: more may be waiting in zstd
+  while (input.pos < input.size || full) {
     ZSTD_outBuffer output{buf.data(), buf.size(), 0};
-    auto rc = ZSTD_decompressStream(ds, &output, &input);
+    rc = ZSTD_decompressStream(ds, &output, &input);
+    out.text.append(buf.data(), output.pos);
     if (ZSTD_isError(rc)) {
-      ZSTD_freeDStream(ds);
-      return make_error(errc::invalid_request, "failed to read rollout `" + path
-                                                   + "`: corrupt zstd data: " + ZSTD_getErrorName(rc));
+      out.error = ZSTD_getErrorName(rc);
+      break;
     }
-    out.append(buf.data(), output.pos);
+    full = output.pos == output.size;
   }
+  // Everything was read but the last frame did not end.
+  out.cut_short = out.error.empty() && rc != 0;
   ZSTD_freeDStream(ds);
   return out;
 }
 
-}  // namespace
+caf::expected<std::string> read_rollout_bytes(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return make_error(errc::invalid_request,
+                      "failed to read rollout `" + path + "`: " + std::strerror(errno));
+  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!is_zstd(path)) return data;
+  auto text = decompress_zstd(data);
+  if (!text.error.empty())
+    return make_error(errc::invalid_request,
+                      "failed to read rollout `" + path + "`: corrupt zstd data: " + text.error);
+  return std::move(text.text);
+}
 
 std::string rollout_relative_path(int64_t created_unix_s, const std::string& id) {
   std::time_t t = static_cast<std::time_t>(created_unix_s);
@@ -137,7 +151,7 @@ std::vector<std::string> split_rollout_lines(const std::string& data, bool* torn
 
 caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& path, bool* torn) {
   if (auto err = validate_rollout_path(path)) return err;
-  auto data = read_all(path);
+  auto data = read_rollout_bytes(path);
   if (!data) return data.error();
   return split_rollout_lines(*data, torn);
 }
@@ -174,11 +188,18 @@ caf::error repair_torn_tail(file_ops& ops, int fd, const std::string& path) {
   return caf::none;
 }
 
-caf::error write_compressed(const std::string& dst, const std::string& content) {
+caf::expected<std::string> compress_zstd(const std::string& content) {
   std::string out(ZSTD_compressBound(content.size()), '\0');
   auto n = ZSTD_compress(out.data(), out.size(), content.data(), content.size(), 3);
   if (ZSTD_isError(n)) return make_error(errc::internal, std::string{"zstd: "} + ZSTD_getErrorName(n));
   out.resize(n);
+  return out;
+}
+
+caf::error write_compressed(const std::string& dst, const std::string& content) {
+  auto compressed = compress_zstd(content);
+  if (!compressed) return std::move(compressed.error());
+  auto& out = *compressed;
   auto tmp = dst + ".tmp";
   {
     std::ofstream f{tmp, std::ios::binary | std::ios::trunc};

@@ -28,6 +28,18 @@ std::optional<std::string> find_rollout(const std::string& home, const std::stri
 /// Every rollout file under `dir` (recursively), regular files only.
 std::vector<std::string> list_rollouts(const std::string& dir);
 
+/// What zstd data decompressed to: everything before an error is kept.
+struct zstd_text {
+  std::string text;
+  std::string error;       // why decompressing stopped early; empty if it did not
+  bool cut_short = false;  // no error, but the data ends inside a frame
+};
+zstd_text decompress_zstd(const std::string& data);
+
+/// A rollout's bytes (decompressing .zst; data cut short inside a frame
+/// gives what it holds). The path is not validated.
+caf::expected<std::string> read_rollout_bytes(const std::string& path);
+
 /// A rollout's bytes cut into lines. A last line that is torn (no trailing
 /// newline and not valid JSON) is dropped and reported in `torn`.
 std::vector<std::string> split_rollout_lines(const std::string& data, bool* torn = nullptr);
@@ -42,6 +54,9 @@ caf::expected<std::vector<std::string>> read_rollout_lines(const std::string& pa
 /// that is valid JSON only gets its newline. Nothing else in the file
 /// changes; the next record's sync covers it.
 caf::error repair_torn_tail(file_ops& ops, int fd, const std::string& path);
+
+/// `content` compressed with zstd (one frame).
+caf::expected<std::string> compress_zstd(const std::string& content);
 
 /// Writes `lines` compressed with zstd to `dst` (atomically: temp file + rename).
 caf::error write_compressed(const std::string& dst, const std::string& content);

@@ -22,6 +22,7 @@
 // item_completed records. Unknown lines and fields are ignored.
 
 #include <caf/expected.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,21 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
 std::vector<std::string> encode_thread(const protocol::thread& meta,
                                        const std::vector<context_item>& context = {});
 
-/// Rebuilds a thread from a rollout's lines. `path` is only for messages. A
-/// turn without an end record counts as interrupted (as in Codex).
+/// Why `line` cannot be a rollout's first line (its session metadata), or
+/// nothing if it can.
+std::optional<std::string> session_meta_problem(const std::string& line);
+
+/// Rebuilds a thread from a rollout's lines. `path` and `first_line` (the
+/// number of the line `lines` start with in the file) are only for messages:
+/// "failed to read rollout `<path>`: line 1: <why>". A turn without an end
+/// record counts as interrupted (as in Codex); lines that are not JSON
+/// objects are skipped.
 caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& lines,
-                                            const std::string& path);
+                                            const std::string& path, size_t first_line = 1);
 
 /// Validates `path`, reads it (plain or .zst; a torn last line is skipped with
-/// a warning) and decodes it.
+/// a warning) and decodes it. An unreadable rollout's error names the path
+/// and the line.
 caf::expected<stored_thread> read_rollout(const std::string& path);
 
 /// "2025-11-07T07:20:00.123Z" for unix milliseconds, and back (0 if invalid).

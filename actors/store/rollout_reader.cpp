@@ -213,21 +213,12 @@ class turn_decoder {
   int items_ = 0;
 };
 
-/// The thread's metadata from the session_meta line, or why it is not one.
-caf::expected<protocol::thread> read_session_meta(const std::string& line,
-                                                  const std::string& path) {
-  auto fail = [&](const std::string& why) {
-    return make_error(errc::invalid_request, "failed to read rollout `" + path + "`: " + why);
-  };
-  auto first = json::parse(line, nullptr, false);
-  if (first.is_discarded() || !first.is_object()) return fail("the first line is not JSON");
-  if (str_of(first, "type", "") != "session_meta" || !first.contains("payload")
-      || !first["payload"].is_object())
-    return fail("it does not start with session metadata");
+/// The thread's metadata from a session_meta line that
+/// session_meta_problem() accepts.
+protocol::thread read_session_meta(const json& first, const std::string& path) {
   const auto& m = first["payload"];
   protocol::thread t;
   t.id = str_of(m, "id", "");
-  if (!protocol::is_uuid(t.id)) return fail("session metadata has no valid id");
   t.created_at = parse_rfc3339_ms(str_of(m, "timestamp", str_of(first, "timestamp"))) / 1000;
   t.updated_at = t.created_at;
   t.cwd = str_of(m, "cwd", "");
@@ -242,15 +233,28 @@ caf::expected<protocol::thread> read_session_meta(const std::string& line,
 
 }  // namespace
 
+std::optional<std::string> session_meta_problem(const std::string& line) {
+  auto first = json::parse(line, nullptr, false);
+  if (first.is_discarded() || !first.is_object())
+    return "not JSON (a rollout starts with session metadata)";
+  if (str_of(first, "type", "") != "session_meta" || !first.contains("payload")
+      || !first["payload"].is_object())
+    return "it does not start with session metadata";
+  if (!protocol::is_uuid(str_of(first["payload"], "id", "")))
+    return "session metadata has no valid id";
+  return std::nullopt;
+}
+
 caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& lines,
-                                            const std::string& path) {
-  if (lines.empty())
-    return make_error(errc::invalid_request,
-                      "failed to read rollout `" + path + "`: the file is empty");
-  auto meta = read_session_meta(lines.front(), path);
-  if (!meta) return std::move(meta.error());
+                                            const std::string& path, size_t first_line) {
+  auto fail = [&path](const std::string& why) {
+    return make_error(errc::invalid_request, "failed to read rollout `" + path + "`: " + why);
+  };
+  if (lines.empty()) return fail("the file is empty");
+  if (auto why = session_meta_problem(lines.front()))
+    return fail("line " + std::to_string(first_line) + ": " + *why);
   stored_thread out;
-  out.meta = std::move(*meta);
+  out.meta = read_session_meta(json::parse(lines.front(), nullptr, false), path);
   turn_decoder decoder{out.meta, out.context, out.pending};
   for (size_t i = 1; i < lines.size(); ++i) {
     auto record = json::parse(lines[i], nullptr, false);
@@ -262,11 +266,15 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
 }
 
 caf::expected<stored_thread> read_rollout(const std::string& path) {
+  if (auto err = validate_rollout_path(path)) return err;
+  auto data = read_rollout_bytes(path);
+  if (!data) return std::move(data.error());
   bool torn = false;
-  auto lines = read_rollout_lines(path, &torn);
-  if (!lines) return lines.error();
+  auto lines = split_rollout_lines(*data, &torn);
   if (torn) PARLEY_WARN("store event=torn_last_line path={} skipped", path);
-  return decode_rollout(*lines, path);
+  // Empty lines are not lines to the reader; messages count them all.
+  auto first_line = 1 + std::min(data->find_first_not_of('\n'), data->size());
+  return decode_rollout(lines, path, first_line);
 }
 
 }  // namespace parley::store

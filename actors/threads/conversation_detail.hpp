@@ -25,9 +25,9 @@ void post(self_ptr self, std::function<void()> deliver);
 /// active turn stops, to end failed (fail_turn_on_store).
 void post_stored(self_ptr self, store_record record, std::function<void()> deliver);
 
-/// A record of the active turn was not stored: the turn is interrupted and
-/// ends failed, naming the store's reason.
-void fail_turn_on_store(self_ptr self, const caf::error& err);
+/// A record of turn `turn_id` was not stored: if it is still the active
+/// turn, it is interrupted and ends failed, naming the store's reason.
+void fail_turn_on_store(self_ptr self, const std::string& turn_id, const caf::error& err);
 
 /// Queues `done` behind everything already queued; it runs once `record`
 /// is stored, with the store's error if it was not (none: stored).

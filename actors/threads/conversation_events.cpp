@@ -71,17 +71,20 @@ void post_stored(self_ptr self, store_record record, std::function<void()> deliv
               *stored = true;
               release();
             },
-            [self, release](caf::error& err) {
+            [self, release, turn = st.active ? st.active->id : std::string{}](caf::error& err) {
               PARLEY_ERROR("conversation {} event=store_append_failed error={}",
                            self->state.meta.id, message_of(err));
-              fail_turn_on_store(self, err);
+              fail_turn_on_store(self, turn, err);
               release();
             });
 }
 
-void fail_turn_on_store(self_ptr self, const caf::error& err) {
+void fail_turn_on_store(self_ptr self, const std::string& turn_id, const caf::error& err) {
   auto& st = self->state;
-  if (!st.active || st.active->store_error) return;
+  // Only the turn that wrote the record: one that ended since has its end
+  // refused after it (the store takes nothing after a hole), the next one
+  // has nothing to do with it.
+  if (!st.active || st.active->id != turn_id || st.active->store_error) return;
   st.active->store_error = "the store could not keep this turn: " + message_of(err);
   interrupt_active(self);
 }

@@ -230,6 +230,11 @@ def run(args):
         return SKIP
     try:
         return scenario(args, work, mnt)
+    except Failure:
+        # Kept for a look: the tmpfs goes away.
+        subprocess.run(["rm", "-rf", os.path.join(work, "home-at-failure")])
+        subprocess.run(["cp", "-a", os.path.join(mnt, "home"), os.path.join(work, "home-at-failure")])
+        raise
     finally:
         subprocess.run(["umount", "-l", mnt])
 

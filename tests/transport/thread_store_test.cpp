@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/app_server_client.hpp"
@@ -205,6 +206,40 @@ TEST_F(thread_store, ephemeral_forks_are_not_listed_nor_resumable_after_restart)
   EXPECT_EQ(c->close_and_wait(), 0);
 }
 
+// A thread whose rollout cannot be read is not "not loaded": thread/read
+// and thread/resume say why, with the file and the line, so an operator can
+// find it and `parley store check --repair` it.
+TEST_F(thread_store, an_unreadable_rollout_is_named_with_its_line) {
+  std::string thread;
+  {
+    auto c = server();
+    thread = start_thread(*c);
+    c->start_turn(thread, "say: soon damaged");
+    turn_done(*c);
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  auto files = rollouts(home);
+  ASSERT_EQ(files.size(), 1u);
+  {
+    std::ifstream in{files[0]};
+    std::stringstream rest;
+    std::string first;
+    std::getline(in, first);
+    rest << in.rdbuf();
+    std::ofstream out{files[0], std::ios::trunc};
+    out << "\x01garbage where the session metadata was\n" << rest.str();
+  }
+  auto c = server();
+  for (auto method : {"thread/read", "thread/resume"}) {
+    auto r = c->call(method, json{{"threadId", thread}, {"includeTurns", true}});
+    auto message = error_message(r);
+    EXPECT_NE(message.find(files[0]), std::string::npos) << method << ": " << r;
+    EXPECT_NE(message.find("line 1"), std::string::npos) << method << ": " << r;
+    EXPECT_EQ(message.find("not loaded"), std::string::npos) << method << ": " << r;
+  }
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
 TEST_F(thread_store, explicit_paths_are_validated_before_any_read) {
   std::ofstream{dir + "/notes.txt"} << "just some text\n";
   std::ofstream{dir + "/other.jsonl"} << R"({"type":"event_msg","payload":{}})" << "\n";
@@ -225,9 +260,10 @@ TEST_F(thread_store, explicit_paths_are_validated_before_any_read) {
   };
   expect(dir, "failed to resolve rollout path `" + dir + "`: path is a directory");
   expect(dir + "/missing.jsonl", "failed to resolve rollout path `" + dir + "/missing.jsonl`: file does not exist");
-  expect(dir + "/notes.txt", "failed to read rollout `" + dir + "/notes.txt`: the first line is not JSON");
-  expect(dir + "/other.jsonl",
-         "failed to read rollout `" + dir + "/other.jsonl`: it does not start with session metadata");
+  expect(dir + "/notes.txt", "failed to read rollout `" + dir
+                                 + "/notes.txt`: line 1: not JSON (a rollout starts with session metadata)");
+  expect(dir + "/other.jsonl", "failed to read rollout `" + dir
+                                   + "/other.jsonl`: line 1: it does not start with session metadata");
   EXPECT_EQ(c->close_and_wait(), 0);
 }
 

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/core/errors.hpp"
+#include "tests/support/app_server_client.hpp"
+
 namespace parley::store {
 namespace {
 
@@ -115,6 +118,25 @@ TEST(rollout_format, not_a_rollout) {
   EXPECT_FALSE(decode_rollout({"nope"}, "p"));
   EXPECT_FALSE(decode_rollout({R"({"type":"event_msg","payload":{}})"}, "p"));
   EXPECT_FALSE(decode_rollout({R"({"type":"session_meta","payload":{"id":"x"}})"}, "p"));
+}
+
+// thread/read of an unreadable thread answers with this: it names the file
+// and the line, counting the empty lines the reader skips.
+TEST(rollout_format, an_unreadable_rollout_is_named_with_its_line) {
+  auto dir = test::make_temp_dir("rollout_unreadable");
+  auto expect = [&](const std::string& name, const std::string& data, const std::string& why) {
+    test::write_file(dir + "/" + name, data);
+    auto t = read_rollout(dir + "/" + name);
+    ASSERT_FALSE(t) << name;
+    EXPECT_EQ(message_of(t.error()), "failed to read rollout `" + dir + "/" + name + "`: " + why);
+  };
+  expect("garbage.jsonl", "\n\n\x01\xff garbage\n",
+         "line 3: not JSON (a rollout starts with session metadata)");
+  expect("event.jsonl", "{\"type\":\"event_msg\",\"payload\":{}}\n",
+         "line 1: it does not start with session metadata");
+  expect("bad_id.jsonl", "{\"type\":\"session_meta\",\"payload\":{\"id\":\"x\"}}\n",
+         "line 1: session metadata has no valid id");
+  expect("empty.jsonl", "", "the file is empty");
 }
 
 TEST(rollout_format, unknown_lines_and_a_second_session_meta_are_ignored) {
