@@ -165,14 +165,19 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     f.path = f.meta.path.value_or(st.config->home + "/"
                                   + rollout_relative_path(f.meta.created_at, id));
     f.meta.path = f.path;
-    // Its session metadata (and a fork's copied history) is on disk before
-    // thread/start answers: a thread that was reported started exists.
+    // Its session metadata (and a fork's copied history) is written before
+    // thread/start answers: a thread that was reported started exists. Synced
+    // as --durability says: with `turn`, a fork's copied turns are, a new
+    // thread's metadata is with its first turn's end (a sync per new thread
+    // would double the cost of starting one).
     auto lines = encode_thread(created->meta, created->context);
     f.on_disk = true;
     f.listed = !created->meta.turns.empty();  // threads without turns are not listed
     if (f.listed) put_index(self, f);
+    bool sync = durable
+                && (f.listed || st.config->durability == runtime_config::durability_kind::item);
     return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                          durable, true);
+                          sync, true);
   }
   auto i = st.files.find(id);
   if (i == st.files.end())

@@ -24,7 +24,7 @@ namespace {
 // -- rollout_io ----------------------------------------------------------------
 
 constexpr auto first_retry = std::chrono::milliseconds(100);
-constexpr auto last_retry = std::chrono::seconds(2);
+constexpr auto last_retry = std::chrono::milliseconds(500);
 
 struct rollout_io_state {
   static inline const char* name = "rollout_io";

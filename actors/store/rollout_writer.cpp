@@ -147,11 +147,18 @@ caf::error rollout_writer::open(const std::string& path, file& f) {
   clear_cut(f);
   f.repaired = true;
   f.fd = fd;
-  f.synced = f.end = size;
+  // Written but not yet synced through an earlier descriptor: still
+  // unsynced (the next sync covers it; a failed one rewrites it).
+  if (f.unsynced.empty()) f.synced = size;
+  f.end = size;
   if (open_count_ >= limits_.max_open_files && !lru_.empty()) {
     auto victim = lru_.back();
     if (auto v = files_.find(victim); v != files_.end()) {
-      if (!v->second.unsynced.empty()) sync_file(victim, v->second);
+      // Appends that wait for a sync get it now; written ones that need
+      // none do not (they stay kept until the file's next sync).
+      bool awaited = false;
+      for (auto& c : v->second.unsynced) awaited = awaited || static_cast<bool>(c.done);
+      if (awaited) sync_file(victim, v->second);
       close_fd(v->second);
       forget_if_idle(victim);
     }
@@ -186,6 +193,7 @@ caf::error rollout_writer::write_chunk(const std::string& path, file& f, const s
 
 bool rollout_writer::sync_file(const std::string& path, file& f) {
   if (f.unsynced.empty()) return true;
+  if (f.fd < 0 && f.cut_to < 0) (void)open(path, f);  // closed since (evicted): reopened
   if (f.fd >= 0 && ops_->fdatasync(f.fd) == 0) {
     f.synced = f.end;
     auto answered = std::move(f.unsynced);

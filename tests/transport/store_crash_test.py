@@ -156,6 +156,7 @@ class Driver:
         # restart carries on (a command that had started when the server was
         # killed ends failed, and its turn goes on by itself).
         self.busy = set()
+        self.current = {}  # thread -> the turn this driver started on it, until it ends
 
     def start_turn(self, thread):
         if thread in self.busy:
@@ -174,15 +175,25 @@ class Driver:
             if "error" in m:
                 raise Failure("turn/start on %s failed: %s" % (thread, m["error"]))
             self.texts[m["result"]["turn"]["id"]] = text
+            self.current[thread] = m["result"]["turn"]["id"]
         elif m.get("method") == "turn/completed":
             p = m["params"]
             turn = p["turn"]
+            thread = p["threadId"]
             if turn["status"] == "completed" and turn["id"] in self.texts:
-                self.completed.setdefault(p["threadId"], {})[turn["id"]] = self.texts[turn["id"]]
-            self.ended[p["threadId"]] = turn["status"]
-            self.busy.discard(p["threadId"])
+                self.completed.setdefault(thread, {})[turn["id"]] = self.texts[turn["id"]]
+            # The end of an earlier turn (one carried on after the restart,
+            # whose end a thread/resume reply already showed) is not the end of
+            # the one this driver started since.
+            starting = any(t == thread for t, _ in self.started.values())
+            mine = self.current.get(thread)
+            if starting or (mine is not None and mine != turn["id"]):
+                return
+            self.current.pop(thread, None)
+            self.ended[thread] = turn["status"]
+            self.busy.discard(thread)
             if self.keep_going:
-                self.start_turn(p["threadId"])
+                self.start_turn(thread)
 
     def run_for(self, seconds):
         deadline = time.monotonic() + seconds
