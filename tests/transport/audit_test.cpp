@@ -2,6 +2,7 @@
 // `parley audit verify` catches an edited line.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -25,6 +26,31 @@ std::vector<std::string> lines_of(const std::string& path) {
   std::vector<std::string> out;
   for (std::string l; std::getline(f, l);) out.push_back(l);
   return out;
+}
+
+// A decision that lets an action run is audited before it takes effect:
+// one whose audit line cannot be written runs nothing (the log cannot be
+// opened here: its folder is a file).
+TEST(audit, an_accept_the_log_cannot_record_runs_nothing) {
+  auto dir = make_temp_dir("audit_unwritable");
+  std::ofstream{dir + "/not-a-folder"} << "x";
+  app_server_client c{{"--home=" + dir + "/home", "--audit=" + dir + "/not-a-folder/audit.jsonl"}};
+  c.initialize();
+  auto thread = c.start_thread(json{{"cwd", dir}});
+  c.start_turn(thread, "run: touch ran\nsay: done");
+  c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
+  json item;
+  for (;;) {
+    auto m = c.wait_for_method("item/completed");
+    if (m["params"]["item"]["type"] == "commandExecution") {
+      item = m["params"]["item"];
+      break;
+    }
+  }
+  EXPECT_NE(item["status"], "completed") << item;
+  c.wait_for_method("turn/completed");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/ran")) << "accepted but not audited: must not run";
+  EXPECT_EQ(c.close_and_wait(), 0);
 }
 
 TEST(audit, every_approval_outcome_is_chained_and_verified) {

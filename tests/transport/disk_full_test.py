@@ -11,6 +11,8 @@ the same home. Checks:
   * while the disk is full, thread/start and turn/start are refused with
     -32001 naming the cause, or turns end failed naming the store;
   * once space is freed, turns complete again by themselves;
+  * /readyz answers 503 naming the cause while the disk is full, 200 before
+    and after; a loaded thread stays readable;
   * every request gets exactly one reply.
 Needs to mount a tmpfs (root, as in CI): exits 77 (skipped) with a message
 where mounting is not allowed.
@@ -18,7 +20,9 @@ where mounting is not allowed.
 """
 import argparse
 import errno
+import http.client
 import json
+import re
 import os
 import queue
 import signal
@@ -204,6 +208,27 @@ class Driver:
             raise Failure("turns never ended: %s" % sorted(self.busy))
 
 
+def ready_port(log_path):
+    """The port of the WebSocket listener, from the server's log."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(log_path, errors="replace") as f:
+            found = re.findall(r"listening on ws://127\.0\.0\.1:(\d+)", f.read())
+        if found:
+            return int(found[-1])
+        time.sleep(0.05)
+    raise Failure("the WebSocket listener never said where it listens")
+
+
+def readyz(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/readyz")
+    r = conn.getresponse()
+    body = r.read().decode()
+    conn.close()
+    return r.status, body
+
+
 def start_threads(server, driver, n, cwd):
     threads = []
     for _ in range(n):
@@ -245,8 +270,13 @@ def scenario(args, work, mnt):
     os.makedirs(cwd, exist_ok=True)
     filler = os.path.join(mnt, "filler")
     log = os.path.join(work, "server.log")
-    server = Server(args.binary, home, log)
+    server = Server(args.binary, home, log,
+                    ["--listen", "stdio://", "--listen", "ws://127.0.0.1:0"])
     server.initialize()
+    port = ready_port(log)
+    status, body = readyz(port)
+    if status != 200:
+        raise Failure("/readyz on an empty disk: %d %s" % (status, body))
     driver = Driver(server, [])
     driver.threads = start_threads(server, driver, args.threads, cwd)
     if len(driver.threads) != args.threads:
@@ -274,6 +304,11 @@ def scenario(args, work, mnt):
                 raise Failure("round %d: thread/start still accepted on a full disk" % round_no)
         driver.run_for(2)
         full_refused, full_failed = driver.refused, driver.failed
+        # Not ready, saying why; loaded threads stay readable.
+        status, body = readyz(port)
+        if status != 503 or "no space left on device" not in body:
+            raise Failure("/readyz on a full disk: %d %s" % (status, body))
+        server.call_ok("thread/read", {"threadId": driver.threads[0]}, driver.on_message)
         os.remove(filler)
         freed = time.monotonic()
         mark = driver.completions
@@ -286,6 +321,9 @@ def scenario(args, work, mnt):
             if time.monotonic() > deadline:
                 raise Failure("round %d: turns did not complete again after space was freed"
                               % round_no)
+        status, body = readyz(port)
+        if status != 200:
+            raise Failure("/readyz after space was freed: %d %s" % (status, body))
         r = server.call("thread/start", {"cwd": cwd}, driver.on_message)
         if "error" in r:
             raise Failure("thread/start after space was freed: %s" % r["error"])

@@ -32,6 +32,7 @@ struct outcome {
   std::map<std::string, std::string> completed;  // turn -> its thread, reported completed
   int refused = 0;                                // calls answered with an error
   int unanswered = 0;                             // calls or turns that never ended
+  std::vector<std::string> failures;              // why turns that did not complete ended
 };
 
 runtime_config config_for(const std::string& home, std::shared_ptr<store::file_ops> ops,
@@ -82,6 +83,10 @@ outcome run_workload(runtime& rt, const std::string& cwd) {
       auto& last = all.back();
       if (last.turn_.id == turn->turn_.id && last.turn_.status == protocol::turn_status::completed)
         out.completed[last.turn_.id] = thread;
+      else if (last.turn_.error)
+        out.failures.push_back(last.turn_.error->message);
+      else
+        out.failures.push_back("(no error)");
     }
     if (!client.read_thread({thread, true})) ++out.refused;  // answered, at least
   }
@@ -140,6 +145,8 @@ void sweep(int err, size_t backlog, long count, long stride) {
       ops->heal();
     }
     EXPECT_EQ(out.unanswered, 0) << run;
+    for (auto& why : out.failures)  // a turn the store failed says so
+      EXPECT_EQ(why.rfind("the store could not keep this turn: ", 0), 0u) << run << ": " << why;
     failed_turns += static_cast<int>(4 - out.completed.size());
     check_home(home, out, run);
     ++runs;
@@ -153,7 +160,7 @@ void sweep(int err, size_t backlog, long count, long stride) {
 // A few failed calls: records wait and are written on the next retry;
 // nothing is lost and every turn completes, later.
 TEST(store_faults, a_passing_fault_delays_turns_and_loses_nothing) {
-  for (int err : {ENOSPC, EIO, EROFS}) sweep(err, size_t{32} << 20, 2, err == ENOSPC ? 2 : 7);
+  for (int err : {ENOSPC, EIO, EROFS}) sweep(err, size_t{32} << 20, 2, err == ENOSPC ? 3 : 9);
 }
 
 // A disk that stays full with a tiny cap on what may wait: turns and
