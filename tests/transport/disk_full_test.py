@@ -12,7 +12,9 @@ the same home. Checks:
     -32001 naming the cause, or turns end failed naming the store;
   * once space is freed, turns complete again by themselves;
   * /readyz answers 503 naming the cause while the disk is full, 200 before
-    and after; a loaded thread stays readable;
+    and after; a loaded thread stays readable; an approval stays pending,
+    and one accepted while the disk is full runs only once its decision is
+    stored (a small record may still fit in a file's last page);
   * every request gets exactly one reply.
 Needs to mount a tmpfs (root, as in CI): exits 77 (skipped) with a message
 where mounting is not allowed.
@@ -208,6 +210,18 @@ class Driver:
             raise Failure("turns never ended: %s" % sorted(self.busy))
 
 
+def decision_stored(home, thread):
+    """Whether the thread's rollout holds an accept for its action."""
+    for root, _, files in os.walk(os.path.join(home, "sessions")):
+        for name in files:
+            if thread in name:
+                with open(os.path.join(root, name), errors="replace") as f:
+                    for line in f:
+                        if '"parley_action"' in line and '"decided"' in line and "accept" in line:
+                            return True
+    return False
+
+
 def ready_port(log_path):
     """The port of the WebSocket listener, from the server's log."""
     deadline = time.monotonic() + 10
@@ -287,6 +301,21 @@ def scenario(args, work, mnt):
     if before == 0:
         raise Failure("no turn completed on an empty disk")
 
+    # A turn waits on a person when the disk fills.
+    approved = os.path.join(cwd, "approved")
+    waiting = server.call_ok("thread/start", {"cwd": cwd}, driver.on_message)["thread"]["id"]
+    all_threads.append(waiting)
+    server.call_ok("turn/start", {"threadId": waiting, "input": [
+        {"type": "text", "text": "run: touch %s" % approved, "text_elements": []}]},
+        driver.on_message)
+    ask = None
+    while ask is None:
+        m = server.next()
+        if m.get("method") == "item/commandExecution/requestApproval" and "id" in m:
+            ask = m
+        else:
+            driver.on_message(m)
+
     for round_no in range(2):
         fill(filler)
         # New threads are refused once the store has found the disk full,
@@ -309,6 +338,15 @@ def scenario(args, work, mnt):
         if status != 503 or "no space left on device" not in body:
             raise Failure("/readyz on a full disk: %d %s" % (status, body))
         server.call_ok("thread/read", {"threadId": driver.threads[0]}, driver.on_message)
+        if round_no == 0:
+            # The approval stayed pending; accepted now, its decision must be
+            # stored before the command runs: not while the disk is full.
+            server.proc.stdin.write((json.dumps(
+                {"id": ask["id"], "result": {"decision": "accept"}}) + "\n").encode())
+            server.proc.stdin.flush()
+            driver.run_for(1)
+            if os.path.exists(approved) and not decision_stored(home, waiting):
+                raise Failure("an accepted command ran before its decision was stored")
         os.remove(filler)
         freed = time.monotonic()
         mark = driver.completions
@@ -324,6 +362,12 @@ def scenario(args, work, mnt):
         status, body = readyz(port)
         if status != 200:
             raise Failure("/readyz after space was freed: %d %s" % (status, body))
+        if round_no == 0:
+            deadline = time.monotonic() + 10
+            while not os.path.exists(approved) and time.monotonic() < deadline:
+                driver.run_for(0.1)
+            print("the command accepted while the disk was full: %s"
+                  % ("ran, its decision stored" if os.path.exists(approved) else "did not run (its turn failed)"))
         r = server.call("thread/start", {"cwd": cwd}, driver.on_message)
         if "error" in r:
             raise Failure("thread/start after space was freed: %s" % r["error"])
