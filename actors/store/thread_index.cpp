@@ -88,6 +88,19 @@ bool decode_cursor(const std::string& cursor, int64_t& sort_value, std::string& 
 }
 
 thread_index::thread_index(const std::string& path) {
+  try {
+    open(path);
+  } catch (...) {
+    // A file that is not a database (or a disk that refuses): nothing leaks.
+    sqlite3_finalize(upsert_);
+    sqlite3_finalize(find_);
+    sqlite3_finalize(remove_);
+    sqlite3_close(db_);
+    throw;
+  }
+}
+
+void thread_index::open(const std::string& path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr)
       != SQLITE_OK)

@@ -100,6 +100,7 @@ class thread_index {
   }
 
  private:
+  void open(const std::string& path);
   void exec(const char* sql);
   sqlite3_stmt* prepare(const std::string& sql);
 
