@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <caf/scoped_actor.hpp>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -47,7 +48,19 @@ runtime_config config_for(const std::string& home, std::shared_ptr<store::file_o
   return cfg;
 }
 
-/// Two threads, two turns each (a command accepted, an answer), one at a time.
+/// thread/fork or thread/archive straight to the thread manager (the
+/// in-process client has neither); an error or the answer.
+template <class Result, class... Ts>
+caf::expected<Result> ask_manager(runtime& rt, Ts&&... xs) {
+  caf::scoped_actor self{rt.system()};
+  caf::expected<Result> out{caf::error{}};
+  self->request(rt.threads(), std::chrono::seconds(30), std::forward<Ts>(xs)...)
+      .receive([&](Result& r) { out = std::move(r); }, [&](caf::error& err) { out = err; });
+  return out;
+}
+
+/// Two threads, two turns each (a command accepted, an answer), one at a
+/// time; the first is forked, the second archived.
 outcome run_workload(runtime& rt, const std::string& cwd) {
   outcome out;
   auto host = std::make_shared<recording_host>();
@@ -89,6 +102,22 @@ outcome run_workload(runtime& rt, const std::string& cwd) {
         out.failures.push_back("(no error)");
     }
     if (!client.read_thread({thread, true})) ++out.refused;  // answered, at least
+    auto me = caf::actor_cast<client_actor>(client.handle());
+    if (t == 0) {
+      protocol::thread_fork_params fp;
+      fp.thread_id = thread;
+      auto fork = ask_manager<protocol::thread_session_response>(rt, atom::fork::value, fp, me);
+      if (fork)
+        out.threads.push_back(fork->thread_.id);  // reported started: must read back
+      else if (is_errc(fork.error(), errc::unloading) || !fork.error())
+        ++out.unanswered;
+      else
+        ++out.refused;
+    } else {
+      auto archived = ask_manager<protocol::thread>(rt, atom::archive::value,
+                                                    protocol::thread_id_params{thread}, true, me);
+      if (!archived) ++out.refused;  // answered with an error: it stays where it was
+    }
   }
   return out;
 }
@@ -98,21 +127,23 @@ void check_home(const std::string& home, const outcome& out, const std::string& 
   runtime rt{config_for(home, nullptr, size_t{32} << 20)};
   auto host = std::make_shared<recording_host>();
   in_process_client client{rt, host};
-  std::map<std::string, protocol::turn> stored;
+  // (thread, turn) -> the turn as stored: a fork keeps its source's turn ids.
+  std::map<std::pair<std::string, std::string>, protocol::turn> stored;
   for (auto& thread : out.threads) {
     auto read = client.read_thread({thread, true});
     ASSERT_TRUE(read) << run << ": thread " << thread << " reported started but unreadable: "
                       << message_of(read.error());
     std::set<std::string> items;
     for (auto& turn : read->thread_.turns) {
-      EXPECT_TRUE(stored.emplace(turn.id, turn).second) << run << ": turn stored twice";
+      EXPECT_TRUE(stored.emplace(std::make_pair(thread, turn.id), turn).second)
+          << run << ": turn stored twice";
       for (auto& item : turn.items)
         EXPECT_TRUE(items.insert(protocol::item_id(item)).second)
             << run << ": item " << protocol::item_id(item) << " stored twice";
     }
   }
   for (auto& [turn, thread] : out.completed) {
-    auto i = stored.find(turn);
+    auto i = stored.find(std::make_pair(thread, turn));
     ASSERT_NE(i, stored.end()) << run << ": turn " << turn << " reported completed is lost";
     EXPECT_EQ(i->second.status, protocol::turn_status::completed)
         << run << ": turn " << turn << " reported completed reads back otherwise";
