@@ -55,28 +55,23 @@ void post_stored(self_ptr self, store_record record, std::function<void()> deliv
   if (st.meta.ephemeral) return post(self, std::move(deliver));
   // What was not stored is not reported: the event is dropped and the turn
   // that wrote it stops, to end failed with the store's reason.
-  auto stored = std::make_shared<bool>(false);
-  auto seq = st.outbox.post_held([stored, deliver = std::move(deliver)] {
-    if (*stored) deliver();
-  });
-  auto release = [self, seq] {
-    self->state.outbox.release(seq);
-    quit_if_done(self);
-  };
+  auto seq = st.outbox.post_held(std::move(deliver));
   // No timeout: every store answers an append itself or through a linked I/O
   // actor (a record waiting for a full disk waits, capped, in the store), so
   // a failure bounces back as an error.
   self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
-      .then([release, stored](atom::ok) {
-              *stored = true;
-              release();
-            },
-            [self, release, turn = st.active ? st.active->id : std::string{}](caf::error& err) {
-              PARLEY_ERROR("conversation {} event=store_append_failed error={}",
-                           self->state.meta.id, message_of(err));
-              fail_turn_on_store(self, turn, err);
-              release();
-            });
+      .then(
+          [self, seq](atom::ok) {
+            self->state.outbox.release(seq);
+            quit_if_done(self);
+          },
+          [self, seq, turn = st.active ? st.active->id : std::string{}](caf::error& err) {
+            PARLEY_ERROR("conversation {} event=store_append_failed error={}",
+                         self->state.meta.id, message_of(err));
+            fail_turn_on_store(self, turn, err);
+            self->state.outbox.drop(seq);
+            quit_if_done(self);
+          });
 }
 
 void fail_turn_on_store(self_ptr self, const std::string& turn_id, const caf::error& err) {

@@ -19,6 +19,15 @@ void event_outbox::release(uint64_t seq) {
   run_ready();
 }
 
+void event_outbox::drop(uint64_t seq) {
+  for (auto& e : entries_)
+    if (e.seq == seq) {
+      e.ready = true;
+      e.run = [] {};
+    }
+  run_ready();
+}
+
 void event_outbox::run_ready() {
   if (running_) return;  // the outer loop picks up what was just queued
   running_ = true;

@@ -24,6 +24,10 @@ class event_outbox {
   /// A seq that is not queued (already run) is ignored.
   void release(uint64_t seq);
 
+  /// Releases a held action without running it (what it would report was
+  /// not stored); everything behind it goes on.
+  void drop(uint64_t seq);
+
   bool empty() const { return entries_.empty(); }
   size_t size() const { return entries_.size(); }
 

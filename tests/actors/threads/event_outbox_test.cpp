@@ -35,6 +35,16 @@ TEST(EventOutbox, a_held_action_holds_back_everything_behind_it) {
   EXPECT_EQ(seen, "1234");
 }
 
+TEST(EventOutbox, a_dropped_action_never_runs_and_lets_the_rest_go) {
+  event_outbox box;
+  std::string seen;
+  auto first = box.post_held([&] { seen += "1"; });
+  box.post([&] { seen += "2"; });
+  box.drop(first);  // what it would report was not stored
+  EXPECT_EQ(seen, "2");
+  EXPECT_TRUE(box.empty());
+}
+
 TEST(EventOutbox, an_action_that_posts_queues_behind_what_is_ready) {
   event_outbox box;
   std::string seen;
