@@ -112,19 +112,10 @@ class Server:
 
 
 def fill(path):
-    """Writes `path` until the file system is full."""
-    chunk = b"x" * 65536
-    with open(path, "wb") as f:
-        try:
-            while True:
-                f.write(chunk)
-                f.flush()
-        except OSError as e:
-            if e.errno != errno.ENOSPC:
-                raise
-    # Python's buffer may hold a partial chunk: write what still fits.
+    """Writes `path` until the file system is full (unbuffered: nothing is left
+    to flush, and fail, at close)."""
     with open(path, "ab", buffering=0) as f:
-        for size in (4096, 512, 64, 1):
+        for size in (65536, 4096, 512, 64, 1):
             try:
                 while True:
                     f.write(b"x" * size)
