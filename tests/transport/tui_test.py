@@ -90,8 +90,10 @@ def type_line(text):
 def start_tui(url, work, codex_home, *extra):
     command = " ".join(CODEX + list(extra) + ["--remote", url])
     tmux("kill-session", "-t", SESSION)
+    # The pane stays after the TUI exits (with its last words and exit
+    # status), so a failure shows why.
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
-         "env CODEX_HOME=%s %s; sleep 60" % (codex_home, command))
+         "env CODEX_HOME=%s %s; echo \"[the TUI exited: $?]\"; sleep 600" % (codex_home, command))
 
 
 def thread_ids(url):
@@ -147,6 +149,11 @@ def main():
         if not cond:
             failures.append(what)
             print("FAIL", what, flush=True)
+            for name in sorted(os.listdir(home)):
+                if name.startswith("server-") and name.endswith(".log"):
+                    with open(os.path.join(home, name)) as f:
+                        print("--- last lines of %s ---\n%s" % (name, "".join(f.readlines()[-30:])),
+                              flush=True)
 
     try:
         start_tui(url, work, codex_home)
@@ -191,6 +198,7 @@ def main():
             server.kill()
             server.wait(timeout=30)
             server, url = start_server(2)
+            check(url is not None, "parley starts again after kill -9")
             start_tui(url, work, codex_home, "resume", ids[0])
             check(wait_screen(r"Would you like to run the following command(.*\n)*.*after_restart",
                               timeout=90),
