@@ -2,6 +2,7 @@
 
 #include <caf/scoped_actor.hpp>
 #include <thread>
+#include <unistd.h>  // environ
 
 #include "actors/approval/rules_book.hpp"
 #include "actors/core/errors.hpp"
@@ -10,8 +11,6 @@
 #include "actors/model/config/model_config.hpp"
 #include "actors/runtime/server.hpp"
 #include "actors/threads/process_reactor.hpp"
-
-extern char** environ;
 
 namespace parley {
 

@@ -14,10 +14,12 @@
 
 namespace parley::store {
 
-namespace {
-
+// As in turn_items.cpp and action_lines.cpp: in the unnamed namespace, clang's
+// -Wshadow takes their alias for a second one when they share a unity TU.
 using json = nlohmann::json;
 using namespace rollout_json;
+
+namespace {
 
 protocol::turn_error error_of(const json& e) {
   protocol::turn_error err;

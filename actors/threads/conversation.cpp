@@ -11,9 +11,9 @@
 
 namespace parley {
 
-namespace {
+namespace conversation_detail {
 
-using namespace conversation_detail;
+namespace {
 
 protocol::thread_session_response describe_session(self_ptr self) {
   auto& st = self->state;
@@ -263,6 +263,8 @@ void on_turn_down(self_ptr self, const caf::down_msg& dm) {
 
 }  // namespace
 
+}  // namespace conversation_detail
+
 conversation_settings settings_for(const protocol::thread& meta,
                                    const protocol::thread_overrides& overrides,
                                    const runtime_config& config) {
@@ -279,6 +281,7 @@ conversation_settings settings_for(const protocol::thread& meta,
 conversation_actor::behavior_type conversation(
     conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
     protocol::thread meta, conversation_settings settings, std::vector<context_item> fork_context) {
+  using namespace conversation_detail;
   install_default_handlers(self, "conversation");
   auto& st = self->state;
   st.svc = std::move(svc);

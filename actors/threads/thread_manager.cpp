@@ -57,11 +57,9 @@ void maybe_finish_shutdown(self_ptr self) {
   self->quit();
 }
 
-}  // namespace thread_manager_detail
-
+// The manager's request handlers (in the detail namespace, not a file-scope
+// using-directive: that would leak into the other sources of a unity build).
 namespace {
-
-using namespace thread_manager_detail;
 
 /// Whether a name is blank (Codex: "thread name must not be empty").
 bool blank(const std::string& name) {
@@ -290,6 +288,8 @@ void on_pending(self_ptr self, std::vector<pending_thread>& pending) {
 
 }  // namespace
 
+}  // namespace thread_manager_detail
+
 caf::expected<std::string> resolve_cwd(const std::optional<std::string>& requested,
                                        const std::string& fallback) {
   namespace fs = std::filesystem;
@@ -305,6 +305,7 @@ caf::expected<std::string> resolve_cwd(const std::optional<std::string>& request
 
 thread_manager_actor::behavior_type thread_manager(
     thread_manager_actor::stateful_pointer<thread_manager_state> self, runtime_services svc) {
+  using namespace thread_manager_detail;
   install_default_handlers(self, "thread_manager");
   self->state.svc = std::move(svc);
   self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });

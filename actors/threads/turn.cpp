@@ -11,17 +11,15 @@
 
 namespace parley {
 
-using namespace turn_detail;
-
 using protocol::item_status;
+
+namespace turn_detail {
 
 namespace {
 
 constexpr auto model_timeout = std::chrono::minutes(5);
 
 }  // namespace
-
-namespace turn_detail {
 
 /// A short message from the runtime itself (e.g. why a patch did not apply).
 void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase) {
@@ -389,8 +387,6 @@ void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
   interrupt(self, em.reason);
 }
 
-}  // namespace turn_detail
-
 namespace {
 
 /// The turn's model: its own (watching it) or the runtime's shared one.
@@ -402,9 +398,12 @@ model_actor model_of(self_ptr self) {
 
 }  // namespace
 
+}  // namespace turn_detail
+
 turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
                                        conversation_actor conversation, runtime_services svc,
                                        turn_settings settings) {
+  using namespace turn_detail;
   install_default_handlers(self, "turn");
   self->state.conversation = std::move(conversation);
   self->state.svc = std::move(svc);

@@ -4,8 +4,9 @@
 
 namespace parley::mock_model {
 
+using json = nlohmann::json;
+
 tool_call tool_call_of(const action& a, bool custom_patch) {
-  using json = nlohmann::json;
   switch (a.kind) {
     case action_kind::run: {
       // require_escalated makes Codex ask for approval under `on-request` (mock_model.md).

@@ -195,4 +195,23 @@ std::string thread_of(const json& m) {
 
 std::string method_of(const json& m) { return m.value("method", ""); }
 
+std::string error_message(const json& r) {
+  return r.contains("error") ? r["error"]["message"].get<std::string>() : std::string{};
+}
+
+std::vector<std::string> rollouts(const std::string& home, const std::string& sub) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  if (!fs::exists(home + "/" + sub)) return out;
+  for (auto& e : fs::recursive_directory_iterator(home + "/" + sub))
+    if (e.is_regular_file()) out.push_back(e.path().string());
+  return out;
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace parley::test

@@ -86,4 +86,21 @@ std::string thread_of(const json& m);
 /// `method` of a message, or "" for responses.
 std::string method_of(const json& m);
 
+/// A response's error message, or "" when it is not an error.
+std::string error_message(const json& r);
+
+/// What a run of the binary from a shell command left: its exit code (-1 when
+/// it did not exit), its stdout where captured, its stderr.
+struct outcome {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+/// `s` in single quotes for /bin/sh.
+std::string shell_quoted(const std::string& s);
+
+/// The rollout files under `home`/`sub` (none when the folder is missing).
+std::vector<std::string> rollouts(const std::string& home, const std::string& sub = "sessions");
+
 }  // namespace parley::test

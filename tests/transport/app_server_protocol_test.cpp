@@ -10,10 +10,6 @@ namespace parley::test {
 namespace {
 
 int error_code(const json& r) { return r.contains("error") ? r["error"]["code"].get<int>() : 0; }
-std::string error_message(const json& r) {
-  return r.contains("error") ? r["error"]["message"].get<std::string>() : std::string{};
-}
-
 TEST(app_server_protocol, requests_before_initialize_are_refused) {
   app_server_client c;
   auto r = c.call("thread/loaded/list", json::object());

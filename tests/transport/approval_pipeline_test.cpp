@@ -29,15 +29,15 @@ bool waiting_status(const json& m) {
 /// Whether the thread was ever shown waiting on an approval, and whether it
 /// still was when its turn completed.
 std::pair<bool, bool> waiting_shown_and_left(const app_server_client& c, const std::string& thread) {
-  bool shown = false, waiting = false;
+  bool shown = false, still_waiting = false;
   for (auto& m : c.thread_log(thread)) {
     if (method_of(m) == "thread/status/changed") {
-      waiting = waiting_status(m);
-      shown = shown || waiting;
+      still_waiting = waiting_status(m);
+      shown = shown || still_waiting;
     }
     if (method_of(m) == "turn/completed") break;
   }
-  return {shown, waiting};
+  return {shown, still_waiting};
 }
 
 size_t count_method(const app_server_client& c, const std::string& method) {

@@ -13,18 +13,6 @@
 namespace parley::test {
 namespace {
 
-struct outcome {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  return out + "'";
-}
-
 /// Runs `parley <args>` with stdin from /dev/null and `env` ("NAME=value" or "") in front.
 outcome run_parley(const std::vector<std::string>& args, const std::string& env = "") {
   auto dir = make_temp_dir("command_line_run");

@@ -12,24 +12,13 @@
 namespace parley::test {
 namespace {
 
-struct outcome {
-  int code = -1;
-  std::string err;
-};
-
-std::string sh_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  return out + "'";
-}
-
 /// `parley app-server --store memory ARGS` with stdin at EOF (serves
 /// nothing), `env` ("NAME=value ..." or "") in front.
 outcome run_server(const std::vector<std::string>& args, const std::string& env = "") {
   auto dir = make_temp_dir("config_run");
-  std::string command = env + " " + sh_quoted(parley_binary()) + " app-server --store memory";
-  for (auto& a : args) command += " " + sh_quoted(a);
-  command += " </dev/null >/dev/null 2>" + sh_quoted(dir + "/stderr.txt");
+  std::string command = env + " " + shell_quoted(parley_binary()) + " app-server --store memory";
+  for (auto& a : args) command += " " + shell_quoted(a);
+  command += " </dev/null >/dev/null 2>" + shell_quoted(dir + "/stderr.txt");
   outcome o;
   int status = std::system(command.c_str());
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -138,7 +127,7 @@ TEST(Config, a_valid_file_starts_and_says_which_provider_is_active) {
 TEST(Config, the_default_path_is_codex_home_then_parley_home) {
   auto codex_home = make_temp_dir("config_codex_home");
   write_file(codex_home + "/config.toml", "model = 42\n");
-  auto o = run_server({}, "CODEX_HOME=" + sh_quoted(codex_home));
+  auto o = run_server({}, "CODEX_HOME=" + shell_quoted(codex_home));
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find(codex_home + "/config.toml:1:9: model: expected a string, got integer"),
             std::string::npos)

@@ -13,18 +13,6 @@
 namespace parley::test {
 namespace {
 
-struct outcome {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  return out + "'";
-}
-
 /// Runs `parley rules <args>` with `env` ("NAME=value ..." or "") in front.
 outcome run_rules(const std::string& dir, const std::vector<std::string>& args,
                   const std::string& env = "") {

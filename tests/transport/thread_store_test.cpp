@@ -17,18 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_message(const json& r) {
-  return r.contains("error") ? r["error"]["message"].get<std::string>() : std::string{};
-}
-
-std::vector<std::string> rollouts(const std::string& home, const std::string& sub = "sessions") {
-  std::vector<std::string> out;
-  if (!fs::exists(home + "/" + sub)) return out;
-  for (auto& e : fs::recursive_directory_iterator(home + "/" + sub))
-    if (e.is_regular_file()) out.push_back(e.path().string());
-  return out;
-}
-
 json turn_done(app_server_client& c) { return c.wait_for_method("turn/completed"); }
 
 class thread_store : public ::testing::Test {

@@ -15,13 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> rollouts(const std::string& home) {
-  std::vector<std::string> out;
-  for (auto& e : fs::recursive_directory_iterator(home + "/sessions"))
-    if (e.is_regular_file()) out.push_back(e.path().string());
-  return out;
-}
-
 std::unique_ptr<app_server_client> server(const std::string& home) {
   auto c = std::make_unique<app_server_client>(std::vector<std::string>{"--store=local", "--home=" + home});
   c->initialize();

@@ -19,10 +19,6 @@ json reply_to(app_server_client& c, int64_t id) {
   return c.wait_for([id](const json& m) { return is_reply_to(m, id); });
 }
 
-std::string error_message(const json& r) {
-  return r.contains("error") ? r["error"]["message"].get<std::string>() : std::string{};
-}
-
 /// How many replies each of `ids` got in everything read so far.
 std::map<int64_t, int> reply_counts(const app_server_client& c, const std::vector<int64_t>& ids) {
   std::map<int64_t, int> n;

@@ -203,7 +203,7 @@ TEST_F(conversation_test, an_idle_thread_unloads_when_its_timer_fires) {
   auto log = open(conv);
   auto h = (*self)->request(conv, caf::infinite, atom::unsub::value, clients.front());
   run();
-  h.receive([](std::string& status) { EXPECT_EQ(status, "unsubscribed"); },
+  h.receive([](std::string& reply) { EXPECT_EQ(reply, "unsubscribed"); },
             [](caf::error& err) { FAIL() << caf::to_string(err); });
   (*self)->monitor(conv);
   advance(config->idle_unload - std::chrono::seconds(1));

@@ -22,7 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-struct collected {
+struct spawned_output {
   std::mutex mtx;
   std::condition_variable cv;
   std::string output;
@@ -35,7 +35,7 @@ struct collected {
   }
 };
 
-process_sink_actor::behavior_type probe(process_sink_actor::pointer, std::shared_ptr<collected> c) {
+process_sink_actor::behavior_type output_probe(process_sink_actor::pointer, std::shared_ptr<spawned_output> c) {
   return {
       [c](atom::output, const std::string& chunk) {
         std::lock_guard<std::mutex> lock{c->mtx};
@@ -101,9 +101,9 @@ class process_spawner_test : public ::testing::Test {
     reactor.reset();
     fs::remove_all(dir);
   }
-  std::pair<process_id, std::shared_ptr<collected>> start(const std::string& command) {
-    auto c = std::make_shared<collected>();
-    auto id = reactor->spawn(command, dir.string(), sys.spawn(probe, c));
+  std::pair<process_id, std::shared_ptr<spawned_output>> start(const std::string& command) {
+    auto c = std::make_shared<spawned_output>();
+    auto id = reactor->spawn(command, dir.string(), sys.spawn(output_probe, c));
     return {id, c};
   }
   caf::actor_system sys;
@@ -147,8 +147,8 @@ TEST_F(process_spawner_test, a_failed_start_reports_why_and_later_starts_still_r
   held.release();
   spawn_spec spec;
   spec.argv = {"/definitely/not/here"};
-  auto c = std::make_shared<collected>();
-  reactor->spawn(spec, sys.spawn(probe, c));
+  auto c = std::make_shared<spawned_output>();
+  reactor->spawn(spec, sys.spawn(output_probe, c));
   auto [next, n] = start("echo after");
   ASSERT_TRUE(c->wait(10s));
   EXPECT_EQ(c->exit->exit_code, 127);
@@ -160,7 +160,7 @@ TEST_F(process_spawner_test, a_failed_start_reports_why_and_later_starts_still_r
 TEST_F(process_spawner_test, many_concurrent_starts_each_exit_once_with_their_output) {
   held.release();
   constexpr int per_caller = 150;
-  std::vector<std::shared_ptr<collected>> runs[2];
+  std::vector<std::shared_ptr<spawned_output>> runs[2];
   std::vector<std::thread> callers;
   for (int t = 0; t < 2; ++t)
     callers.emplace_back([&, t] {
@@ -182,7 +182,7 @@ TEST_F(process_spawner_test, many_concurrent_starts_each_exit_once_with_their_ou
 TEST_F(process_spawner_test, stop_with_queued_starts_runs_none_of_them_and_tells_each) {
   auto [first, a] = start("touch first-ran");
   ASSERT_TRUE(held.await_entered());
-  std::vector<std::shared_ptr<collected>> queued;
+  std::vector<std::shared_ptr<spawned_output>> queued;
   for (int k = 0; k < 20; ++k) queued.push_back(start("touch ran-" + std::to_string(k)).second);
   std::thread stopper{[this] { reactor->stop(); }};
   // stop() tells every queued start at once, while the first is still held.

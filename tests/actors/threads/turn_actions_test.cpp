@@ -23,7 +23,7 @@ turn_settings settings_in(const std::string& cwd) {
   return s;
 }
 
-command_step command(const std::string& raw) {
+command_step command_of(const std::string& raw) {
   command_step c;
   c.item.id = "call_1";
   c.raw = raw;
@@ -32,17 +32,17 @@ command_step command(const std::string& raw) {
 }
 
 TEST(TurnActions, a_command_ask_carries_its_ids_and_binds_to_its_cwd) {
-  auto ask = command_ask(settings_in("/w"), command("make test"));
+  auto ask = command_ask(settings_in("/w"), command_of("make test"));
   EXPECT_FALSE(ask.is_file_change());
   EXPECT_EQ(ask.turn_id(), "trn");
   EXPECT_EQ(ask.item_id(), "call_1");
   EXPECT_EQ(ask.command.started_at_ms, 42);
   EXPECT_EQ(ask.command.proposed_execpolicy_amendment, (std::vector<std::string>{"make", "test"}));
-  EXPECT_NE(ask.digest, command_ask(settings_in("/elsewhere"), command("make test")).digest);
+  EXPECT_NE(ask.digest, command_ask(settings_in("/elsewhere"), command_of("make test")).digest);
 }
 
 TEST(TurnActions, only_a_simple_command_proposes_an_amendment) {
-  auto ask = command_ask(settings_in("/w"), command("make && rm -rf /"));
+  auto ask = command_ask(settings_in("/w"), command_of("make && rm -rf /"));
   EXPECT_TRUE(ask.command.proposed_execpolicy_amendment.empty());
 }
 

@@ -28,19 +28,19 @@ using hooks::action_kind;
 using hooks::verdict;
 
 /// A fresh directory under /tmp, removed with everything in it.
-class temp_dir {
+class hook_dir {
  public:
-  temp_dir() {
+  hook_dir() {
     auto pattern = (fs::temp_directory_path() / "parley-hooks-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path_ = pattern;
   }
-  ~temp_dir() {
+  ~hook_dir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
+  hook_dir(const hook_dir&) = delete;
+  hook_dir& operator=(const hook_dir&) = delete;
   const fs::path& path() const { return path_; }
 
  private:
@@ -75,7 +75,7 @@ class ExternalHookConfig : public ::testing::Test {
     }
     return "";
   }
-  temp_dir dir;
+  hook_dir dir;
 };
 
 TEST_F(ExternalHookConfig, a_missing_file_means_no_hooks) {
@@ -305,7 +305,7 @@ class ExternalHookRunner : public ::testing::Test {
 
   verdict run(const hooks::external_hook_spec& spec) { return decide(start(spec)); }
 
-  temp_dir dir;
+  hook_dir dir;
   int scripts = 0;
   caf::actor_system sys;
   std::shared_ptr<process_reactor> reactor = std::make_shared<process_reactor>();

@@ -29,7 +29,7 @@ using testing::send_all;
   return true;
 }();
 
-request post_to(std::string url, std::string body) {
+request plain_post(std::string url, std::string body) {
   request req;
   req.url = std::move(url);
   req.headers = {{"Content-Type", "text/plain"}};
@@ -67,7 +67,7 @@ TEST(http_client_load, a_thousand_concurrent_streams_share_the_one_io_thread) {
   std::vector<std::shared_ptr<recording_sink>> sinks;
   for (int i = 0; i < streams; ++i) {
     sinks.push_back(std::make_shared<recording_sink>());
-    http.start(post_to(server.url("/stream"), std::to_string(i)), sinks.back());
+    http.start(plain_post(server.url("/stream"), std::to_string(i)), sinks.back());
   }
   int ok = 0;
   for (int i = 0; i < streams; ++i) {
@@ -96,7 +96,7 @@ TEST(http_client_load, sequential_requests_to_one_host_reuse_the_connection) {
   std::vector<std::string> ports;
   for (int i = 0; i < 3; ++i) {
     auto sink = std::make_shared<recording_sink>();
-    http.start(post_to(server.url("/port"), "{}"), sink);
+    http.start(plain_post(server.url("/port"), "{}"), sink);
     ASSERT_TRUE(sink->wait_done());
     ASSERT_TRUE(sink->done().ok()) << sink->done().message;
     ports.push_back(sink->body());
@@ -171,11 +171,11 @@ TEST(http_client_env, https_works_and_verifies_the_certificate) {
   server.start();
   client http;
   auto trusted = std::make_shared<recording_sink>();
-  auto req = post_to(server.url("/v1/responses"), "hello");
+  auto req = plain_post(server.url("/v1/responses"), "hello");
   req.ca_file = tls.cert;
   http.start(req, trusted);
   auto untrusted = std::make_shared<recording_sink>();
-  http.start(post_to(server.url("/v1/responses"), "hello"), untrusted);
+  http.start(plain_post(server.url("/v1/responses"), "hello"), untrusted);
   ASSERT_TRUE(trusted->wait_done());
   ASSERT_TRUE(untrusted->wait_done());
   EXPECT_TRUE(trusted->done().ok()) << trusted->done().message;
