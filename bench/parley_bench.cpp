@@ -217,7 +217,9 @@ class bench_run {
   void start_thread() {
     int connection = started_ % o_.connections;
     ++started_;
-    send(connection, "thread/start", json{{"approvalPolicy", "on-request"}});
+    json params{{"approvalPolicy", "on-request"}};
+    if (!o_.sandbox.empty()) params["sandbox"] = o_.sandbox;
+    send(connection, "thread/start", std::move(params));
   }
 
   std::string turn_text() const {

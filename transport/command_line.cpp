@@ -130,6 +130,23 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
   all.push_back(app.add_option("--output-cap", cfg.output_cap_bytes,
                                "bytes of command output kept per command (default 1048576)")
                     ->type_name("BYTES"));
+  all.push_back(app.add_flag("--sandbox-unconfined", out.sandbox_unconfined,
+                             "where this host cannot confine commands to their thread's sandbox, "
+                             "run them unconfined (approvals say so) instead of refusing them"));
+  all.push_back(add_duration(app, "--command-timeout", out.limits.default_timeout,
+                             "a command whose call names no timeout_ms is killed after this "
+                             "(default 10m)"));
+  all.push_back(add_duration(app, "--command-max-timeout", out.limits.max_timeout,
+                             "the longest timeout_ms a call may ask for (default 1h)"));
+  all.push_back(app.add_option("--command-max-memory", out.limits.max_memory_bytes,
+                               "address space per command process, bytes (default 0: none)")
+                    ->type_name("BYTES"));
+  all.push_back(app.add_option("--command-max-processes", out.limits.max_processes,
+                               "processes a command may have at once (default 1024; 0: none)")
+                    ->type_name("N"));
+  all.push_back(app.add_option("--command-max-cpu", out.limits.max_cpu_seconds,
+                               "CPU seconds per command process (default 0: none)")
+                    ->type_name("SECONDS"));
   all.push_back(app.add_option("--threads", cfg.scheduler_threads,
                                "scheduler worker threads (default: one per core)")
                     ->type_name("N"));

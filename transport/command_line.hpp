@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actors/core/config.hpp"
+#include "actors/threads/command_sandbox.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
 #include "transport/rules_command.hpp"
@@ -53,6 +54,9 @@ struct command_line {
   std::string config_file;
   /// -c key=value (repeatable, in order), applied on top of the file.
   std::vector<std::string> config_overrides;
+  /// --sandbox-unconfined and the --command-* limits.
+  bool sandbox_unconfined = false;
+  command_limits limits;
   /// chat: its own options; `server_args` are the app-server options given,
   /// passed on to the child as `--name=value`.
   chat_options chat;

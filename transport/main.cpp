@@ -16,6 +16,7 @@
 #include "actors/model/config/model_config.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
+#include "actors/threads/command_sandbox.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
 #include "transport/command_line.hpp"
@@ -55,6 +56,26 @@ std::shared_ptr<const parley::model_config::settings> load_config(const parley::
   return std::make_shared<const mc::settings>(std::move(*loaded.config));
 }
 
+/// How commands are confined: the launcher beside parley, what it says this
+/// host can enforce (logged), the limits, and what no command may reach.
+std::shared_ptr<const parley::sandbox_settings> sandbox_of(const parley::command_line& cl) {
+  auto s = std::make_shared<parley::sandbox_settings>();
+  s->launcher = parley::default_sandbox_launcher();
+  s->unconfined_ok = cl.sandbox_unconfined;
+  s->limits = cl.limits;
+  parley::probe_sandbox(*s);
+  // parley's own home (the store, rules, hooks, secrets) and its audit log.
+  const auto& cfg = cl.server;
+  for (const auto& path : {cfg.home, cfg.audit_path})
+    if (!path.empty()) s->hidden.push_back(parley::absolute_path(path));
+  if (s->confines())
+    PARLEY_INFO("sandbox event=ready launcher={} network=off_unless_allowed hidden={}",
+                s->launcher, s->hidden.size());
+  else
+    PARLEY_WARN("sandbox event=unavailable {}", parley::describe_sandbox(*s));
+  return s;
+}
+
 int app_server(parley::command_line& cl) {
   auto& cfg = cl.server;
   // The approval audit log lives in the home of a local store by default.
@@ -72,6 +93,7 @@ int app_server(parley::command_line& cl) {
     return 1;
   }
   parley::log::set_level(cl.log_level);
+  cfg.sandbox = sandbox_of(cl);
   // A config that cannot be used stops the start (exit 2, as a usage error):
   // serving with another provider or policy than the one written is worse.
   cfg.model_settings = load_config(cl);

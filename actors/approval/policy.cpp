@@ -30,13 +30,14 @@ policy_verdict evaluate_file_change(const protocol::approval_policy& policy) {
   return policy_verdict::ask;
 }
 
-policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command) {
+policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
+                        bool escalated) {
   using kind = protocol::approval_policy::kind;
   switch (policy.value) {
     case kind::never:
-      return policy_verdict::run;
+      return escalated ? policy_verdict::decline : policy_verdict::run;
     case kind::untrusted:
-      if (is_known_read_only(command)) return policy_verdict::run;
+      if (!escalated && is_known_read_only(command)) return policy_verdict::run;
       break;
     case kind::granular:
       if (!policy.granular.sandbox_approval) return policy_verdict::decline;

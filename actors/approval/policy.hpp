@@ -34,9 +34,13 @@ enum class policy_verdict {
 ///   on-request -> ask for every command
 ///   untrusted  -> ask, except for known read-only commands (is_known_read_only)
 ///   granular   -> ask when sandbox_approval is set, otherwise decline
+/// A command that asks to leave the sandbox (`escalated`) is asked about
+/// under every policy that asks at all (untrusted's read-only ones too) and
+/// declined under `never`, which asks nobody: only an accept runs it outside.
 /// "ask" starts the approval pipeline (rules, session grants, hooks, client),
 /// which may still decide without asking anyone.
-policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command);
+policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
+                        bool escalated = false);
 
 /// The same for a file change: never -> run, granular without
 /// sandbox_approval -> decline, otherwise ask.

@@ -22,6 +22,7 @@ struct settings;  // actors/model/config/model_config.hpp
 namespace store {
 class file_ops;  // actors/store/file_ops.hpp
 }
+struct sandbox_settings;  // actors/threads/command_sandbox.hpp
 
 struct runtime_config {
   /// How long an approval waits for a decision before it counts as declined.
@@ -75,6 +76,11 @@ struct runtime_config {
   /// its own environment, unless the host set it; null (services built
   /// without a runtime, as in some tests) = parley's own environment.
   std::shared_ptr<const std::vector<std::string>> command_environment;
+  /// How commands are confined and limited. Null: the runtime looks for
+  /// `parley-sandbox` beside its executable (or at $PARLEY_SANDBOX_LAUNCHER),
+  /// asks it what this host can enforce, and hides `home` and `audit_path`
+  /// from commands.
+  std::shared_ptr<const sandbox_settings> sandbox;
 };
 
 /// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers

@@ -98,6 +98,9 @@ struct exit_info {
   /// Why it never started (cannot start, killed or shut down while its
   /// start was queued); empty = it ran. Then pid is 0 and nothing ran.
   std::string not_started;
+  /// A limit of parley's ended it (e.g. "timed out after 10000 ms"); empty:
+  /// it ended on its own or was interrupted.
+  std::string ended_by;
 };
 
 /// How a step ended, as the model is told (each provider words it its own
@@ -153,6 +156,12 @@ struct model_step {
   std::string streamed_item;
   /// run: where to run it (empty: the thread's cwd; relative: below it).
   std::string workdir;
+  /// run: the model asks to run it outside the thread's sandbox (Codex's
+  /// sandbox_permissions "require_escalated"), saying why.
+  bool escalate = false;
+  std::string justification;
+  /// run: the call's timeout_ms; 0 = none given (the configured default).
+  int64_t timeout_ms = 0;
   /// run, patch: the model's call id (the item's id, as Codex does); empty:
   /// the turn makes one.
   std::string call_id;
@@ -241,6 +250,10 @@ struct action_record {
   std::string cwd;      // command: where it runs
   std::string patch;    // file change: the apply_patch text
   std::string digest;   // what the approval is bound to
+  /// command: it asked to leave the sandbox (runs outside only if accepted).
+  bool escalated = false;
+  std::string justification;
+  int64_t timeout_ms = 0;  // command: the call's timeout_ms (0: the default)
   int64_t item_started_ms = 0;
   /// How many steps of the turn had finished before this one (where the
   /// model goes on from).
@@ -249,6 +262,7 @@ struct action_record {
   std::string thread_cwd;
   nlohmann::json policy;  // the approval policy, as the wire encodes it
   std::vector<std::string> writable_roots;
+  nlohmann::json sandbox;  // the thread's sandbox policy, as the wire encodes it
   /// asked: when the client stage gives up (unix ms; survives restarts).
   int64_t deadline_ms = 0;
   // decided: how the approval ended (approval_outcome), and who decided.

@@ -53,6 +53,9 @@ response_plan plan_response(const std::vector<json>& output_items) {
     p.step.what = call.kind == wire::call_kind::run ? model_step::kind::run : model_step::kind::patch;
     p.step.command = call.command;
     p.step.workdir = call.workdir;
+    p.step.escalate = call.sandbox_permissions == "require_escalated";
+    p.step.justification = call.justification;
+    p.step.timeout_ms = call.timeout_ms;
     p.step.patch = call.patch;
     p.step.call_id = call.call_id;
     p.call = std::move(call);

@@ -17,12 +17,43 @@ bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
+/// `run[...]`'s options, comma-separated: `escalate` (asks to run outside
+/// the sandbox, as a model's sandbox_permissions "require_escalated" does)
+/// and `timeout_ms=N`. false: not options the script understands.
+bool read_run_options(const std::string& text, model_step& s) {
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    auto end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    auto option = trim(text.substr(pos, end - pos));
+    if (option == "escalate") {
+      s.escalate = true;
+      s.justification = "the script asks to run this outside the sandbox";
+    } else if (starts_with(option, "timeout_ms=")) {
+      try {
+        size_t used = 0;
+        auto ms = std::stoll(option.substr(11), &used);
+        if (used != option.size() - 11 || ms <= 0) return false;
+        s.timeout_ms = ms;
+      } catch (const std::exception&) {
+        return false;
+      }
+    } else if (!option.empty()) {
+      return false;
+    }
+    pos = end + 1;
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::string& scripted_model_help() {
   static const std::string text =
       "I am parley's scripted model. Write one directive per line: "
       "`run: <command>` runs a shell command (after approval), "
+      "`run[timeout_ms=N]: <command>` with a timeout, `run[escalate]: <command>` asks to run it "
+      "outside the sandbox, "
       "`say: <text>` makes me say the text, "
       "`patch:` followed by an apply_patch patch (through `*** End Patch`) changes files "
       "(after approval).";
@@ -60,12 +91,18 @@ std::vector<model_step> plan_steps(const std::string& user_text) {
   std::vector<model_step> steps;
   for (size_t i = 0; i < lines.size(); ++i) {
     auto line = trim(lines[i]);
-    if (starts_with(line, "run:")) {
-      auto command = trim(line.substr(4));
-      if (command.empty()) continue;
+    if (starts_with(line, "run:") || starts_with(line, "run[")) {
       model_step s;
       s.what = model_step::kind::run;
-      s.command = std::move(command);
+      auto colon = line.find(':');
+      if (line[3] == '[') {
+        auto close = line.find("]:");
+        if (close == std::string::npos) continue;
+        if (!read_run_options(line.substr(4, close - 4), s)) continue;
+        colon = close + 1;
+      }
+      s.command = trim(line.substr(colon + 1));
+      if (s.command.empty()) continue;
       steps.push_back(std::move(s));
     } else if (starts_with(line, "say:")) {
       model_step s;

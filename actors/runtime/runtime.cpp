@@ -10,6 +10,7 @@
 #include "actors/model/config/environment_policy.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/runtime/server.hpp"
+#include "actors/threads/command_sandbox.hpp"
 #include "actors/threads/process_reactor.hpp"
 
 namespace parley {
@@ -45,6 +46,11 @@ runtime::runtime(runtime_config config) {
   std::shared_ptr<rules::rules_book> rules;
   if (!config.rules_dir.empty()) rules = std::make_shared<rules::rules_book>(config.rules_dir);
   if (!config.command_environment) config.command_environment = command_environment_of(config);
+  if (!config.sandbox) {
+    config.sandbox = default_sandbox({config.home, config.audit_path});
+    if (!config.sandbox->confines())
+      PARLEY_WARN("runtime event=sandbox_unavailable {}", describe_sandbox(*config.sandbox));
+  }
   configure_scheduler(caf_config_, config.scheduler_threads);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));

@@ -19,7 +19,13 @@ json action_payload(const action_record& r) {
   } else {
     p["command"] = r.command;
     p["cwd"] = r.cwd;
+    if (r.escalated) {
+      p["escalated"] = true;
+      p["justification"] = r.justification;
+    }
+    if (r.timeout_ms > 0) p["timeout_ms"] = r.timeout_ms;
   }
+  if (!r.sandbox.is_null()) p["sandbox"] = r.sandbox;
   if (r.deadline_ms != 0) p["deadline_ms"] = r.deadline_ms;
   if (r.at != action_record::phase::asked && !r.outcome.empty()) {
     p["outcome"] = r.outcome;
@@ -51,6 +57,10 @@ std::optional<action_record> action_of_payload(const json& p) {
   if (auto i = p.find("policy"); i != p.end()) r.policy = *i;
   for (const auto& root : list_of(p, "writable_roots"))
     if (root.is_string()) r.writable_roots.push_back(root.get<std::string>());
+  if (auto i = p.find("sandbox"); i != p.end()) r.sandbox = *i;
+  if (auto i = p.find("escalated"); i != p.end() && i->is_boolean()) r.escalated = i->get<bool>();
+  r.justification = str_of(p, "justification");
+  r.timeout_ms = opt_int(p, "timeout_ms").value_or(0);
   r.deadline_ms = opt_int(p, "deadline_ms").value_or(0);
   r.outcome = str_of(p, "outcome");
   if (auto i = p.find("decision"); i != p.end()) r.decision = *i;

@@ -6,6 +6,7 @@
 
 #include "actors/core/log.hpp"
 #include "actors/store/response_items.hpp"
+#include "actors/threads/command_sandbox.hpp"
 #include "actors/threads/conversation_detail.hpp"
 #include "actors/threads/turn.hpp"
 #include "protocol/ids.hpp"
@@ -53,6 +54,10 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
   ts.policy = st.settings.policy;
   ts.grants = st.grants;
   ts.writable_roots = writable_roots_of(st.settings);
+  ts.sandbox = st.settings.sandbox;
+  const auto& sandbox = st.svc.config->sandbox;
+  ts.commands_unconfined = sandbox && !sandbox->confines() && sandbox->unconfined_ok
+                           && ts.sandbox.type != protocol::sandbox_policy::kind::danger_full_access;
   ts.user_text = std::move(user_text);
   ts.tokens_before = st.tokens;
   return ts;
@@ -251,6 +256,12 @@ void restore_turn(self_ptr self, resumed_turn& r) {
     if (!a.policy.is_null()) st.settings.policy = a.policy.get<protocol::approval_policy>();
   } catch (const std::exception&) {
     st.settings.policy = protocol::approval_policy::on_request();  // asks: fails safe
+  }
+  try {
+    if (!a.sandbox.is_null()) st.settings.sandbox = a.sandbox.get<protocol::sandbox_policy>();
+  } catch (const std::exception&) {
+    // Confined to the cwd and nothing else: fails safe.
+    st.settings.sandbox = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::read_only);
   }
   active_turn t;
   t.id = r.turn_id;

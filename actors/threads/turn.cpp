@@ -229,19 +229,23 @@ void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notificati
   }
 }
 
-void run_command(self_ptr self, const std::string& raw, const std::string& workdir,
-                 const std::string& call_id) {
+void run_command(self_ptr self, const model_step& step) {
   auto& st = self->state;
+  const auto& raw = step.command;
   command_step cmd;
-  cmd.item.id = call_id.empty() ? protocol::new_call_id() : call_id;
+  cmd.item.id = step.call_id.empty() ? protocol::new_call_id() : step.call_id;
   cmd.item.command = display_command(raw);
-  cmd.item.cwd = working_directory(st.settings.cwd, workdir);
+  cmd.item.cwd = working_directory(st.settings.cwd, step.workdir);
   cmd.item.command_actions = describe_command(raw);
   cmd.raw = raw;
+  cmd.escalated = step.escalate;
+  cmd.justification = step.justification;
+  cmd.timeout_ms = step.timeout_ms;
   cmd.started_ms = protocol::unix_ms();
   auto ask = command_ask(st.settings, cmd);
   st.action = action_of(st, cmd, ask.digest);
-  auto plan = plan_for(st.svc, st.settings.grants, ask, evaluate(st.settings.policy, raw));
+  auto plan = plan_for(st.svc, st.settings.grants, ask,
+                       evaluate(st.settings.policy, raw, cmd.escalated));
   auto started = started_event(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
   follow_plan(self, std::move(ask), std::move(plan), std::move(started),
@@ -315,7 +319,7 @@ void next_step(self_ptr self) {
               case model_step::kind::patch:
                 if (!self->state.settings.tools_allowed) return refuse_tool(self);
                 if (step.what == model_step::kind::run)
-                  return run_command(self, step.command, step.workdir, step.call_id);
+                  return run_command(self, step);
                 return change_files(self, step.patch, step.call_id);
             }
           },

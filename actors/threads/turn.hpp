@@ -29,6 +29,11 @@ struct turn_settings {
   protocol::approval_policy policy;
   /// Where patches may write (absolute); empty = cwd only.
   std::vector<std::string> writable_roots;
+  /// Where its commands run: confined to this sandbox.
+  protocol::sandbox_policy sandbox;
+  /// This host cannot confine commands and the operator accepted running
+  /// them unconfined: every approval says so.
+  bool commands_unconfined = false;
   session_grants grants;
   std::string user_text;
   /// Tokens the thread's models used before this turn.
@@ -45,6 +50,9 @@ struct turn_settings {
 struct command_step {
   protocol::command_execution_item item;
   std::string raw;  // what /bin/sh -c runs
+  bool escalated = false;  // asked to run outside the sandbox (runs so only if accepted)
+  std::string justification;
+  int64_t timeout_ms = 0;  // the call's; 0: the configured default
   int64_t started_ms = 0;
   std::optional<output_buffer> output;  // set while it runs
   caf::actor_addr exec_addr;

@@ -21,7 +21,21 @@ approval_ask command_ask(const turn_settings& settings, const command_step& cmd)
   ask.command.command_actions = cmd.item.command_actions;
   if (auto words = split_simple_command(cmd.raw))
     ask.command.proposed_execpolicy_amendment = *words;
-  ask.digest = command_digest(cmd.raw, settings.cwd);
+  // A request to leave the sandbox says why, and an accept of it is bound
+  // to running it outside (never replayed as an accept of a confined run).
+  if (cmd.escalated) {
+    ask.command.reason = cmd.justification.empty()
+                             ? std::string{"the model asks to run this outside the sandbox"}
+                             : cmd.justification;
+    ask.digest = command_digest("[outside the sandbox] " + cmd.raw, settings.cwd);
+  } else {
+    ask.digest = command_digest(cmd.raw, settings.cwd);
+  }
+  if (settings.commands_unconfined) {
+    auto note = std::string{"parley cannot confine commands on this host: this one would run "
+                            "unconfined"};
+    ask.command.reason = ask.command.reason ? *ask.command.reason + " (" + note + ")" : note;
+  }
   return ask;
 }
 

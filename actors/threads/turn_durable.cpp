@@ -36,6 +36,7 @@ action_record action_base(const turn_state& st, const std::string& item_id,
   r.thread_cwd = s.cwd;
   r.policy = s.policy;
   r.writable_roots = s.writable_roots;
+  r.sandbox = s.sandbox;
   return r;
 }
 
@@ -84,6 +85,9 @@ void resume_command(self_ptr self, const action_record& a) {
   cmd.item.cwd = a.cwd;
   cmd.item.command_actions = describe_command(a.command);
   cmd.raw = a.command;
+  cmd.escalated = a.escalated;
+  cmd.justification = a.justification;
+  cmd.timeout_ms = a.timeout_ms;
   cmd.started_ms = a.item_started_ms;
   auto started = started_event(self, cmd.item, cmd.started_ms);
   auto ask = command_ask(st.settings, cmd);
@@ -127,6 +131,9 @@ action_record action_of(const turn_state& st, const command_step& cmd, const std
   auto r = action_base(st, cmd.item.id, digest, cmd.started_ms);
   r.command = cmd.raw;
   r.cwd = cmd.item.cwd;
+  r.escalated = cmd.escalated;
+  r.justification = cmd.justification;
+  r.timeout_ms = cmd.timeout_ms;
   return r;
 }
 

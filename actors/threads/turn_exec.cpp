@@ -1,6 +1,7 @@
 // A turn's running command: started once its start is stored, its output
 // streamed as deltas, its exit ending the item.
 
+#include "actors/threads/command_sandbox.hpp"
 #include "actors/threads/exec.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
@@ -9,6 +10,31 @@ namespace parley::turn_detail {
 
 using protocol::item_status;
 
+namespace {
+
+/// How the command starts: confined to the turn's sandbox (outside it only
+/// as an accepted escalation), with its timeout and limits, in the shell
+/// environment policy's environment (API keys and tokens stay out of what
+/// a model runs).
+exec_request exec_request_of(const turn_state& st, const command_step& cmd) {
+  static const sandbox_settings unconfigured;
+  const auto& config = *st.svc.config;
+  const auto& sandbox = config.sandbox ? *config.sandbox : unconfigured;
+  exec_request r;
+  r.spec.cwd = cmd.item.cwd;
+  r.spec.env = config.command_environment;
+  r.timeout = command_timeout(sandbox.limits, cmd.timeout_ms);
+  auto launch = command_argv(sandbox, st.settings.sandbox, cmd.item.cwd, cmd.raw, cmd.escalated,
+                             config.command_environment.get());
+  if (auto* refused = std::get_if<launch_refusal>(&launch))
+    r.refusal = std::move(refused->reason);
+  else
+    r.spec.argv = std::move(std::get<command_launch>(launch).argv);
+  return r;
+}
+
+}  // namespace
+
 /// Runs the command, once its start is stored (never twice: see
 /// record_started).
 void start_exec(self_ptr self) {
@@ -16,11 +42,9 @@ void start_exec(self_ptr self) {
     auto& st = self->state;
     auto& cmd = *st.command;
     cmd.output.emplace(st.svc.config->output_cap_bytes);
-    // The shell environment policy's environment: API keys and tokens stay
-    // out of what a model runs.
-    auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self), cmd.raw,
-                                           cmd.item.cwd, st.svc.reactor, st.svc.telemetry,
-                                           st.svc.config->command_environment);
+    auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self),
+                                           exec_request_of(st, cmd), st.svc.reactor,
+                                           st.svc.telemetry);
     cmd.exec_addr = runner.address();
   });
 }
@@ -48,6 +72,14 @@ void on_exited(self_ptr self, const exit_info& info) {
          protocol::command_output_delta{s.thread_id, s.turn_id, cmd.item.id, std::move(tail)});
   }
   cmd.item.aggregated_output = cmd.output->aggregated();
+  // The limit that ended it is the output's last line, for the client and
+  // the model alike.
+  if (!info.ended_by.empty()) {
+    auto note = "\nparley: the command " + info.ended_by + "; its processes were killed\n";
+    emit(self, protocol::command_output_delta{st.settings.thread_id, st.settings.turn_id,
+                                              cmd.item.id, note});
+    *cmd.item.aggregated_output += note;
+  }
   cmd.item.exit_code = info.exit_code;
   cmd.item.duration_ms = info.duration_ms;
   if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);

@@ -23,6 +23,8 @@ const char* const usage = R"(usage: parley-bench --server CMD [options]
   --late-ms L           how late a `late` answer comes (default 2000)
   --text scripted|plain turn text: parley's `run: CMD` lines, or plain text for a model (default scripted)
   --command CMD         the command the turn asks to run (default true)
+  --sandbox MODE        every thread's sandbox: read-only, workspace-write or
+                        danger-full-access (default: the server's, workspace-write)
   --prompt TEXT         every turn's text, verbatim, instead of --text's (e.g.
                         'mock: say ...' for parley-mock-model)
   --timeout S           give up after S seconds (default 300)
@@ -144,6 +146,7 @@ bool parse_options(int argc, char** argv, options& o) {
     else if (name == "--late-ms") o.late_ms = std::stod(v);
     else if (name == "--text") o.plain = v == "plain";
     else if (name == "--command") o.command = v;
+    else if (name == "--sandbox") o.sandbox = v;
     else if (name == "--prompt") o.prompt = v;
     else if (name == "--timeout") o.timeout_s = std::stod(v);
     else if (name == "--json") o.json_path = v;

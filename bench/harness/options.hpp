@@ -41,6 +41,7 @@ struct options {
   double late_ms = 2000;
   bool plain = false;
   std::string command = "true";
+  std::string sandbox;  // --sandbox: thread/start's sandbox mode; empty: the server's default
   std::string prompt;  // --prompt: every turn's text, verbatim (overrides --text)
   double timeout_s = 300;
   std::string json_path, plot_path, server_log = "/dev/null";

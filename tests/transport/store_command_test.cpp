@@ -13,7 +13,7 @@
 #include "tests/support/app_server_client.hpp"
 
 namespace parley::test {
-namespace {
+namespace store_command_test {  // named: the test executables are unity builds
 
 namespace fs = std::filesystem;
 
@@ -204,5 +204,5 @@ TEST(store_command, usage_errors_exit_2) {
   EXPECT_EQ(help.err, "");
 }
 
-}  // namespace
+}  // namespace store_command_test
 }  // namespace parley::test

@@ -59,6 +59,15 @@ tool_call from_argv(tool_call call, const std::vector<std::string>& argv) {
   return call;
 }
 
+/// What a run call may add to its command: leaving the sandbox
+/// (sandbox_permissions) and a timeout (timeout_ms; not a positive integer:
+/// ignored, so the configured default applies).
+void read_run_limits(tool_call& call, const json& args) {
+  call.sandbox_permissions = string_or(args, "sandbox_permissions");
+  const json* t = field(args, "timeout_ms");
+  if (t && t->is_number_integer() && t->get<int64_t>() > 0) call.timeout_ms = t->get<int64_t>();
+}
+
 tool_call from_exec_command(tool_call call, const json& args) {
   const std::string* cmd = string_field(args, "cmd");
   if (!cmd || cmd->empty()) return invalid(std::move(call), "exec_command needs a non-empty string `cmd`");
@@ -66,7 +75,7 @@ tool_call from_exec_command(tool_call call, const json& args) {
   call.command = *cmd;
   call.workdir = string_or(args, "workdir");
   call.justification = string_or(args, "justification");
-  call.sandbox_permissions = string_or(args, "sandbox_permissions");
+  read_run_limits(call, args);
   return call;
 }
 
@@ -75,6 +84,7 @@ tool_call from_shell(tool_call call, const json& args) {
   if (!argv) return invalid(std::move(call), "shell needs `command`: a non-empty array of strings");
   call.workdir = string_or(args, "workdir");
   call.justification = string_or(args, "justification");
+  read_run_limits(call, args);
   return from_argv(std::move(call), *argv);
 }
 
@@ -87,6 +97,7 @@ tool_call from_shell_command(tool_call call, const json& args) {
   call.command = *command;
   call.workdir = string_or(args, "workdir");
   call.justification = string_or(args, "justification");
+  read_run_limits(call, args);
   return call;
 }
 

@@ -14,6 +14,7 @@
 // `bash -lc X` (and sh/zsh/dash, -c or -lc) becomes X, anything else is
 // joined with POSIX quoting; ["apply_patch", P] is a patch.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct tool_call {
   std::string workdir;    ///< run: as given (relative or absolute); empty: the cwd
   std::string justification;
   std::string sandbox_permissions;  ///< run: as given ("require_escalated", ...), or empty
+  int64_t timeout_ms = 0;           ///< run: as given (a positive integer), or 0
   std::string patch;                ///< patch: the apply_patch text
   output_type output = output_type::function_call_output;
   std::string error;  ///< unknown, invalid: what to tell the model

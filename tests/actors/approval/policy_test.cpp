@@ -12,6 +12,13 @@ TEST(policy, never_runs_on_request_asks) {
   EXPECT_EQ(evaluate(approval_policy::on_request(), "ls"), policy_verdict::ask);
 }
 
+TEST(policy, leaving_the_sandbox_is_asked_wherever_anyone_is_asked_and_declined_under_never) {
+  EXPECT_EQ(evaluate(approval_policy::never(), "touch /opt/x", true), policy_verdict::decline);
+  EXPECT_EQ(evaluate(approval_policy::on_request(), "touch /opt/x", true), policy_verdict::ask);
+  // A known read-only command still asks when it wants out of the sandbox.
+  EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls", true), policy_verdict::ask);
+}
+
 TEST(policy, untrusted_skips_only_simple_read_only_commands) {
   auto p = approval_policy::untrusted();
   EXPECT_EQ(evaluate(p, "ls -la"), policy_verdict::run);

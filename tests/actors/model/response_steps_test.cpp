@@ -32,6 +32,24 @@ TEST(ResponseSteps, AMessageAloneEndsTheTurn) {
   EXPECT_FALSE(plan.called_tools);
 }
 
+TEST(ResponseSteps, AnEscalationAndATimeoutReachTheStep) {
+  json call{{"type", "function_call"},
+            {"call_id", "call_9"},
+            {"name", "exec_command"},
+            {"arguments", json{{"cmd", "touch /opt/x"},
+                               {"sandbox_permissions", "require_escalated"},
+                               {"justification", "writes /opt"},
+                               {"timeout_ms", 2500}}
+                              .dump()}};
+  auto plan = plan_response({call, exec_call("call_10", "ls")});
+  ASSERT_EQ(plan.steps.size(), 2u);
+  EXPECT_TRUE(plan.steps[0].step.escalate);
+  EXPECT_EQ(plan.steps[0].step.justification, "writes /opt");
+  EXPECT_EQ(plan.steps[0].step.timeout_ms, 2500);
+  EXPECT_FALSE(plan.steps[1].step.escalate);
+  EXPECT_EQ(plan.steps[1].step.timeout_ms, 0);
+}
+
 TEST(ResponseSteps, ACommandCallBecomesARunThatRemembersItsCall) {
   auto plan = plan_response({message("msg_1", "let me look"), exec_call("call_1", "ls -la")});
   ASSERT_EQ(plan.steps.size(), 2u);

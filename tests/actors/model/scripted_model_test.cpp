@@ -21,6 +21,25 @@ TEST(scripted_model, directives_become_steps_in_order) {
   EXPECT_EQ(joined(steps[2].deltas), "bye");
 }
 
+TEST(scripted_model, run_options_ask_to_leave_the_sandbox_and_name_a_timeout) {
+  auto steps = plan_steps("run[escalate]: touch /opt/x\nrun[timeout_ms=1500]: sleep 9\n"
+                          "run[ escalate , timeout_ms=20 ]: a: b\nrun[bogus]: ls\n"
+                          "run[timeout_ms=-1]: ls\nrun[escalate]:\nrun: plain");
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_TRUE(steps[0].escalate);
+  EXPECT_FALSE(steps[0].justification.empty());
+  EXPECT_EQ(steps[0].command, "touch /opt/x");
+  EXPECT_EQ(steps[0].timeout_ms, 0);
+  EXPECT_FALSE(steps[1].escalate);
+  EXPECT_EQ(steps[1].timeout_ms, 1500);
+  EXPECT_EQ(steps[1].command, "sleep 9");
+  EXPECT_TRUE(steps[2].escalate);
+  EXPECT_EQ(steps[2].timeout_ms, 20);
+  EXPECT_EQ(steps[2].command, "a: b");
+  EXPECT_EQ(steps[3].command, "plain");
+  EXPECT_FALSE(steps[3].escalate);
+}
+
 TEST(scripted_model, text_without_directives_gets_the_help_message) {
   auto steps = plan_steps("what can you do?");
   ASSERT_EQ(steps.size(), 1u);

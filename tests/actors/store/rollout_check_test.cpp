@@ -18,7 +18,7 @@
 #include "tests/support/app_server_client.hpp"
 
 namespace parley::store {
-namespace {
+namespace rollout_check_test {  // named: the test executables are unity builds
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -319,5 +319,5 @@ TEST(rollout_check, a_second_repair_in_the_same_second_keeps_both_originals) {
   EXPECT_EQ(test::read_file(*kept), "y\n");
 }
 
-}  // namespace
+}  // namespace rollout_check_test
 }  // namespace parley::store

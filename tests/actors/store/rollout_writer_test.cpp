@@ -16,7 +16,7 @@
 #include "tests/support/faulty_file_ops.hpp"
 
 namespace parley::store {
-namespace {
+namespace rollout_writer_test {  // named: the test executables are unity builds
 
 namespace fs = std::filesystem;
 
@@ -248,5 +248,5 @@ TEST_F(rollout_writer_test, every_call_failing_in_turn_loses_and_duplicates_noth
   EXPECT_GT(runs, 100);
 }
 
-}  // namespace
+}  // namespace rollout_writer_test
 }  // namespace parley::store

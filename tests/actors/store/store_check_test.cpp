@@ -15,7 +15,7 @@
 #include "tests/support/app_server_client.hpp"
 
 namespace parley::store {
-namespace {
+namespace store_check_test {  // named: the test executables are unity builds
 
 namespace fs = std::filesystem;
 
@@ -122,5 +122,5 @@ TEST(store_check, an_archived_entry_under_sessions_is_named) {
             std::vector<std::string>{"index " + a_id + ": says archived, but " + a + " is not"});
 }
 
-}  // namespace
+}  // namespace store_check_test
 }  // namespace parley::store

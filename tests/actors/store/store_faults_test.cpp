@@ -21,7 +21,7 @@
 #include "tests/support/in_process_host.hpp"
 
 namespace parley {
-namespace {
+namespace store_faults_test {  // named: the test executables are unity builds
 
 using namespace std::chrono_literals;
 using test::recording_host;
@@ -200,5 +200,5 @@ TEST(store_faults, a_lasting_fault_fails_turns_and_keeps_what_was_reported) {
   for (int err : {ENOSPC, EIO}) sweep(err, 2, 1000000, 2);
 }
 
-}  // namespace
+}  // namespace store_faults_test
 }  // namespace parley

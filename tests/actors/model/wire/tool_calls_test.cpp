@@ -24,6 +24,19 @@ TEST(tool_calls, exec_command_parses_its_json_string_arguments) {
   EXPECT_EQ(call.output, output_type::function_call_output);
 }
 
+TEST(tool_calls, a_run_call_may_name_its_timeout_and_ask_to_leave_the_sandbox) {
+  auto call = decode_tool_call(function_call(
+      "shell", R"({"command":["sleep","40"],"timeout_ms":10000,"sandbox_permissions":"require_escalated","justification":"why"})"));
+  EXPECT_EQ(call.kind, call_kind::run);
+  EXPECT_EQ(call.timeout_ms, 10000);
+  EXPECT_EQ(call.sandbox_permissions, "require_escalated");
+  EXPECT_EQ(call.justification, "why");
+  // Not a positive integer: the configured default applies.
+  for (const char* bad : {R"({"cmd":"ls","timeout_ms":-5})", R"({"cmd":"ls","timeout_ms":"9"})",
+                          R"({"cmd":"ls","timeout_ms":1.5})"})
+    EXPECT_EQ(decode_tool_call(function_call("exec_command", bad)).timeout_ms, 0) << bad;
+}
+
 TEST(tool_calls, shell_takes_a_command_array_and_unwraps_bash_lc) {
   auto call = decode_tool_call(function_call("shell", R"({"command":["bash","-lc","ls | wc -l"],"workdir":"/tmp"})"));
   EXPECT_EQ(call.kind, call_kind::run);

@@ -1,0 +1,205 @@
+#include "actors/threads/command_sandbox.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace parley {
+
+namespace {
+
+/// The value of NAME in a "NAME=value" list; empty when absent.
+std::string env_value(const std::vector<std::string>& env, const std::string& name) {
+  auto prefix = name + "=";
+  for (const auto& e : env)
+    if (e.compare(0, prefix.size(), prefix) == 0) return e.substr(prefix.size());
+  return {};
+}
+
+void add_limits(std::vector<std::string>& argv, const command_limits& limits) {
+  if (limits.max_memory_bytes > 0) {
+    argv.emplace_back("--max-memory");
+    argv.push_back(std::to_string(limits.max_memory_bytes));
+  }
+  if (limits.max_processes > 0) {
+    argv.emplace_back("--max-processes");
+    argv.push_back(std::to_string(limits.max_processes));
+  }
+  if (limits.max_cpu_seconds > 0) {
+    argv.emplace_back("--max-cpu");
+    argv.push_back(std::to_string(limits.max_cpu_seconds));
+  }
+}
+
+/// The writable roots of a workspace-write command: its cwd, the policy's
+/// roots, /tmp and $TMPDIR unless the policy excludes them.
+std::vector<std::string> writable_roots(const protocol::sandbox_policy& policy,
+                                        const std::string& cwd,
+                                        const std::vector<std::string>* env) {
+  std::vector<std::string> roots{cwd};
+  roots.insert(roots.end(), policy.writable_roots.begin(), policy.writable_roots.end());
+  if (!policy.exclude_slash_tmp) roots.emplace_back("/tmp");
+  if (!policy.exclude_tmpdir_env_var) {
+    auto tmpdir = env ? env_value(*env, "TMPDIR") : std::string{};
+    if (!env) {
+      if (const char* t = std::getenv("TMPDIR")) tmpdir = t;
+    }
+    if (!tmpdir.empty() && tmpdir.front() == '/') roots.push_back(tmpdir);
+  }
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  return roots;
+}
+
+}  // namespace
+
+std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings& settings,
+                                                          const protocol::sandbox_policy& policy,
+                                                          const std::string& cwd,
+                                                          const std::string& script,
+                                                          bool escalated,
+                                                          const std::vector<std::string>* env) {
+  using kind = protocol::sandbox_policy::kind;
+  // An external sandbox is the host's own: parley runs the command as it is.
+  bool full_access = policy.type == kind::danger_full_access
+                     || policy.type == kind::external_sandbox || escalated;
+  command_launch out;
+  if (settings.launcher.empty() || (!full_access && !settings.available)) {
+    if (!full_access && !settings.unconfined_ok)
+      return launch_refusal{"the sandbox cannot be enforced here ("
+                            + (settings.unavailable.empty() ? std::string{"no parley-sandbox"}
+                                                            : settings.unavailable)
+                            + "), so the command did not run; an operator may accept running "
+                              "commands unconfined with --sandbox-unconfined"};
+    // No launcher to apply limits either: the shell as it is.
+    out.argv = {"/bin/sh", "-c", script};
+    out.unconfined = true;
+    return out;
+  }
+  out.argv = {settings.launcher, "--mode"};
+  if (full_access || !settings.available) {
+    out.argv.emplace_back("danger-full-access");
+    out.unconfined = true;
+  } else if (policy.type == kind::read_only) {
+    out.argv.emplace_back("read-only");
+  } else {
+    out.argv.emplace_back("workspace-write");
+    for (const auto& root : writable_roots(policy, cwd, env)) {
+      out.argv.emplace_back("--writable");
+      out.argv.push_back(root);
+    }
+  }
+  if (!out.unconfined) {
+    out.argv.emplace_back("--network");
+    out.argv.emplace_back(policy.network_access ? "on" : "off");
+    for (const auto& path : settings.hidden) {
+      out.argv.emplace_back("--hide");
+      out.argv.push_back(path);
+    }
+  }
+  add_limits(out.argv, settings.limits);
+  out.argv.insert(out.argv.end(), {"--", "/bin/sh", "-c", script});
+  return out;
+}
+
+std::chrono::milliseconds command_timeout(const command_limits& limits, int64_t timeout_ms) {
+  if (timeout_ms <= 0) return std::min(limits.default_timeout, limits.max_timeout);
+  return std::min(std::chrono::milliseconds{timeout_ms}, limits.max_timeout);
+}
+
+void probe_sandbox(sandbox_settings& settings) {
+  settings.available = false;
+  if (settings.launcher.empty()) {
+    settings.unavailable = "parley-sandbox was not found beside parley";
+    return;
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    settings.unavailable = std::string{"pipe: "} + std::strerror(errno);
+    return;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::string check = "--check";
+  char* argv[] = {settings.launcher.data(), check.data(), nullptr};
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, settings.launcher.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  std::string said;
+  if (rc == 0) {
+    char buf[4096];
+    for (;;) {
+      auto n = ::read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      said.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fds[0]);
+  if (rc != 0) {
+    settings.unavailable = "cannot run " + settings.launcher + ": " + std::strerror(rc);
+    return;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    settings.available = true;
+    settings.unavailable.clear();
+    return;
+  }
+  settings.unavailable = said.empty() ? "parley-sandbox --check failed" : said;
+}
+
+std::string default_sandbox_launcher() {
+  char self[PATH_MAX];
+  auto n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  std::string path(self, static_cast<size_t>(n));
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {};
+  auto launcher = path.substr(0, slash + 1) + "parley-sandbox";
+  return ::access(launcher.c_str(), X_OK) == 0 ? launcher : std::string{};
+}
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? path : p.string();
+}
+
+std::shared_ptr<const sandbox_settings> default_sandbox(std::vector<std::string> hidden) {
+  auto s = std::make_shared<sandbox_settings>();
+  s->launcher = default_sandbox_launcher();
+  if (s->launcher.empty())
+    if (const char* env = std::getenv("PARLEY_SANDBOX_LAUNCHER")) s->launcher = env;
+  for (auto& path : hidden)
+    if (!path.empty()) s->hidden.push_back(absolute_path(path));
+  probe_sandbox(*s);
+  return s;
+}
+
+std::string describe_sandbox(const sandbox_settings& settings) {
+  if (settings.confines())
+    return "commands run confined to their thread's sandbox (" + settings.launcher + ")";
+  if (settings.unconfined_ok)
+    return "commands run UNCONFINED, as --sandbox-unconfined accepts: " + settings.unavailable;
+  return "the sandbox cannot be enforced here (" + settings.unavailable
+         + "): commands outside danger-full-access will not run";
+}
+
+}  // namespace parley

@@ -1,0 +1,131 @@
+// The argument list a command runs with: through parley-sandbox, confined as
+// its thread's sandbox says, outside it only for full access or an accepted
+// escalation, refused where the host cannot confine it.
+
+#include "actors/threads/command_sandbox.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace parley {
+namespace command_sandbox_test {
+
+sandbox_settings confining() {
+  sandbox_settings s;
+  s.launcher = "/opt/parley/parley-sandbox";
+  s.available = true;
+  s.hidden = {"/srv/parley-home"};
+  s.limits.max_processes = 64;
+  return s;
+}
+
+std::vector<std::string> argv_of(const std::variant<command_launch, launch_refusal>& launch) {
+  if (auto* l = std::get_if<command_launch>(&launch)) return l->argv;
+  ADD_FAILURE() << "refused: " << std::get<launch_refusal>(launch).reason;
+  return {};
+}
+
+/// The values given for `flag`, in order.
+std::vector<std::string> values_of(const std::vector<std::string>& argv, const std::string& flag) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i + 1 < argv.size() && argv[i] != "--"; ++i)
+    if (argv[i] == flag) out.push_back(argv[i + 1]);
+  return out;
+}
+
+/// What follows "--": the command itself.
+std::vector<std::string> command_of(const std::vector<std::string>& argv) {
+  auto dash = std::find(argv.begin(), argv.end(), "--");
+  return dash == argv.end() ? std::vector<std::string>{} : std::vector<std::string>(dash + 1, argv.end());
+}
+
+TEST(command_sandbox, workspace_write_names_its_roots_hides_the_home_and_keeps_the_network_off) {
+  auto policy = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  policy.writable_roots = {"/data/shared"};
+  std::vector<std::string> env{"PATH=/usr/bin", "TMPDIR=/var/tmp/t"};
+  auto argv = argv_of(command_argv(confining(), policy, "/work/repo", "make test", false, &env));
+  ASSERT_FALSE(argv.empty());
+  EXPECT_EQ(argv[0], "/opt/parley/parley-sandbox");
+  EXPECT_EQ(values_of(argv, "--mode"), std::vector<std::string>{"workspace-write"});
+  EXPECT_EQ(values_of(argv, "--writable"),
+            (std::vector<std::string>{"/data/shared", "/tmp", "/var/tmp/t", "/work/repo"}));
+  EXPECT_EQ(values_of(argv, "--network"), std::vector<std::string>{"off"});
+  EXPECT_EQ(values_of(argv, "--hide"), std::vector<std::string>{"/srv/parley-home"});
+  EXPECT_EQ(values_of(argv, "--max-processes"), std::vector<std::string>{"64"});
+  EXPECT_EQ(command_of(argv), (std::vector<std::string>{"/bin/sh", "-c", "make test"}));
+}
+
+TEST(command_sandbox, the_policy_may_leave_out_the_temporary_folders_and_let_the_network_in) {
+  auto policy = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  policy.exclude_slash_tmp = true;
+  policy.exclude_tmpdir_env_var = true;
+  policy.network_access = true;
+  std::vector<std::string> env{"TMPDIR=/var/tmp/t"};
+  auto argv = argv_of(command_argv(confining(), policy, "/work/repo", "true", false, &env));
+  EXPECT_EQ(values_of(argv, "--writable"), std::vector<std::string>{"/work/repo"});
+  EXPECT_EQ(values_of(argv, "--network"), std::vector<std::string>{"on"});
+}
+
+TEST(command_sandbox, read_only_has_no_writable_root) {
+  auto policy = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::read_only);
+  auto argv = argv_of(command_argv(confining(), policy, "/work/repo", "ls", false, nullptr));
+  EXPECT_EQ(values_of(argv, "--mode"), std::vector<std::string>{"read-only"});
+  EXPECT_TRUE(values_of(argv, "--writable").empty());
+  EXPECT_EQ(values_of(argv, "--hide"), std::vector<std::string>{"/srv/parley-home"});
+}
+
+TEST(command_sandbox, full_access_and_an_accepted_escalation_run_outside_with_the_limits_still) {
+  auto full = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::danger_full_access);
+  auto ws = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  for (auto launch : {command_argv(confining(), full, "/w", "x", false, nullptr),
+                      command_argv(confining(), ws, "/w", "x", true, nullptr)}) {
+    ASSERT_TRUE(std::holds_alternative<command_launch>(launch));
+    const auto& l = std::get<command_launch>(launch);
+    EXPECT_TRUE(l.unconfined);
+    EXPECT_EQ(values_of(l.argv, "--mode"), std::vector<std::string>{"danger-full-access"});
+    EXPECT_TRUE(values_of(l.argv, "--hide").empty());
+    EXPECT_EQ(values_of(l.argv, "--max-processes"), std::vector<std::string>{"64"});
+  }
+}
+
+TEST(command_sandbox, a_host_that_cannot_confine_refuses_unless_the_operator_accepted_it) {
+  auto s = confining();
+  s.available = false;
+  s.unavailable = "no user namespaces";
+  auto ws = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  auto refused = command_argv(s, ws, "/w", "rm -rf x", false, nullptr);
+  ASSERT_TRUE(std::holds_alternative<launch_refusal>(refused));
+  EXPECT_NE(std::get<launch_refusal>(refused).reason.find("no user namespaces"), std::string::npos);
+  s.unconfined_ok = true;
+  auto ran = command_argv(s, ws, "/w", "rm -rf x", false, nullptr);
+  ASSERT_TRUE(std::holds_alternative<command_launch>(ran));
+  EXPECT_TRUE(std::get<command_launch>(ran).unconfined);
+  // Full access needs no confinement: it runs either way.
+  s.unconfined_ok = false;
+  auto full = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::danger_full_access);
+  EXPECT_TRUE(std::holds_alternative<command_launch>(command_argv(s, full, "/w", "x", false, nullptr)));
+  // Without a launcher at all: refused too.
+  sandbox_settings none;
+  EXPECT_TRUE(std::holds_alternative<launch_refusal>(command_argv(none, ws, "/w", "x", false, nullptr)));
+}
+
+TEST(command_sandbox, a_timeout_is_the_calls_bounded_by_the_maximum_else_the_default) {
+  command_limits limits;
+  limits.default_timeout = std::chrono::seconds(30);
+  limits.max_timeout = std::chrono::seconds(60);
+  EXPECT_EQ(command_timeout(limits, 0), std::chrono::seconds(30));
+  EXPECT_EQ(command_timeout(limits, 1500), std::chrono::milliseconds(1500));
+  EXPECT_EQ(command_timeout(limits, 3'600'000), std::chrono::seconds(60));
+}
+
+TEST(command_sandbox, a_missing_launcher_is_said_by_the_probe) {
+  sandbox_settings s;
+  s.launcher = "/nonexistent/parley-sandbox";
+  probe_sandbox(s);
+  EXPECT_FALSE(s.available);
+  EXPECT_NE(s.unavailable.find("/nonexistent/parley-sandbox"), std::string::npos) << s.unavailable;
+}
+
+}  // namespace command_sandbox_test
+}  // namespace parley

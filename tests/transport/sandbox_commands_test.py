@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Commands run inside the sandbox their thread was given (issue 27), through
+the real `parley app-server` on stdio with the real `parley-sandbox` beside
+it and real commands: writes outside the writable roots, `.git`, read-only
+threads, the network, parley's own home, timeouts, a fork bomb, and
+escalations (asked under on-request, accepted ones run outside, declined
+under never). Every refused case also runs under danger-full-access, where
+it succeeds, so each check can fail. Exits 77 (skipped) when this host
+cannot confine commands (`parley-sandbox --check` says why).
+
+Usage: sandbox_commands_test.py PARLEY_BINARY
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app_server_peer import StdioPeer  # noqa: E402
+
+BINARY = os.path.abspath(sys.argv[1])
+LAUNCHER = os.path.join(os.path.dirname(BINARY), "parley-sandbox")
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def command_item(events):
+    for m in events:
+        if m.get("method") == "item/completed" and m["params"]["item"]["type"] == "commandExecution":
+            return m["params"]["item"]
+    return None
+
+
+class Server:
+    def __init__(self, root, *flags):
+        self.home = os.path.join(root, "home")
+        self.peer = StdioPeer([BINARY, "app-server", "--home", self.home, *flags],
+                              dict(os.environ), os.path.join(root, "server.log"))
+
+    def run(self, text, sandbox="workspace-write", policy="never", cwd=None, decisions=(),
+            sandbox_policy=None):
+        params = {"sandbox": sandbox, "approvalPolicy": policy}
+        if cwd:
+            params["cwd"] = cwd
+        thread = self.peer.call("thread/start", params)["result"]["thread"]["id"]
+        if sandbox_policy is not None:
+            turn = self.peer.call("turn/start", {
+                "threadId": thread, "input": [{"type": "text", "text": text}],
+                "sandboxPolicy": sandbox_policy})["result"]["turn"]["id"]
+            events = []
+            while True:
+                m = self.peer.wait(lambda m: (m.get("params") or {}).get("turnId") == turn
+                                   or ((m.get("params") or {}).get("turn") or {}).get("id") == turn,
+                                   60)
+                events.append(m)
+                if m.get("method") == "turn/completed":
+                    break
+        else:
+            _, events = self.peer.run_turn(thread, text, decisions=decisions, timeout=60)
+        return events
+
+    def item(self, text, **kw):
+        return command_item(self.run(text, **kw)) or {}
+
+
+def listener():
+    """A loopback TCP listener that counts the connections it accepts."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+    accepted = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return s, accepted
+
+
+def main():
+    if not os.access(LAUNCHER, os.X_OK):
+        print("SKIP: no parley-sandbox beside", BINARY)
+        sys.exit(77)
+    probe = subprocess.run([LAUNCHER, "--check"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("SKIP: this host cannot confine commands:", probe.stdout, probe.stderr)
+        sys.exit(77)
+    root = tempfile.mkdtemp(prefix="parley-sandbox-")
+    # Outside every writable root: not under the cwd, not under /tmp.
+    outside = tempfile.mkdtemp(prefix="parley-sandbox-outside-", dir="/var/tmp")
+    work = os.path.join(root, "work")
+    os.makedirs(os.path.join(work, ".git"))
+    server = Server(root, "--cwd", work, "--command-max-processes", "64")
+    try:
+        # Writes: the cwd yes, elsewhere no (by absolute path and by `..`), .git no.
+        item = server.item("run: touch inside && echo done")
+        check(item.get("exitCode") == 0 and os.path.exists(os.path.join(work, "inside")),
+              "workspace-write: a file in the cwd is written")
+        target = os.path.join(outside, "ws")
+        item = server.item("run: touch %s" % target)
+        check(item.get("exitCode") != 0 and not os.path.exists(target),
+              "workspace-write: a file outside the writable roots is refused (%s)"
+              % (item.get("aggregatedOutput") or "").strip())
+        rel = os.path.relpath(os.path.join(outside, "dotdot"), work)
+        item = server.item("run: touch %s" % rel)
+        check(item.get("exitCode") != 0 and not os.path.exists(os.path.join(outside, "dotdot")),
+              "workspace-write: `..` out of the cwd is refused")
+        item = server.item("run: touch .git/probe")
+        check(item.get("exitCode") != 0 and not os.path.exists(os.path.join(work, ".git", "probe")),
+              "workspace-write: .git under the cwd stays read-only")
+        item = server.item("run: touch %s" % target, sandbox="danger-full-access")
+        check(item.get("exitCode") == 0 and os.path.exists(target),
+              "danger-full-access: the same write outside succeeds")
+        os.remove(target)
+
+        # read-only: nothing but /dev/null.
+        item = server.item("run: touch ro_probe", sandbox="read-only")
+        check(item.get("exitCode") != 0 and not os.path.exists(os.path.join(work, "ro_probe")),
+              "read-only: a file in the cwd is refused")
+        item = server.item("run: echo x > /dev/null && echo fine", sandbox="read-only")
+        check(item.get("exitCode") == 0, "read-only: /dev/null takes writes")
+
+        # The network: off unless the policy says on.
+        sock, accepted = listener()
+        port = sock.getsockname()[1]
+        connect = ("run: python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", %d), 5)'"
+                   % port)
+        item = server.item(connect)
+        check(item.get("exitCode") != 0 and not accepted,
+              "workspace-write: a TCP connection to loopback is refused")
+        item = server.item(connect, sandbox="danger-full-access")
+        check(item.get("exitCode") == 0 and len(accepted) == 1,
+              "danger-full-access: the same connection is made")
+        events = server.run(connect, sandbox_policy={"type": "workspaceWrite", "networkAccess": True})
+        item = command_item(events) or {}
+        check(len(accepted) == 2 and item.get("exitCode") == 0,
+              "workspace-write with networkAccess: the connection is made")
+        sock.close()
+
+        # parley's home is out of reach, even to reads.
+        item = server.item("run: ls %s" % server.home)
+        check(item.get("exitCode") != 0 or (item.get("aggregatedOutput") or "").strip() == "",
+              "parley's home cannot be listed from a confined command")
+        item = server.item("run: cat %s/parley-index.sqlite | wc -c" % server.home)
+        check((item.get("aggregatedOutput") or "").strip().splitlines()[-1:] == ["0"],
+              "parley's thread index cannot be read from a confined command")
+        item = server.item("run: ls %s" % server.home, sandbox="danger-full-access")
+        check(item.get("exitCode") == 0 and "sessions" in (item.get("aggregatedOutput") or ""),
+              "danger-full-access: the home is listed")
+
+        # Limits: a timeout named by the call, then a fork bomb.
+        item = server.item("run[timeout_ms=1000]: sleep 30")
+        out = item.get("aggregatedOutput") or ""
+        check("timed out after 1000 ms" in out and item.get("exitCode") != 0
+              and item.get("durationMs", 99999) < 20000,
+              "a command past its timeout_ms is killed and says so (%s)" % out.strip())
+        item = server.item("run[timeout_ms=20000]: i=0; while [ $i -lt 200 ]; do sleep 5 & "
+                           "i=$((i+1)); done 2>&1 | tail -n 1; echo started")
+        out = item.get("aggregatedOutput") or ""
+        check("started" in out and ("fork" in out.lower() or "resource" in out.lower()),
+              "a fork bomb stops at --command-max-processes (%s)" % out.strip()[-200:])
+
+        # Escalation: asked under on-request; only an accept runs it outside.
+        esc = os.path.join(outside, "escalated")
+        events = server.run("run[escalate]: touch %s" % esc, policy="on-request",
+                            decisions=["decline"])
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        check(len(asks) == 1 and asks[0]["params"].get("reason"),
+              "an escalation is asked, with its reason")
+        check(not os.path.exists(esc), "a declined escalation does not run")
+        events = server.run("run[escalate]: touch %s" % esc, policy="on-request",
+                            decisions=["accept"])
+        check(os.path.exists(esc), "an accepted escalation runs outside the sandbox")
+        os.remove(esc)
+        events = server.run("run[escalate]: touch %s" % esc, policy="never")
+        item = command_item(events) or {}
+        check(not os.path.exists(esc) and item.get("status") == "declined",
+              "under never an escalation is declined, asking nobody")
+        events = server.run("run: touch %s" % esc, policy="on-request", decisions=["accept"])
+        check(not os.path.exists(esc), "an accepted confined command still runs confined")
+    finally:
+        code = server.peer.stop()
+        check(code == 0, "the server exits 0 when its input closes")
+        if failures:
+            print(server.peer.log_text()[-4000:])
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(outside, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    sys.exit(1 if failures else 0)
+
+
+main()
