@@ -105,10 +105,17 @@ outcome build_dev(const std::vector<std::pair<std::string, int>>& devices, size_
   (void) mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
                "newinstance,ptmxmode=0666,mode=0620");
   (void) mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m");
-  const char* empty_dir = "/dev/.parley-sandbox-empty";
-  const char* empty_file = "/dev/.parley-sandbox-empty-file";
   if (dir_count + file_count > 0) {
-    if (mkdir(empty_dir, 0) != 0)
+    // A mount whose root was unlinked cannot be attached again, so the
+    // sources sit in a tmpfs of their own that is detached once cloned.
+    const char* scratch = "/dev/.parley-sandbox";
+    if (mkdir(scratch, 0) != 0
+        || mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0,size=4k")
+             != 0)
+      return failed("mount a tmpfs for --hide");
+    const std::string empty_dir = std::string(scratch) + "/d";
+    const std::string empty_file = std::string(scratch) + "/f";
+    if (mkdir(empty_dir.c_str(), 0) != 0)
       return failed("create an empty directory for --hide");
     if (auto err = make_empty_file(empty_file, 0))
       return err;
@@ -119,8 +126,8 @@ outcome build_dev(const std::vector<std::pair<std::string, int>>& devices, size_
         return failed("clone the empty sources for --hide");
       (dir ? sources.dirs : sources.files).push_back(tree);
     }
-    if (rmdir(empty_dir) != 0 || unlink(empty_file) != 0)
-      return failed("remove the empty sources for --hide");
+    if (umount2(scratch, MNT_DETACH) != 0 || rmdir(scratch) != 0)
+      return failed("remove the tmpfs for --hide");
   }
   return set_mount_attr("/dev", MOUNT_ATTR_RDONLY, false);
 }

@@ -48,6 +48,11 @@ def sandbox(mode, command, writable=(), extra=(), cwd=None, timeout=60, stdin=No
                           input=stdin)
 
 
+def refused(r):
+    """The command ran (the launcher did not fail with 125) and failed."""
+    return r.returncode not in (0, 125)
+
+
 def read(path):
     try:
         with open(path) as f:
@@ -148,6 +153,7 @@ def run_cases(base, report):
     hide_cases(base)
     network_cases(base)
     escape_cases(base)
+    isolate_cases(base)
     limit_cases(base, report)
     status_cases(base)
 
@@ -194,7 +200,7 @@ def filesystem_cases(base):
                     check(f"{name}: writes under danger-full-access", r.returncode == 0 and wrote,
                           r.stderr)
                 else:
-                    check(f"{name}: refused under workspace-write", r.returncode != 0 and not wrote,
+                    check(f"{name}: refused under workspace-write", refused(r) and not wrote,
                           f"rc={r.returncode} wrote={wrote} {r.stderr}")
         # The writable root itself does work, also through its own symlinks.
         root, _ = fresh_root(base, "fs-ok")
@@ -226,7 +232,7 @@ def protected_cases(base):
         for name, command in attempts.items():
             r = sandbox(mode, command, writable, cwd=root)
             if mode == "workspace-write":
-                check(f"{name}: refused", r.returncode != 0, r.stderr)
+                check(f"{name}: refused", refused(r), r.stderr)
             else:
                 check(f"{name}: allowed under danger-full-access", r.returncode == 0, r.stderr)
         if mode == "workspace-write":
@@ -241,7 +247,7 @@ def protected_cases(base):
     with open(os.path.join(root, ".git"), "w") as f:
         f.write("gitdir: /elsewhere\n")
     r = sandbox("workspace-write", "echo 'gitdir: /tmp/evil' > .git", [root], cwd=root)
-    check(".git file: refused", r.returncode != 0
+    check(".git file: refused", refused(r)
           and read(os.path.join(root, ".git")) == "gitdir: /elsewhere\n", r.stderr)
     # A protected name that is a symlink cannot be pinned: fail closed.
     root, outside = fresh_root(base, "prot-link")
@@ -259,7 +265,7 @@ def read_only_cases(base):
         r = sandbox(mode, "echo x > f", cwd=root)
         wrote = os.path.exists(os.path.join(root, "f"))
         if mode == "read-only":
-            check("read-only: write in cwd refused", r.returncode != 0 and not wrote, r.stderr)
+            check("read-only: write in cwd refused", refused(r) and not wrote, r.stderr)
         else:
             check("read-only counterpart: write under danger-full-access", wrote, r.stderr)
     root, _ = fresh_root(base, "ro-dev")
@@ -307,7 +313,7 @@ def hide_cases(base):
     }
     for name, command in reads.items():
         r = sandbox("workspace-write", command, [root], extra=hide, cwd=root)
-        check(f"{name}: refused", r.returncode != 0 and "SECRET" not in r.stdout
+        check(f"{name}: refused", refused(r) and "SECRET" not in r.stdout
               and "AUDIT" not in r.stdout and "secret" not in r.stdout, r.stdout + r.stderr)
         if name.endswith(": write"):
             check(f"{name}: host copy untouched", not os.path.exists(os.path.join(inner, "new")))
@@ -325,7 +331,7 @@ def network_cases(base):
         r = sandbox("workspace-write", listener.client(kind), [root], cwd=root)
         time.sleep(0.1)
         check(f"network off: {kind} refused",
-              r.returncode != 0 and listener.contacts[kind] == before, r.stderr[-200:])
+              refused(r) and listener.contacts[kind] == before, r.stderr[-200:])
         r = sandbox("workspace-write", listener.client(kind), [root], extra=["--network", "on"],
                     cwd=root)
         check(f"network on: {kind} reaches the listener",
@@ -356,13 +362,37 @@ def escape_cases(base):
     }
     for name, command in attempts.items():
         r = sandbox("workspace-write", command, [root], extra=["--hide", outside], cwd=root)
-        check(f"undo: {name}: refused", r.returncode != 0
+        check(f"undo: {name}: refused", refused(r)
               and not os.path.exists(os.path.join(outside, "f")), r.stdout + r.stderr)
     r = sandbox("workspace-write", "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status; "
                 "grep NoNewPrivs /proc/self/status", [root], cwd=root)
     values = [line.split()[1] for line in r.stdout.splitlines()]
     check("no capability and no_new_privs",
           values == ["0000000000000000"] * 4 + ["1"], r.stdout)
+
+
+def isolate_cases(base):
+    root, outside = fresh_root(base, "isolate")
+    shown = os.path.join(base, "isolate", "shown")
+    os.makedirs(shown)
+    for d in (outside, shown):
+        with open(os.path.join(d, "data"), "w") as f:
+            f.write("DATA\n")
+    extra = ["--isolate-reads", "--readable", shown]
+    for name, command, confined_ok in (
+            ("outside dir unreadable", f"cat {outside}/data", False),
+            ("host home not listed", "ls -A /root | grep -q .", False),
+            ("readable dir readable", f"cat {shown}/data", True),
+            ("readable dir not writable", f"echo x > {shown}/new", False),
+            ("writable root writable", "echo x > f && cat f", True),
+            ("system paths visible", "ls /usr/bin/env /etc/passwd", True)):
+        r = sandbox("workspace-write", command, [root], extra=extra, cwd=root)
+        check(f"isolate-reads: {name}", (r.returncode == 0) if confined_ok else refused(r),
+              r.stdout + r.stderr)
+        r = sandbox("danger-full-access", command, cwd=root)
+        if not confined_ok:
+            check(f"isolate-reads counterpart: {name}: works under danger-full-access",
+                  r.returncode == 0, r.stderr)
 
 
 def limit_cases(base, report):
@@ -372,7 +402,7 @@ def limit_cases(base, report):
     for mode, writable in (("workspace-write", [root]), ("danger-full-access", [])):
         r = sandbox(mode, spawn, writable, extra=["--max-processes", "10"], cwd=root)
         check(f"{mode}: --max-processes 10 stops the 11th process",
-              r.returncode != 0 or "fork" in r.stderr or "Resource" in r.stderr, r.stderr[-200:])
+              r.returncode != 125 and "fork" in r.stderr, r.stderr[-200:])
     r = sandbox("danger-full-access", spawn, cwd=root)
     check("danger-full-access without a cap: 30 processes run",
           r.returncode == 0 and r.stderr == "", r.stderr[-200:])
@@ -403,7 +433,7 @@ def limit_cases(base, report):
     # Memory: a 512 MiB allocation against --max-memory 256 MiB.
     hog = f"{PY} -c \"x = bytearray(512 * 1024 * 1024); print('allocated')\""
     r = sandbox("workspace-write", hog, [root], extra=["--max-memory", str(256 << 20)], cwd=root)
-    check("memory hog: stopped by --max-memory", r.returncode != 0
+    check("memory hog: stopped by --max-memory", refused(r)
           and "allocated" not in r.stdout and "MemoryError" in r.stderr, r.stderr[-200:])
     r = sandbox("danger-full-access", hog, cwd=root)
     check("memory hog: allocates without the limit", r.stdout == "allocated\n", r.stderr[-200:])
@@ -420,7 +450,7 @@ def limit_cases(base, report):
     r = sandbox("workspace-write", "head -c 10000 /dev/zero > big", [root],
                 extra=["--max-file-size", "4096"], cwd=root)
     check("--max-file-size: a larger file is cut off",
-          r.returncode != 0 and os.path.getsize(os.path.join(root, "big")) == 4096,
+          refused(r) and os.path.getsize(os.path.join(root, "big")) == 4096,
           f"rc={r.returncode}")
 
 
