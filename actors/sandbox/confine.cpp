@@ -192,9 +192,10 @@ struct init_setup {
   if (command < 0)
     fail(failed("fork the command"));
   if (command == 0) {
-    if (auto err = apply_rlimits(s.x->limits, s.nproc_fallback))
-      fail(*err);
+    // The filter first: it allocates, which a low RLIMIT_AS could refuse.
     if (auto err = install_seccomp(s.x->network))
+      fail(*err);
+    if (auto err = apply_rlimits(s.x->limits, s.nproc_fallback))
       fail(*err);
     // Only stdin, stdout and stderr are handed over: any other descriptor
     // could be a directory outside the sandbox.
