@@ -39,10 +39,11 @@ ALLOWED = {
     "actors/model/wire": set(),
     "actors/model/http": set(),
     "actors/model/config": set(),
+    "actors/sandbox": set(),
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval",
                   "actors/approval/hooks", "actors/approval/audit", "actors/approval/rules",
-                  "actors/store", "actors/model/config", "transport/chat"},
+                  "actors/store", "actors/model/config", "actors/sandbox", "transport/chat"},
     "transport/chat": {"protocol", "transport"},
 }
 
