@@ -133,6 +133,9 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
   all.push_back(app.add_flag("--sandbox-unconfined", out.sandbox_unconfined,
                              "where this host cannot confine commands to their thread's sandbox, "
                              "run them unconfined (approvals say so) instead of refusing them"));
+  all.push_back(app.add_flag("--sandbox-isolate-reads", out.sandbox_isolate_reads,
+                             "confined commands read only the system's folders (/usr, /etc, "
+                             "...) and their own writable roots, not other workspaces"));
   all.push_back(add_duration(app, "--command-timeout", out.limits.default_timeout,
                              "a command whose call names no timeout_ms is killed after this "
                              "(default 10m)"));

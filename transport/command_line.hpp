@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "actors/core/config.hpp"
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
 #include "transport/rules_command.hpp"
@@ -56,6 +56,7 @@ struct command_line {
   std::vector<std::string> config_overrides;
   /// --sandbox-unconfined and the --command-* limits.
   bool sandbox_unconfined = false;
+  bool sandbox_isolate_reads = false;
   command_limits limits;
   /// chat: its own options; `server_args` are the app-server options given,
   /// passed on to the child as `--name=value`.

@@ -16,7 +16,7 @@
 #include "actors/model/config/model_config.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/rollout_file.hpp"
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
 #include "transport/command_line.hpp"
@@ -62,6 +62,7 @@ std::shared_ptr<const parley::sandbox_settings> sandbox_of(const parley::command
   auto s = std::make_shared<parley::sandbox_settings>();
   s->launcher = parley::default_sandbox_launcher();
   s->unconfined_ok = cl.sandbox_unconfined;
+  s->isolate_reads = cl.sandbox_isolate_reads;
   s->limits = cl.limits;
   parley::probe_sandbox(*s);
   // parley's own home (the store, rules, hooks, secrets) and its audit log.

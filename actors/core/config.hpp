@@ -22,7 +22,7 @@ struct settings;  // actors/model/config/model_config.hpp
 namespace store {
 class file_ops;  // actors/store/file_ops.hpp
 }
-struct sandbox_settings;  // actors/threads/command_sandbox.hpp
+struct sandbox_settings;  // actors/core/command_sandbox.hpp
 
 struct runtime_config {
   /// How long an approval waits for a decision before it counts as declined.

@@ -10,7 +10,7 @@
 #include "actors/model/config/environment_policy.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/runtime/server.hpp"
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "actors/threads/process_reactor.hpp"
 
 namespace parley {

@@ -21,7 +21,6 @@
 #include "actors/sandbox/mount_apply.hpp"
 #include "actors/sandbox/mount_plan.hpp"
 #include "actors/sandbox/process_limits.hpp"
-#include "actors/sandbox/protected_entries.hpp"
 #include "actors/sandbox/seccomp_filter.hpp"
 
 namespace parley::sandbox {
@@ -271,16 +270,6 @@ int run_sandboxed(const plan& given, bool probe_only) {
     report(failure{setup.layout.error, 0});
     return setup_failed;
   }
-  placeholder_set placeholders;
-  std::vector<std::string> skipped;
-  if (auto err = placeholders.acquire(setup.layout.placeholders, skipped)) {
-    report(*err);
-    return setup_failed;
-  }
-  for (const auto& path : skipped) {
-    auto& protect = setup.layout.protect;
-    protect.erase(std::remove(protect.begin(), protect.end(), path), protect.end());
-  }
   pids_cgroup cgroup;
   if (x.limits.max_processes) {
     // One more than asked: the sandbox's init counts too.
@@ -326,7 +315,6 @@ int run_sandboxed(const plan& given, bool probe_only) {
   }
   auto status = wait_for(init);
   cgroup.release();
-  placeholders.release();
   return exit_status_of(status);
 }
 

@@ -3,7 +3,7 @@
 // Runs one command confined by a plan: the process structure, the
 // namespaces, the capabilities, and the exit status.
 //
-//   launcher (host namespaces: owns the pids cgroup and the placeholders)
+//   launcher (host namespaces: owns the pids cgroup)
 //     └ init: new user, mount, PID (and network) namespaces; sets up the
 //       mounts, drops every capability, then reaps until the command exits
 //         └ command: rlimits, seccomp, exec

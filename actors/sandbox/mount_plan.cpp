@@ -42,8 +42,8 @@ mount_layout make_layout(const plan& x, const probe_function& probe,
           continue;
         switch (probe(path)) {
           case entry_kind::missing:
-            layout.placeholders.push_back(path);
-            layout.protect.push_back(path);
+            // As Codex: a name that is not there is not pinned (`git init`
+            // in a fresh workspace must work).
             break;
           case entry_kind::symlink:
             layout.error = "protected path is a symlink (cannot be pinned read-only): " + path;

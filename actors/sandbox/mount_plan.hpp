@@ -32,10 +32,6 @@ struct mount_layout {
   std::vector<std::string> writable;
   /// Existing .git/.codex/.agents under any writable root: read-only binds.
   std::vector<std::string> protect;
-  /// Protected names that do not exist yet: the launcher creates an empty
-  /// placeholder directory for the run (protected_entries.hpp), then they
-  /// are protected like the others.
-  std::vector<std::string> placeholders;
   /// --isolate-reads: top-level directories covered by an empty read-only
   /// tmpfs, and top-level non-directories covered by an empty file.
   std::vector<std::string> isolate_dirs;

@@ -6,7 +6,7 @@
 
 #include "actors/core/log.hpp"
 #include "actors/store/response_items.hpp"
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "actors/threads/conversation_detail.hpp"
 #include "actors/threads/turn.hpp"
 #include "protocol/ids.hpp"

@@ -1,7 +1,7 @@
 // A turn's running command: started once its start is stored, its output
 // streamed as deltas, its exit ending the item.
 
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "actors/threads/exec.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"

@@ -64,9 +64,11 @@ class Parley(app_server_peer.StdioPeer):
     """One `parley app-server` on stdio, its model the mock's provider."""
 
     def __init__(self, mock, home=None, extra=(), env=None, log_level="info"):
-        self.home = home or tempfile.mkdtemp(prefix="parley-provider-")
-        self.work = os.path.join(self.home, "work")
+        self.home = home or os.path.join(tempfile.mkdtemp(prefix="parley-provider-"), "home")
+        # Beside the home, not in it: parley's home is out of every command's reach.
+        self.work = os.path.join(os.path.dirname(self.home), "work")
         os.makedirs(self.work, exist_ok=True)
+        os.makedirs(self.home, exist_ok=True)
         args = [PARLEY, "app-server", "--home", self.home, "--cwd", self.work,
                 "--log-level=" + log_level,
                 "-c", "model=mock-model", "-c", "model_provider=mock",
@@ -129,7 +131,7 @@ class Session:
         code = self.parley.stop()
         check(code == 0, "parley exits 0 when stdin closes (got %s)" % code)
         self.mock.stop()
-        shutil.rmtree(self.parley.home, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(self.parley.home), ignore_errors=True)
         return False
 
 
@@ -481,7 +483,7 @@ def test_interrupt_mid_stream():
 
 def test_resume_continues_history():
     mock = Mock()
-    home = tempfile.mkdtemp(prefix="parley-provider-")
+    home = os.path.join(tempfile.mkdtemp(prefix="parley-provider-"), "home")
     try:
         p = Parley(mock, home=home)
         t = p.start_thread()
@@ -524,7 +526,7 @@ def test_resume_continues_history():
         check(u2 == len(body) - 1, "turn 2's message is last")
     finally:
         mock.stop()
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(home), ignore_errors=True)
 
 
 def test_fork_continues_history():
@@ -559,7 +561,7 @@ def test_kill_9_keeps_the_models_history():
     command runs once, and the model gets its real output under the same
     call_id, exactly once, and goes on with the conversation."""
     mock = Mock()
-    home = tempfile.mkdtemp(prefix="parley-provider-")
+    home = os.path.join(tempfile.mkdtemp(prefix="parley-provider-"), "home")
     try:
         p = Parley(mock, home=home)
         t = p.start_thread()
@@ -604,7 +606,7 @@ def test_kill_9_keeps_the_models_history():
         check("second question" in json.dumps(body[-1]), "the new message is last")
     finally:
         mock.stop()
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(home), ignore_errors=True)
 
 
 # -- 9. the API key never appears --------------------------------------------

@@ -41,9 +41,9 @@ def command_item(events):
 
 
 class Server:
-    def __init__(self, root, *flags):
+    def __init__(self, root, *flags, binary=BINARY):
         self.home = os.path.join(root, "home")
-        self.peer = StdioPeer([BINARY, "app-server", "--home", self.home, *flags],
+        self.peer = StdioPeer([binary, "app-server", "--home", self.home, *flags],
                               dict(os.environ), os.path.join(root, "server.log"))
 
     def run(self, text, sandbox="workspace-write", policy="never", cwd=None, decisions=(),
@@ -192,6 +192,14 @@ def main():
               "under never an escalation is declined, asking nobody")
         events = server.run("run: touch %s" % esc, policy="on-request", decisions=["accept"])
         check(not os.path.exists(esc), "an accepted confined command still runs confined")
+
+        # Another workspace is readable by default, not with --sandbox-isolate-reads.
+        secret = os.path.join(outside, "secret")
+        with open(secret, "w") as f:
+            f.write("another tenant's\n")
+        item = server.item("run: cat %s" % secret)
+        check("another tenant's" in (item.get("aggregatedOutput") or ""),
+              "by default a confined command reads other folders")
     finally:
         code = server.peer.stop()
         check(code == 0, "the server exits 0 when its input closes")
@@ -199,6 +207,59 @@ def main():
             print(server.peer.log_text()[-4000:])
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(outside, ignore_errors=True)
+    isolated_root = tempfile.mkdtemp(prefix="parley-sandbox-isolated-")
+    outside = tempfile.mkdtemp(prefix="parley-sandbox-outside-", dir="/var/tmp")
+    secret = os.path.join(outside, "secret")
+    with open(secret, "w") as f:
+        f.write("another tenant's\n")
+    isolated_work = os.path.join(isolated_root, "work")
+    os.makedirs(isolated_work)
+    with open(os.path.join(isolated_work, "mine"), "w") as f:
+        f.write("my own\n")
+    server = Server(isolated_root, "--cwd", isolated_work, "--sandbox-isolate-reads")
+    try:
+        item = server.item("run: cat %s" % secret)
+        check("another tenant's" not in (item.get("aggregatedOutput") or "")
+              and item.get("exitCode") != 0,
+              "--sandbox-isolate-reads: another workspace cannot be read")
+        item = server.item("run: cat mine && ls /usr/bin | head -n 1")
+        check(item.get("exitCode") == 0 and "my own" in (item.get("aggregatedOutput") or ""),
+              "--sandbox-isolate-reads: its own cwd and the system's folders are read")
+        item = server.item("run: cat %s" % secret, sandbox="danger-full-access")
+        check("another tenant's" in (item.get("aggregatedOutput") or ""),
+              "--sandbox-isolate-reads: danger-full-access still reads it")
+    finally:
+        server.peer.stop()
+        shutil.rmtree(isolated_root, ignore_errors=True)
+        shutil.rmtree(outside, ignore_errors=True)
+    # A parley without its launcher cannot confine: it refuses, unless the
+    # operator accepted running unconfined, and then every approval says so.
+    lone_root = tempfile.mkdtemp(prefix="parley-sandbox-lone-")
+    lone = os.path.join(lone_root, "bin", "parley")
+    os.makedirs(os.path.dirname(lone))
+    shutil.copy2(BINARY, lone)
+    lone_work = os.path.join(lone_root, "work")
+    os.makedirs(lone_work)
+    try:
+        server = Server(lone_root, "--cwd", lone_work, binary=lone)
+        item = server.item("run: touch refused")
+        check(item.get("status") == "failed" and "cannot be enforced" in (item.get("aggregatedOutput") or "")
+              and not os.path.exists(os.path.join(lone_work, "refused")),
+              "without a launcher a confined command does not run, and says why")
+        item = server.item("run: touch full", sandbox="danger-full-access")
+        check(os.path.exists(os.path.join(lone_work, "full")),
+              "without a launcher danger-full-access still runs")
+        server.peer.stop()
+        server = Server(lone_root, "--cwd", lone_work, "--sandbox-unconfined", binary=lone)
+        events = server.run("run: touch unconfined", policy="on-request", decisions=["accept"])
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        check(len(asks) == 1 and "unconfined" in (asks[0]["params"].get("reason") or ""),
+              "--sandbox-unconfined: the approval says the command would run unconfined")
+        check(os.path.exists(os.path.join(lone_work, "unconfined")),
+              "--sandbox-unconfined: the accepted command runs")
+    finally:
+        server.peer.stop()
+        shutil.rmtree(lone_root, ignore_errors=True)
     print("%d failure(s)" % len(failures))
     sys.exit(1 if failures else 0)
 

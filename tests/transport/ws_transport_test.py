@@ -55,9 +55,12 @@ def wait_for_listeners(log_path, count, timeout=30):
 
 class Server:
     def __init__(self, *listen, extra=()):
-        self.home = tempfile.mkdtemp(prefix="parley-ws-")
-        self.work = os.path.join(self.home, "work")
+        self.root = tempfile.mkdtemp(prefix="parley-ws-")
+        self.home = os.path.join(self.root, "home")
+        # Beside the home, not in it: parley's home is out of every command's reach.
+        self.work = os.path.join(self.root, "work")
         os.makedirs(self.work)
+        os.makedirs(self.home)
         args = [BINARY, "app-server", "--store", "memory", "--home", self.home]
         for a in listen:
             args += ["--listen", a.replace("HOME", self.home)]
@@ -78,7 +81,7 @@ class Server:
         stdout = self.proc.stdout.read()
         self.log.close()
         check(stdout == "", "nothing on stdout with listeners: %r" % stdout[:200])
-        shutil.rmtree(self.home, ignore_errors=True)
+        shutil.rmtree(self.root, ignore_errors=True)
         return code
 
 

@@ -54,11 +54,6 @@ json exec_command_parameters() {
         {"description",
          "\"use_default\" (the default) runs the command under the session's sandbox; "
          "\"require_escalated\" asks the user to let it run without the sandbox."}}},
-      {"timeout_ms",
-       {{"type", "integer"},
-        {"description",
-         "How long the command may run, in milliseconds; then it and its processes are "
-         "killed. Leave it out for the default."}}},
   };
   return {{"type", "object"},
           {"properties", std::move(properties)},

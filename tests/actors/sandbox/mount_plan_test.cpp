@@ -39,7 +39,7 @@ TEST(mount_plan, outermost_drops_nested_and_duplicate_roots) {
   EXPECT_EQ(outermost({"/w/a/b", "/w", "/x", "/w", "/wx"}), (strings{"/w", "/x", "/wx"}));
 }
 
-TEST(mount_plan, protects_existing_names_and_places_holders_for_missing_ones) {
+TEST(mount_plan, protects_existing_names_only) {
   auto layout = make_layout(workspace({"/w", "/w/sub", "/gone"}),
                             fake_fs({{"/w", entry_kind::directory},
                                      {"/w/sub", entry_kind::directory},
@@ -49,9 +49,7 @@ TEST(mount_plan, protects_existing_names_and_places_holders_for_missing_ones) {
                             {});
   EXPECT_TRUE(layout.error.empty());
   EXPECT_EQ(layout.writable, strings{"/w"}); // /gone is missing, /w/sub is inside /w
-  EXPECT_EQ(layout.protect, (strings{"/w/.git", "/w/.codex", "/w/.agents", "/w/sub/.git",
-                                     "/w/sub/.codex", "/w/sub/.agents"}));
-  EXPECT_EQ(layout.placeholders, (strings{"/w/.codex", "/w/.agents", "/w/sub/.agents"}));
+  EXPECT_EQ(layout.protect, (strings{"/w/.git", "/w/sub/.git", "/w/sub/.codex"}));
 }
 
 TEST(mount_plan, a_protected_symlink_is_refused) {

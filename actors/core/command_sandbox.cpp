@@ -1,4 +1,4 @@
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -101,6 +101,7 @@ std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings
   if (!out.unconfined) {
     out.argv.emplace_back("--network");
     out.argv.emplace_back(policy.network_access ? "on" : "off");
+    if (settings.isolate_reads) out.argv.emplace_back("--isolate-reads");
     for (const auto& path : settings.hidden) {
       out.argv.emplace_back("--hide");
       out.argv.push_back(path);

@@ -42,6 +42,10 @@ struct sandbox_settings {
   /// Never reachable from a confined command: parley's home, its audit
   /// log, its secrets.
   std::vector<std::string> hidden;
+  /// Confined commands see only the system's folders (/usr, /etc, ...) and
+  /// their own writable roots: one host's users cannot read each other's
+  /// workspaces (`--sandbox-isolate-reads`).
+  bool isolate_reads = false;
   command_limits limits;
 
   /// Whether a confined command runs confined (false: unconfined, as the

@@ -2,7 +2,7 @@
 // its thread's sandbox says, outside it only for full access or an accepted
 // escalation, refused where the host cannot confine it.
 
-#include "actors/threads/command_sandbox.hpp"
+#include "actors/core/command_sandbox.hpp"
 
 #include <gtest/gtest.h>
 
@@ -65,6 +65,17 @@ TEST(command_sandbox, the_policy_may_leave_out_the_temporary_folders_and_let_the
   auto argv = argv_of(command_argv(confining(), policy, "/work/repo", "true", false, &env));
   EXPECT_EQ(values_of(argv, "--writable"), std::vector<std::string>{"/work/repo"});
   EXPECT_EQ(values_of(argv, "--network"), std::vector<std::string>{"on"});
+}
+
+TEST(command_sandbox, isolated_reads_are_asked_of_confined_commands_only) {
+  auto s = confining();
+  s.isolate_reads = true;
+  auto ws = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  auto argv = argv_of(command_argv(s, ws, "/w", "ls", false, nullptr));
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--isolate-reads"), argv.end());
+  auto full = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::danger_full_access);
+  argv = argv_of(command_argv(s, full, "/w", "ls", false, nullptr));
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--isolate-reads"), argv.end());
 }
 
 TEST(command_sandbox, read_only_has_no_writable_root) {
