@@ -62,8 +62,8 @@ struct command_launch {
 };
 
 /// The argv that runs `script` with /bin/sh -c in `cwd` under `policy`:
-/// through the launcher, confined unless the policy is full access or the
-/// command is an accepted escalation. `env` is the command's environment
+/// through the launcher, confined unless the policy is full access or an
+/// approval accepted the command (`escalated`: it runs as approved). `env` is the command's environment
 /// (its TMPDIR is writable under workspace-write unless excluded). Fails
 /// (the command must not run) when confinement is needed and the host
 /// cannot give it, unless the operator accepted running unconfined.

@@ -117,6 +117,7 @@ void run_accepted(self_ptr self, const protocol::approval_decision& d) {
     if (st.svc.rules_keeper)
       self->send(st.svc.rules_keeper, atom::amend::value, d.execpolicy_amendment);
   }
+  st.command->approved = true;
   start_exec(self);
 }
 

@@ -51,6 +51,9 @@ struct command_step {
   protocol::command_execution_item item;
   std::string raw;  // what /bin/sh -c runs
   bool escalated = false;  // asked to run outside the sandbox (runs so only if accepted)
+  /// An approval accepted it (a person, a grant or a rule): it runs as
+  /// approved, outside the sandbox, as Codex runs every approved command.
+  bool approved = false;
   std::string justification;
   int64_t timeout_ms = 0;  // the call's; 0: the configured default
   int64_t started_ms = 0;

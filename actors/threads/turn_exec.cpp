@@ -24,7 +24,10 @@ exec_request exec_request_of(const turn_state& st, const command_step& cmd) {
   r.spec.cwd = cmd.item.cwd;
   r.spec.env = config.command_environment;
   r.timeout = command_timeout(sandbox.limits, cmd.timeout_ms);
-  auto launch = command_argv(sandbox, st.settings.sandbox, cmd.item.cwd, cmd.raw, cmd.escalated,
+  // What an approval accepted runs as approved: outside the sandbox (every
+  // approval is a request to leave it; an escalation never runs unasked).
+  // What ran without one stays inside.
+  auto launch = command_argv(sandbox, st.settings.sandbox, cmd.item.cwd, cmd.raw, cmd.approved,
                              config.command_environment.get());
   if (auto* refused = std::get_if<launch_refusal>(&launch))
     r.refusal = std::move(refused->reason);

@@ -190,8 +190,12 @@ def main():
         item = command_item(events) or {}
         check(not os.path.exists(esc) and item.get("status") == "declined",
               "under never an escalation is declined, asking nobody")
+        events = server.run("run: touch %s" % esc, policy="never")
+        check(not os.path.exists(esc), "a command that ran without an approval stays confined")
         events = server.run("run: touch %s" % esc, policy="on-request", decisions=["accept"])
-        check(not os.path.exists(esc), "an accepted confined command still runs confined")
+        check(os.path.exists(esc), "an accepted command runs as approved, outside the sandbox "
+              "(as Codex runs every approved command)")
+        os.remove(esc)
 
         # Another workspace is readable by default, not with --sandbox-isolate-reads.
         secret = os.path.join(outside, "secret")
