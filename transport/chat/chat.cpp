@@ -1,6 +1,8 @@
 #include "transport/chat/chat.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <iostream>
 #include <map>
@@ -13,6 +15,7 @@
 #include "protocol/notifications.hpp"
 #include "transport/chat/approval_queue.hpp"
 #include "transport/chat/chat_render.hpp"
+#include "transport/chat/visible_text.hpp"
 #include "transport/child_process.hpp"
 
 namespace parley {
@@ -35,6 +38,16 @@ std::string unescape_newlines(const std::string& line) {
   return out;
 }
 
+/// Escapes are marked in reverse video when stdout is a terminal that takes
+/// colours (NO_COLOR, https://no-color.org, turns that off).
+escape_style terminal_escape_style() {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  bool colours = ::isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0')
+                 && (term == nullptr || std::strcmp(term, "dumb") != 0);
+  return colours ? escape_style::highlighted : escape_style::plain;
+}
+
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return {};
@@ -45,7 +58,10 @@ std::string trim(const std::string& s) {
 class chat_session {
  public:
   explicit chat_session(const chat_options& options)
-      : options_(options), interactive_(::isatty(STDIN_FILENO) != 0), server_(options.server) {}
+      : options_(options),
+        interactive_(::isatty(STDIN_FILENO) != 0),
+        style_(terminal_escape_style()),
+        server_(options.server) {}
 
   int run() {
     if (!handshake()) return 1;
@@ -139,8 +155,8 @@ class chat_session {
     if (!started) return false;
     current_ = (*started)["thread"]["id"].get<std::string>();
     threads_[current_];
-    std::cout << "[parley chat] thread " << current_ << " (cwd "
-              << (*started)["cwd"].get<std::string>() << ", approvals "
+    std::cout << "[parley chat] thread " << shown(current_) << " (cwd "
+              << shown((*started)["cwd"].get<std::string>()) << ", approvals "
               << options_.approval_policy << (options_.auto_accept ? ", auto-accept" : "")
               << ")\n";
     return true;
@@ -161,7 +177,9 @@ class chat_session {
       if (j.is_discarded()) continue;
       if (j.contains("id") && !j.contains("method") && j["id"] == want) {
         if (j.contains("error")) {
-          std::cerr << "parley chat: " << j["error"]["message"].get<std::string>() << "\n";
+          std::cerr << "parley chat: "
+                    << visible_text(j["error"].value("message", std::string{}), text_layout::lines)
+                    << "\n";
           return std::nullopt;
         }
         return j["result"];
@@ -261,7 +279,7 @@ class chat_session {
     auto key = std::make_pair(q->id, queue_.size());
     if (last_shown_ == key) return;
     last_shown_ = key;
-    std::cout << chat_render::approval(*q, 1, queue_.size()) << chat_render::choices()
+    std::cout << chat_render::approval(*q, 1, queue_.size(), style_) << chat_render::choices()
               << std::flush;
   }
 
@@ -299,7 +317,7 @@ class chat_session {
     }
     if (options_.auto_accept) {
       auto q = queue_.advance();
-      std::cout << chat_render::approval(*q, 1, 1) << "  -> accept (--yes)\n" << std::flush;
+      std::cout << chat_render::approval(*q, 1, 1, style_) << "  -> accept (--yes)\n" << std::flush;
       reply(q->id, "accept");
     }
   }
@@ -325,7 +343,7 @@ class chat_session {
       return;
     }
     if (m->type == kind::error_response) {
-      std::cerr << "parley chat: " << m->error.message << "\n";
+      std::cerr << "parley chat: " << visible_text(m->error.message, text_layout::lines) << "\n";
       if (auto* n = std::get_if<int64_t>(&m->id.value))
         if (auto it = turn_requests_.find(*n); it != turn_requests_.end()) {
           threads_[it->second].turn_active = false;  // the turn never started
@@ -345,16 +363,23 @@ class chat_session {
     }
   }
 
+  /// What the server or the model sent, as it may be printed (see
+  /// visible_text.hpp): every such text goes through here or through
+  /// chat_render, which does the same.
+  std::string shown(const std::string& text, text_layout layout = text_layout::one_line) const {
+    return visible_text(text, layout, style_);
+  }
+
   void show(const protocol::notification& n) {
     if (auto* d = std::get_if<protocol::agent_message_delta>(&n)) {
-      std::cout << d->delta << std::flush;
+      std::cout << shown(d->delta, text_layout::lines) << std::flush;
     } else if (auto* o = std::get_if<protocol::command_output_delta>(&n)) {
-      std::cout << o->delta << std::flush;
+      std::cout << shown(o->delta, text_layout::lines) << std::flush;
     } else if (auto* s = std::get_if<protocol::item_started>(&n)) {
       if (std::holds_alternative<protocol::agent_message_item>(s->item)) {
         std::cout << "[agent] " << std::flush;
       } else if (auto* c = std::get_if<protocol::command_execution_item>(&s->item)) {
-        std::cout << "[command] " << c->command << "\n" << std::flush;
+        std::cout << "[command] " << shown(c->command) << "\n" << std::flush;
       } else if (auto* f = std::get_if<protocol::file_change_item>(&s->item)) {
         // Remembered for the approval that follows: it carries no diff.
         file_changes_[f->id] = json(f->changes);
@@ -376,7 +401,7 @@ class chat_session {
       // Our own answers were already taken off the queue; what is still in
       // it was closed by the server (timeout, interrupt): drop its prompt.
       if (queue_.resolve(r->request)) {
-        std::cout << "\n[approval resolved by the server] thread " << r->thread_id << "\n";
+        std::cout << "\n[approval resolved by the server] thread " << shown(r->thread_id) << "\n";
         last_shown_.reset();
       }
     } else if (auto* t = std::get_if<protocol::turn_completed>(&n)) {
@@ -391,12 +416,13 @@ class chat_session {
       else
         prompt();
     } else if (auto* e = std::get_if<protocol::error_notification>(&n)) {
-      std::cout << "[error] " << e->error.message << "\n";
+      std::cout << "[error] " << shown(e->error.message, text_layout::lines) << "\n";
     }
   }
 
   chat_options options_;
   bool interactive_;
+  escape_style style_;
   child_process server_;
   int64_t next_id_ = 1;
   std::map<std::string, thread_state> threads_;
@@ -417,7 +443,7 @@ int run_chat(const chat_options& options) {
     chat_session session{options};
     return session.run();
   } catch (const std::exception& e) {
-    std::cerr << "parley chat: " << e.what() << "\n";
+    std::cerr << "parley chat: " << visible_text(e.what(), text_layout::lines) << "\n";
     return 1;
   }
 }

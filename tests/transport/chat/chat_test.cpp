@@ -1,6 +1,7 @@
 // `parley chat` end to end through the real binary over pipes: the README's
 // demo with --yes, answers typed on input, the approval queue across threads
-// (positions, abort all), file-change diffs, /stats and the exit summary.
+// (positions, abort all), file-change diffs, /stats and the exit summary, and
+// control characters from the model shown escaped.
 
 #include <array>
 #include <cstdio>
@@ -211,6 +212,41 @@ TEST(chat, stats_line_prints_the_approval_counters) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("[stats] time to decision: p50 "), std::string::npos) << out;
+}
+
+TEST(chat, control_characters_of_a_command_reach_the_terminal_escaped) {
+  auto dir = make_temp_dir("chat_escapes");
+  // Printed raw, the command erases its line and shows `echo harmless` at
+  // the prompt (issue 27). The input line holds the raw bytes.
+  int status = 0;
+  auto out = chat(dir, "run: touch pwned.txt #\x1b[2K\r\x1b[1Aecho harmless\nn\n", status);
+  EXPECT_EQ(status, 0) << out;
+  // stdout is a pipe: no colours, so no ESC at all, and no carriage return.
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  // The whole command, on the item's line and on the approval's (the server
+  // shows it as `/bin/sh -c '...'`).
+  std::string shown = "touch pwned.txt #\\e[2K\\r\\e[1Aecho harmless'";
+  auto line_of = [&](const std::string& start) {
+    auto at = out.find(start);
+    return at == std::string::npos ? std::string{} : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("[command] ").find(shown), std::string::npos) << out;
+  EXPECT_NE(line_of("[approval 1 of 1] ").find(shown + "` in "), std::string::npos) << out;
+  EXPECT_NE(out.find("are shown escaped"), std::string::npos) << out;
+  EXPECT_NE(out.find("n -> decline"), std::string::npos) << out;
+  EXPECT_FALSE(file_exists(dir + "/pwned.txt"));
+}
+
+TEST(chat, control_characters_of_command_output_reach_the_terminal_escaped) {
+  auto dir = make_temp_dir("chat_output_escapes");
+  // Output could hide what is asked next (ESC [8m: concealed text).
+  int status = 0;
+  auto out = chat(dir, "run: printf 'out\\033[8mhidden\\rback'\n", status, "--yes");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_NE(out.find("out\\e[8mhidden\\rback"), std::string::npos) << out;
 }
 
 TEST(chat, unknown_slash_command_is_reported_not_sent) {
