@@ -100,6 +100,17 @@ TEST(command_sandbox, full_access_and_an_accepted_escalation_run_outside_with_th
   }
 }
 
+TEST(command_sandbox, outside_the_sandbox_without_limits_the_shell_runs_as_it_is) {
+  auto s = confining();
+  s.limits.max_processes = 0;
+  auto full = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::danger_full_access);
+  auto argv = argv_of(command_argv(s, full, "/w", "make", false, nullptr));
+  EXPECT_EQ(argv, (std::vector<std::string>{"/bin/sh", "-c", "make"}));
+  // Confined commands still go through the launcher.
+  auto ws = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  EXPECT_EQ(argv_of(command_argv(s, ws, "/w", "make", false, nullptr)).at(0), s.launcher);
+}
+
 TEST(command_sandbox, a_host_that_cannot_confine_refuses_unless_the_operator_accepted_it) {
   auto s = confining();
   s.available = false;
