@@ -74,6 +74,8 @@ std::shared_ptr<const parley::sandbox_settings> sandbox_of(const parley::command
                 s->launcher, s->hidden.size());
   else
     PARLEY_WARN("sandbox event=unavailable {}", parley::describe_sandbox(*s));
+  if (!s->limits_dropped.empty())
+    PARLEY_WARN("sandbox event=limit_dropped {}", s->limits_dropped);
   return s;
 }
 

@@ -170,6 +170,14 @@ void probe_sandbox(sandbox_settings& settings) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     settings.available = true;
     settings.unavailable.clear();
+    // The process cap is a limit, not the confinement: where this host has
+    // no pids cgroup for it (and parley runs as root, where RLIMIT_NPROC
+    // does not bind), commands run without it rather than not at all, and
+    // the start's log says so.
+    if (said.find("\"processes\":false") != std::string::npos && settings.limits.max_processes > 0) {
+      settings.limits.max_processes = 0;
+      settings.limits_dropped = "no process cap: this host gives parley-sandbox no pids cgroup";
+    }
     return;
   }
   settings.unavailable = said.empty() ? "parley-sandbox --check failed" : said;
@@ -205,7 +213,8 @@ std::shared_ptr<const sandbox_settings> default_sandbox(std::vector<std::string>
 
 std::string describe_sandbox(const sandbox_settings& settings) {
   if (settings.confines())
-    return "commands run confined to their thread's sandbox (" + settings.launcher + ")";
+    return "commands run confined to their thread's sandbox (" + settings.launcher + ")"
+           + (settings.limits_dropped.empty() ? "" : "; " + settings.limits_dropped);
   if (settings.unconfined_ok)
     return "commands run UNCONFINED, as --sandbox-unconfined accepts: " + settings.unavailable;
   return "the sandbox cannot be enforced here (" + settings.unavailable

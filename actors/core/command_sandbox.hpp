@@ -47,6 +47,8 @@ struct sandbox_settings {
   /// workspaces (`--sandbox-isolate-reads`).
   bool isolate_reads = false;
   command_limits limits;
+  /// Set by the probe when a configured limit cannot be applied here.
+  std::string limits_dropped;
 
   /// Whether a confined command runs confined (false: unconfined, as the
   /// operator accepted, or refused).

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 namespace parley {
 namespace command_sandbox_test {
@@ -139,6 +141,34 @@ TEST(command_sandbox, a_timeout_is_the_calls_bounded_by_the_maximum_else_the_def
   EXPECT_EQ(command_timeout(limits, 0), std::chrono::seconds(30));
   EXPECT_EQ(command_timeout(limits, 1500), std::chrono::milliseconds(1500));
   EXPECT_EQ(command_timeout(limits, 3'600'000), std::chrono::seconds(60));
+}
+
+/// A launcher that answers --check with `answer` and `code`.
+std::string fake_launcher(const std::string& name, const std::string& answer, int code) {
+  auto dir = std::filesystem::temp_directory_path() / ("parley-fake-launcher-" + name);
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "parley-sandbox").string();
+  std::ofstream(path) << "#!/bin/sh\necho '" << answer << "'\nexit " << code << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST(command_sandbox, a_host_without_a_pids_cgroup_drops_the_process_cap_and_says_so) {
+  sandbox_settings s;
+  s.launcher = fake_launcher(
+      "nopids", R"({"filesystem":true,"network":true,"processes":false,"reason":"no cgroup"})", 0);
+  s.limits.max_processes = 1024;
+  probe_sandbox(s);
+  EXPECT_TRUE(s.available);
+  EXPECT_EQ(s.limits.max_processes, 0u);
+  EXPECT_FALSE(s.limits_dropped.empty());
+  EXPECT_NE(describe_sandbox(s).find("no process cap"), std::string::npos);
+  // A host that cannot confine at all is unavailable, with the launcher's words.
+  sandbox_settings none;
+  none.launcher = fake_launcher("nofs", R"({"filesystem":false,"reason":"no user namespaces"})", 1);
+  probe_sandbox(none);
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.unavailable.find("no user namespaces"), std::string::npos);
 }
 
 TEST(command_sandbox, a_missing_launcher_is_said_by_the_probe) {
