@@ -25,6 +25,7 @@ BINARY = os.path.abspath(sys.argv[1])
 LAUNCHER = os.path.join(os.path.dirname(BINARY), "parley-sandbox")
 
 failures = []
+PROCESS_CAP = True  # whether this host lets parley-sandbox cap processes (--check)
 
 
 def check(cond, what):
@@ -99,6 +100,8 @@ def main():
     if probe.returncode != 0:
         print("SKIP: this host cannot confine commands:", probe.stdout, probe.stderr)
         sys.exit(77)
+    global PROCESS_CAP
+    PROCESS_CAP = '"processes":true' in probe.stdout
     root = tempfile.mkdtemp(prefix="parley-sandbox-")
     # Outside every writable root: not under the cwd, not under /tmp.
     outside = tempfile.mkdtemp(prefix="parley-sandbox-outside-", dir="/var/tmp")
@@ -168,11 +171,14 @@ def main():
         check("timed out after 1000 ms" in out and item.get("exitCode") != 0
               and item.get("durationMs", 99999) < 20000,
               "a command past its timeout_ms is killed and says so (%s)" % out.strip())
-        item = server.item("run[timeout_ms=20000]: i=0; while [ $i -lt 200 ]; do sleep 5 & "
-                           "i=$((i+1)); done 2>&1 | tail -n 1; echo started")
-        out = item.get("aggregatedOutput") or ""
-        check("started" in out and ("fork" in out.lower() or "resource" in out.lower()),
-              "a fork bomb stops at --command-max-processes (%s)" % out.strip()[-200:])
+        if PROCESS_CAP:
+            item = server.item("run[timeout_ms=20000]: i=0; while [ $i -lt 200 ]; do sleep 5 & "
+                               "i=$((i+1)); done 2>&1 | tail -n 1; echo started")
+            out = item.get("aggregatedOutput") or ""
+            check("started" in out and ("fork" in out.lower() or "resource" in out.lower()),
+                  "a fork bomb stops at --command-max-processes (%s)" % out.strip()[-200:])
+        else:
+            print("skipped: the process cap (parley-sandbox --check: no pids cgroup here)")
 
         # Escalation: asked under on-request; only an accept runs it outside.
         esc = os.path.join(outside, "escalated")
