@@ -103,7 +103,7 @@ class Server:
 
 def turn_text(rng, round_no, n):
     if rng.random() < 0.25:
-        return "run[escalate]: echo out-%d-%d" % (round_no, n)
+        return "run: echo out-%d-%d" % (round_no, n)
     return "say: answer-%d-%d" % (round_no, n)
 
 
