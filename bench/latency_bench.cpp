@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < n; ++i)
     line(json{{"id", 1 + n + i},
               {"method", "turn/start"},
-              {"params", {{"threadId", log->threads[i]}, {"input", json::array({{{"type", "text"}, {"text", "run: true"}}})}}}});
+              {"params", {{"threadId", log->threads[i]}, {"input", json::array({{{"type", "text"}, {"text", "run[escalate]: true"}}})}}}});
   wait([&] { return log->requests.size() == n; });
   std::fprintf(stderr, "%zu approvals pending\n", n);
 

@@ -75,7 +75,7 @@ def run(binary, base, n, parked):
     home, work = os.path.join(base, "home"), os.path.join(base, "work")
     os.makedirs(work)
     s = Server(binary, home, work)
-    text = "run: echo x >> ran-%d" if parked else "say: hello %d"
+    text = "run[escalate]: echo x >> ran-%d" if parked else "say: hello %d"
     started = {}
     for i in range(n):
         started[s.request("thread/start", {"approvalPolicy": "on-request"})] = i

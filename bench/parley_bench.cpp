@@ -217,7 +217,10 @@ class bench_run {
   void start_thread() {
     int connection = started_ % o_.connections;
     ++started_;
-    json params{{"approvalPolicy", "on-request"}};
+    // on-request asks only to leave the sandbox (every turn line asks to);
+    // with full access there is none to leave, and untrusted still asks.
+    json params{{"approvalPolicy",
+                 o_.sandbox == "danger-full-access" ? "untrusted" : "on-request"}};
     if (!o_.sandbox.empty()) params["sandbox"] = o_.sandbox;
     send(connection, "thread/start", std::move(params));
   }
@@ -228,7 +231,7 @@ class bench_run {
     std::string text;
     for (int k = 0; k < o_.approvals; ++k) {
       if (k) text += '\n';
-      text += "run: " + o_.command;
+      text += "run[escalate]: " + o_.command;  // on-request asks only for escalations
     }
     return text;
   }

@@ -63,7 +63,7 @@ def fill(binary, home, work, n):
             t = m["result"]["thread"]["id"]
             threads.append(t)
             rpc(proc, {"id": n + len(threads), "method": "turn/start", "params": {
-                "threadId": t, "input": [{"type": "text", "text": "run: true"}]}})
+                "threadId": t, "input": [{"type": "text", "text": "run[escalate]: true"}]}})
         elif m.get("method") == "item/commandExecution/requestApproval":
             asked += 1
             if asked == n:

@@ -31,21 +31,32 @@ policy_verdict evaluate_file_change(const protocol::approval_policy& policy) {
 }
 
 policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
-                        bool escalated) {
+                        bool escalated, command_place where) {
   using kind = protocol::approval_policy::kind;
+  // What the host cannot confine leaves the sandbox as surely as an
+  // escalation does (fail closed).
+  bool leaves = escalated || where == command_place::unconfined_host;
+  bool nothing_to_leave = where == command_place::full_access;
   switch (policy.value) {
     case kind::never:
-      return escalated ? policy_verdict::decline : policy_verdict::run;
+      return leaves ? policy_verdict::decline : policy_verdict::run;
     case kind::untrusted:
-      if (!escalated && is_known_read_only(command)) return policy_verdict::run;
-      break;
-    case kind::granular:
-      if (!policy.granular.sandbox_approval) return policy_verdict::decline;
-      break;
+      return !leaves && is_known_read_only(command) ? policy_verdict::run : policy_verdict::ask;
     case kind::on_request:
-      break;
+      if (!leaves || nothing_to_leave) return policy_verdict::run;
+      return policy_verdict::ask;
+    case kind::granular:
+      if (!leaves || nothing_to_leave) return policy_verdict::run;
+      return policy.granular.sandbox_approval ? policy_verdict::ask : policy_verdict::decline;
   }
   return policy_verdict::ask;
+}
+
+command_place place_of(const protocol::sandbox_policy& sandbox, bool unconfined_host) {
+  using kind = protocol::sandbox_policy::kind;
+  if (sandbox.type == kind::danger_full_access || sandbox.type == kind::external_sandbox)
+    return command_place::full_access;
+  return unconfined_host ? command_place::unconfined_host : command_place::confined;
 }
 
 std::optional<std::vector<std::string>> split_simple_command(const std::string& command) {

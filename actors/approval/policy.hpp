@@ -28,19 +28,41 @@ enum class policy_verdict {
   decline,  // refused without asking (granular policy with sandbox_approval off)
 };
 
+/// Where a command runs when nobody is asked (what an approval would let it
+/// leave).
+enum class command_place {
+  /// Confined to the thread's sandbox (read-only, workspace-write).
+  confined,
+  /// The thread's sandbox needs confining, but this host cannot confine and
+  /// the operator accepted running unconfined (`--sandbox-unconfined`): the
+  /// command would leave the sandbox, so it counts as an escalation.
+  unconfined_host,
+  /// danger-full-access or an external sandbox: there is no sandbox to leave.
+  full_access,
+};
+
 /// The policy of protocol.md §2 "AskForApproval", as parley applies it to a
-/// shell command:
-///   never      -> run
-///   on-request -> ask for every command
-///   untrusted  -> ask, except for known read-only commands (is_known_read_only)
-///   granular   -> ask when sandbox_approval is set, otherwise decline
-/// A command that asks to leave the sandbox (`escalated`) is asked about
-/// under every policy that asks at all (untrusted's read-only ones too) and
-/// declined under `never`, which asks nobody: only an accept runs it outside.
+/// shell command (Codex 0.169's render_decision_for_unmatched_command):
+/// approvals ask to leave the sandbox. `escalated`: the model asks to run
+/// the command outside it (`sandbox_permissions: "require_escalated"`).
+///   never      -> run confined; an escalation is declined (it asks nobody)
+///   on-request -> run confined; ask for an escalation
+///   granular   -> run confined; ask for an escalation when sandbox_approval
+///                 is set, otherwise decline it without asking
+///   untrusted  -> ask, except known read-only commands (is_known_read_only)
+///                 that stay confined; an escalation always asks
+/// Fail closed: on an `unconfined_host` every command counts as escalated.
+/// With `full_access` nothing is left: on-request and granular run every
+/// command (an escalation too, as Codex), never and untrusted as above.
 /// "ask" starts the approval pipeline (rules, session grants, hooks, client),
 /// which may still decide without asking anyone.
 policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
-                        bool escalated = false);
+                        bool escalated = false, command_place where = command_place::confined);
+
+/// Where a thread's commands run when nobody is asked: `sandbox` is the
+/// thread's, `unconfined_host` whether this host runs would-be-confined
+/// commands unconfined (turn_settings::commands_unconfined).
+command_place place_of(const protocol::sandbox_policy& sandbox, bool unconfined_host);
 
 /// The same for a file change: never -> run, granular without
 /// sandbox_approval -> decline, otherwise ask.

@@ -51,7 +51,8 @@ bool read_run_options(const std::string& text, model_step& s) {
 const std::string& scripted_model_help() {
   static const std::string text =
       "I am parley's scripted model. Write one directive per line: "
-      "`run: <command>` runs a shell command (after approval), "
+      "`run: <command>` runs a shell command in the sandbox (asking only as the approval "
+      "policy says), "
       "`run[timeout_ms=N]: <command>` with a timeout, `run[escalate]: <command>` asks to run it "
       "outside the sandbox, "
       "`say: <text>` makes me say the text, "

@@ -56,8 +56,10 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
   ts.writable_roots = writable_roots_of(st.settings);
   ts.sandbox = st.settings.sandbox;
   const auto& sandbox = st.svc.config->sandbox;
+  // Only a thread that has a sandbox can leave it (an external sandbox is
+  // the host's own).
   ts.commands_unconfined = sandbox && !sandbox->confines() && sandbox->unconfined_ok
-                           && ts.sandbox.type != protocol::sandbox_policy::kind::danger_full_access;
+                           && place_of(ts.sandbox, true) == command_place::unconfined_host;
   ts.user_text = std::move(user_text);
   ts.tokens_before = st.tokens;
   return ts;

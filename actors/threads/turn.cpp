@@ -245,8 +245,19 @@ void run_command(self_ptr self, const model_step& step) {
   cmd.started_ms = protocol::unix_ms();
   auto ask = command_ask(st.settings, cmd);
   st.action = action_of(st, cmd, ask.digest);
+  auto where = place_of(st.settings.sandbox, st.settings.commands_unconfined);
   auto plan = plan_for(st.svc, st.settings.grants, ask,
-                       evaluate(st.settings.policy, raw, cmd.escalated));
+                       evaluate(st.settings.policy, raw, cmd.escalated, where));
+  // A rule that says "prompt" asks even for what the policy runs unasked
+  // (Codex's execpolicy decides before its heuristics); `never` asks nobody.
+  if (plan.what == approval_plan::route::run && plan.rule
+      && plan.rule->verdict == rules::decision::ask
+      && st.settings.policy.value != protocol::approval_policy::kind::never)
+    plan = plan_for(st.svc, st.settings.grants, ask, policy_verdict::ask);
+  if (plan.what == approval_plan::route::refuse && !cmd.escalated
+      && where == command_place::unconfined_host && !plan.rule)
+    plan.refusal = "declined by policy: parley cannot confine commands on this host, so this "
+                   "one would leave the sandbox, and the approval policy asks nobody";
   auto started = started_event(self, cmd.item, cmd.started_ms);
   st.command = std::move(cmd);
   follow_plan(self, std::move(ask), std::move(plan), std::move(started),

@@ -21,7 +21,7 @@ const char* const usage = R"(usage: parley-bench --server CMD [options]
   --mix SPEC            answers, e.g. accept=3,decline=1,cancel=0,late=0,never=0 (default accept=1)
   --think-ms T          wait T ms before answering (default 0)
   --late-ms L           how late a `late` answer comes (default 2000)
-  --text scripted|plain turn text: parley's `run: CMD` lines, or plain text for a model (default scripted)
+  --text scripted|plain turn text: parley's `run[escalate]: CMD` lines, or plain text for a model (default scripted)
   --command CMD         the command the turn asks to run (default true)
   --sandbox MODE        every thread's sandbox: read-only, workspace-write or
                         danger-full-access (default: the server's, workspace-write)

@@ -98,7 +98,7 @@ def main():
     call("thread/loaded/list", {})
     # accept, decline, error reply, timeout; a message; a failing command
     call("turn/start", {"threadId": t, "input": text(
-        "say: checking shapes\nrun: echo out\nrun: echo no\nrun: echo err\nrun: echo late\nrun: exit 3")})
+        "say: checking shapes\nrun[escalate]: echo out\nrun[escalate]: echo no\nrun[escalate]: echo err\nrun[escalate]: echo late\nrun[escalate]: exit 3")})
     answers = [{"result": {"decision": "accept"}}, {"result": {"decision": "decline"}},
                {"error": {"code": -32000, "message": "x"}}, None, {"result": {"decision": "accept"}}]
     for a in answers:
@@ -119,7 +119,7 @@ def main():
         proc.stdin.flush()
     until(lambda m: m.get("method") == "turn/completed")
     # interrupt with an approval pending
-    turn = call("turn/start", {"threadId": t, "input": text("run: sleep 5")})["result"]["turn"]["id"]
+    turn = call("turn/start", {"threadId": t, "input": text("run[escalate]: sleep 5")})["result"]["turn"]["id"]
     until(lambda m: m.get("method") == "item/commandExecution/requestApproval")
     call("turn/interrupt", {"threadId": t, "turnId": turn})
     until(lambda m: m.get("method") == "turn/completed")

@@ -181,6 +181,12 @@ model_step run(std::string command) {
   return s;
 }
 
+model_step escalate(std::string command) {
+  auto s = run(std::move(command));
+  s.escalate = true;
+  return s;
+}
+
 deterministic::deterministic() {
   cfg.set("scheduler.policy", caf::atom("testing"));
   sys = std::make_unique<caf::actor_system>(cfg);

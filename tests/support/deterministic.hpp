@@ -67,6 +67,8 @@ model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<
 
 model_step say(std::string text);
 model_step run(std::string command);
+/// A run that asks to leave the sandbox: what on-request asks about.
+model_step escalate(std::string command);
 
 /// The fixture: an actor system on the test coordinator, services wired to
 /// the mocks, and helpers to run it.

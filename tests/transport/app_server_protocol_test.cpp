@@ -94,7 +94,7 @@ TEST(app_server_protocol, errors_for_bad_requests) {
   auto thread = c.start_thread();
   EXPECT_EQ(error_message(c.call("turn/interrupt", json{{"threadId", thread}, {"turnId", "t"}})),
             "no active turn to interrupt");
-  auto turn = c.start_turn(thread, "run: sleep 30");
+  auto turn = c.start_turn(thread, "run[escalate]: sleep 30");
   c.wait_for_method("item/commandExecution/requestApproval");
   EXPECT_EQ(error_message(c.call("turn/interrupt", json{{"threadId", thread}, {"turnId", "t"}})),
             "expected active turn id t but found " + turn);
@@ -185,7 +185,7 @@ TEST(app_server_protocol, approval_flow_follows_codex_message_order) {
   app_server_client c;
   c.initialize();
   auto thread = c.start_thread(json{{"approvalPolicy", "on-request"}});
-  c.start_turn(thread, "run: echo out; echo err >&2");
+  c.start_turn(thread, "run[escalate]: echo out; echo err >&2");
   std::vector<std::string> methods;
   json request;
   for (;;) {
@@ -263,12 +263,12 @@ TEST(app_server_protocol, nothing_stays_registered_after_turns_end) {
   c.initialize();
   auto thread = c.start_thread();
   // accept, decline, timeout, interrupt: every way an approval can end
-  c.start_turn(thread, "run: true\nrun: true\nrun: true");
+  c.start_turn(thread, "run[escalate]: true\nrun[escalate]: true\nrun[escalate]: true");
   c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
   c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "decline");
   c.wait_for_method("item/commandExecution/requestApproval");  // left to time out
   c.wait_for_method("turn/completed");
-  auto turn = c.start_turn(thread, "run: sleep 20");
+  auto turn = c.start_turn(thread, "run[escalate]: sleep 20");
   c.wait_for_method("item/commandExecution/requestApproval");
   c.call_ok("turn/interrupt", json{{"threadId", thread}, {"turnId", turn}});
   c.wait_for_method("turn/completed");
@@ -341,14 +341,14 @@ TEST(app_server_protocol, stdout_carries_only_protocol_lines) {
   c.send_raw("{\"id\":");  // truncated
   c.call("nope", json::object());
   auto thread = c.start_thread();
-  c.start_turn(thread, "say: hi\nrun: echo a\nrun: echo b\nrun: echo c\nrun: echo d");
+  c.start_turn(thread, "say: hi\nrun[escalate]: echo a\nrun[escalate]: echo b\nrun[escalate]: echo c\nrun[escalate]: echo d");
   c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
   c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "decline");
   c.respond_error(c.wait_for_method("item/commandExecution/requestApproval")["id"], 1, "no");
   c.wait_for_method("item/commandExecution/requestApproval");  // times out
   c.wait_for_method("turn/completed");
   c.respond(999, json{{"decision", "accept"}});
-  c.start_turn(thread, "run: sleep 10");
+  c.start_turn(thread, "run[escalate]: sleep 10");
   c.wait_for_method("item/commandExecution/requestApproval");
   EXPECT_EQ(c.close_and_wait(), 0);
   EXPECT_TRUE(c.bad_lines().empty());

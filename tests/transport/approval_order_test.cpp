@@ -52,7 +52,7 @@ TEST(approval_order, an_interrupt_resolves_the_prompt_before_the_item_ends) {
   app_server_client c;
   c.initialize();
   auto thread = c.start_thread(json{{"approvalPolicy", "on-request"}});
-  auto turn = c.start_turn(thread, "run: touch never");
+  auto turn = c.start_turn(thread, "run[escalate]: touch never");
   auto methods = methods_of_turn(c, [&](const json&) {
     c.send("turn/interrupt", json{{"threadId", thread}, {"turnId", turn}});
   });
@@ -67,7 +67,7 @@ TEST(approval_order, a_deadline_resolves_the_prompt_and_the_turn_goes_on) {
   app_server_client c{{"--approval-timeout=200ms"}};
   c.initialize();
   auto thread = c.start_thread(json{{"approvalPolicy", "on-request"}});
-  c.start_turn(thread, "run: touch never");
+  c.start_turn(thread, "run[escalate]: touch never");
   auto methods = methods_of_turn(c, [](const json&) {});
   EXPECT_EQ(methods,
             joined(user_message, {waiting, "item/started", "item/commandExecution/requestApproval",
@@ -95,7 +95,7 @@ TEST(approval_order, a_declined_command_ends_its_item_after_the_status) {
   app_server_client c;
   c.initialize();
   auto thread = c.start_thread(json{{"approvalPolicy", "on-request"}});
-  c.start_turn(thread, "run: touch never\nsay: after");
+  c.start_turn(thread, "run[escalate]: touch never\nsay: after");
   auto methods = methods_of_turn(c, [&](const json& m) { c.answer(m, "decline"); });
   EXPECT_EQ(methods,
             joined(user_message, {waiting, "item/started", "item/commandExecution/requestApproval",

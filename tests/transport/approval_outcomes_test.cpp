@@ -1,7 +1,8 @@
 // The outcome table of protocol.md §4 plus parley's timeout row, one test per
 // row, against the real binary over real pipes. A row that must not run the
 // command proves it with a sentinel file that stays absent; an accept proves
-// it with the file present.
+// it with the file present. Under the default policy (on-request) only a
+// command that asks to leave the sandbox is asked about: `run[escalate]:`.
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -48,7 +49,7 @@ class approval_outcomes : public ::testing::Test {
 };
 
 TEST_F(approval_outcomes, accept_runs_the_command) {
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   auto req = approval();
   EXPECT_TRUE(req["id"].is_number_integer());
   EXPECT_FALSE(file_exists(sentinel)) << "ran before the decision";
@@ -64,19 +65,19 @@ TEST_F(approval_outcomes, accept_runs_the_command) {
 }
 
 TEST_F(approval_outcomes, accept_for_session_stops_asking_for_that_command) {
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   client->answer(approval(), "acceptForSession");
   EXPECT_EQ(command_completed()["params"]["item"]["status"], "completed");
   turn_completed();
   ASSERT_TRUE(file_exists(sentinel));
   std::filesystem::remove(sentinel);
   // Same command, next turn: no request, it just runs.
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   EXPECT_EQ(command_completed()["params"]["item"]["status"], "completed");
   turn_completed();
   EXPECT_TRUE(file_exists(sentinel));
   // A different command still asks.
-  client->start_turn(thread, "run: touch other");
+  client->start_turn(thread, "run[escalate]: touch other");
   client->answer(approval(), "decline");
   turn_completed();
   EXPECT_FALSE(file_exists(dir + "/other"));
@@ -89,7 +90,7 @@ TEST_F(approval_outcomes, accept_for_session_stops_asking_for_that_command) {
 }
 
 TEST_F(approval_outcomes, accept_with_execpolicy_amendment_grants_the_prefix) {
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   auto req = approval();
   EXPECT_EQ(req["params"]["proposedExecpolicyAmendment"], json::array({"touch", "ran"}));
   client->respond(req["id"],
@@ -97,7 +98,7 @@ TEST_F(approval_outcomes, accept_with_execpolicy_amendment_grants_the_prefix) {
   EXPECT_EQ(command_completed()["params"]["item"]["status"], "completed");
   turn_completed();
   EXPECT_TRUE(file_exists(sentinel));
-  client->start_turn(thread, "run: touch second");
+  client->start_turn(thread, "run[escalate]: touch second");
   EXPECT_EQ(command_completed()["params"]["item"]["status"], "completed");
   turn_completed();
   EXPECT_TRUE(file_exists(dir + "/second"));
@@ -105,14 +106,14 @@ TEST_F(approval_outcomes, accept_with_execpolicy_amendment_grants_the_prefix) {
 }
 
 TEST_F(approval_outcomes, network_amendment_allow_runs_and_deny_declines) {
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   client->respond(approval()["id"],
                   json{{"decision", {{"applyNetworkPolicyAmendment",
                                       {{"network_policy_amendment", {{"host", "example.com"}, {"action", "deny"}}}}}}}});
   EXPECT_EQ(command_completed()["params"]["item"]["status"], "declined");
   turn_completed();
   EXPECT_FALSE(file_exists(sentinel));
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   client->respond(approval()["id"],
                   json{{"decision", {{"applyNetworkPolicyAmendment",
                                       {{"network_policy_amendment", {{"host", "example.com"}, {"action", "allow"}}}}}}}});
@@ -123,7 +124,7 @@ TEST_F(approval_outcomes, network_amendment_allow_runs_and_deny_declines) {
 }
 
 TEST_F(approval_outcomes, decline_skips_the_command_and_the_turn_goes_on) {
-  client->start_turn(thread, "run: touch ran\nsay: still here");
+  client->start_turn(thread, "run[escalate]: touch ran\nsay: still here");
   auto req = approval();
   client->answer(req, "decline");
   resolved_for(req);
@@ -138,7 +139,7 @@ TEST_F(approval_outcomes, decline_skips_the_command_and_the_turn_goes_on) {
 }
 
 TEST_F(approval_outcomes, cancel_declines_and_interrupts_the_turn) {
-  client->start_turn(thread, "run: touch ran\nsay: never said");
+  client->start_turn(thread, "run[escalate]: touch ran\nsay: never said");
   auto req = approval();
   client->answer(req, "cancel");
   resolved_for(req);
@@ -151,7 +152,7 @@ TEST_F(approval_outcomes, cancel_declines_and_interrupts_the_turn) {
 }
 
 TEST_F(approval_outcomes, error_reply_fails_the_item_and_the_turn_goes_on) {
-  client->start_turn(thread, "run: touch ran\nsay: after");
+  client->start_turn(thread, "run[escalate]: touch ran\nsay: after");
   auto req = approval();
   client->respond_error(req["id"], -32000, "client could not show the prompt");
   resolved_for(req);
@@ -162,7 +163,7 @@ TEST_F(approval_outcomes, error_reply_fails_the_item_and_the_turn_goes_on) {
 }
 
 TEST_F(approval_outcomes, unparseable_decision_fails_the_item) {
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   auto req = approval();
   client->respond(req["id"], json{{"decision", "bogus"}});
   resolved_for(req);
@@ -174,7 +175,7 @@ TEST_F(approval_outcomes, unparseable_decision_fails_the_item) {
 
 TEST_F(approval_outcomes, timeout_declines_and_resolves_the_request) {
   start({"--approval-timeout=300ms"});
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   auto req = approval();
   // No answer: the server resolves the request itself.
   resolved_for(req);
@@ -191,7 +192,7 @@ TEST_F(approval_outcomes, timeout_declines_and_resolves_the_request) {
 }
 
 TEST_F(approval_outcomes, interrupt_while_pending_resolves_and_declines) {
-  auto turn = client->start_turn(thread, "run: touch ran");
+  auto turn = client->start_turn(thread, "run[escalate]: touch ran");
   auto req = approval();
   auto r = client->call("turn/interrupt", json{{"threadId", thread}, {"turnId", turn}});
   EXPECT_EQ(r["result"], json::object());
@@ -205,7 +206,7 @@ TEST_F(approval_outcomes, interrupt_while_pending_resolves_and_declines) {
 }
 
 TEST_F(approval_outcomes, closed_input_cancels_pending_approvals_and_exits_cleanly) {
-  client->start_turn(thread, "run: touch ran");
+  client->start_turn(thread, "run[escalate]: touch ran");
   auto req = approval();
   EXPECT_EQ(client->close_and_wait(), 0);
   bool resolved = false, interrupted = false;
@@ -243,7 +244,23 @@ TEST_F(approval_outcomes, policy_untrusted_skips_known_read_only_commands) {
   EXPECT_FALSE(file_exists(sentinel));
 }
 
+TEST_F(approval_outcomes, policy_on_request_runs_confined_commands_without_asking) {
+  client->start_turn(thread, "run: touch ran\nrun[escalate]: touch out");
+  EXPECT_EQ(command_completed()["params"]["item"]["status"], "completed");
+  EXPECT_TRUE(file_exists(sentinel)) << "the cwd is writable in workspace-write";
+  auto req = approval();
+  EXPECT_EQ(req["params"]["command"], "/bin/sh -c 'touch out'");
+  client->answer(req, "decline");
+  turn_completed();
+  EXPECT_EQ(client->close_and_wait(), 0);
+  EXPECT_FALSE(file_exists(dir + "/out"));
+  int asked = 0;
+  for (auto& m : client->log()) asked += method_of(m) == approval_method;
+  EXPECT_EQ(asked, 1) << "only the escalation asks";
+}
+
 TEST_F(approval_outcomes, turn_policy_override_applies_to_later_turns) {
+  start({}, "untrusted");
   client->start_turn(thread, "run: touch ran", json{{"approvalPolicy", "never"}});
   EXPECT_EQ(command_completed()["params"]["item"]["status"], "completed");
   turn_completed();

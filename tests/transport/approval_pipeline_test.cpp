@@ -54,7 +54,7 @@ TEST(approval_pipeline, rules_in_the_home_decide_without_asking) {
   app_server_client client({"--home=" + dir + "/home"});
   client.initialize();
   auto thread = client.start_thread(json{{"cwd", dir}});
-  client.start_turn(thread, "run: touch allowed\nrun: touch forbidden");
+  client.start_turn(thread, "run[escalate]: touch allowed\nrun[escalate]: touch forbidden");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
   client.wait_for_method("turn/completed");
@@ -79,7 +79,7 @@ TEST(approval_pipeline, an_amendment_is_written_to_the_rules_and_honoured_after_
     app_server_client client({"--home=" + home});
     client.initialize();
     auto thread = client.start_thread(json{{"cwd", dir}});
-    client.start_turn(thread, "run: touch first");
+    client.start_turn(thread, "run[escalate]: touch first");
     auto req = client.wait_for_method(v2_command);
     EXPECT_EQ(req["params"]["proposedExecpolicyAmendment"], (json{"touch", "first"}));
     client.respond(req["id"], json{{"decision",
@@ -96,7 +96,7 @@ TEST(approval_pipeline, an_amendment_is_written_to_the_rules_and_honoured_after_
   app_server_client client({"--home=" + home});
   client.initialize();
   auto thread = client.start_thread(json{{"cwd", dir}});
-  client.start_turn(thread, "run: touch second");
+  client.start_turn(thread, "run[escalate]: touch second");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
   client.wait_for_method("turn/completed");
   EXPECT_TRUE(file_exists(dir + "/second"));
@@ -122,7 +122,7 @@ TEST(approval_pipeline, a_legacy_client_gets_v1_requests_with_v1_decisions) {
   auto thread = client.start_thread(json{{"cwd", dir}});
   write_file(dir + "/edit.txt", "one\n");
   client.start_turn(thread,
-                    "run: touch approved\nrun: touch denied\nrun: touch garbage\n"
+                    "run[escalate]: touch approved\nrun[escalate]: touch denied\nrun[escalate]: touch garbage\n"
                     "patch:\n*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: edit.txt\n"
                     "@@\n-one\n+two\n*** End Patch");
   auto exec = client.wait_for_method("execCommandApproval");
@@ -165,7 +165,7 @@ TEST(approval_pipeline, a_v2_client_gets_v2_requests) {
   app_server_client client;
   client.initialize();
   auto thread = client.start_thread(json{{"cwd", dir}});
-  client.start_turn(thread, "run: touch x");
+  client.start_turn(thread, "run[escalate]: touch x");
   client.answer(client.wait_for_method(v2_command), "decline");
   client.wait_for_method("turn/completed");
   EXPECT_EQ(client.close_and_wait(), 0);
@@ -178,9 +178,9 @@ TEST(approval_pipeline, a_reply_bound_to_another_thread_or_action_is_refused) {
   client.initialize();
   auto a = client.start_thread(json{{"cwd", dir}});
   auto b = client.start_thread(json{{"cwd", dir}});
-  client.start_turn(a, "run: touch from_a");
+  client.start_turn(a, "run[escalate]: touch from_a");
   auto req_a = client.wait_for_method(v2_command);
-  client.start_turn(b, "run: touch from_b");
+  client.start_turn(b, "run[escalate]: touch from_b");
   auto req_b = client.wait_for([&](const json& m) {
     return method_of(m) == v2_command && m["params"]["threadId"] == b;
   });
@@ -241,7 +241,7 @@ TEST(approval_pipeline, an_external_hook_program_allows_after_reading_the_reques
   app_server_client client({"--home=" + home});
   client.initialize();
   auto thread = client.start_thread(json{{"cwd", dir}});
-  client.start_turn(thread, "run: touch by_program");
+  client.start_turn(thread, "run[escalate]: touch by_program");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");
   client.wait_for_method("turn/completed");
   EXPECT_TRUE(file_exists(dir + "/by_program"));
@@ -265,7 +265,7 @@ TEST(approval_pipeline, an_external_hook_that_sleeps_past_its_deadline_denies) {
   client.initialize();
   auto thread = client.start_thread(json{{"cwd", dir}});
   auto started = std::chrono::steady_clock::now();
-  client.start_turn(thread, "run: touch too_slow");
+  client.start_turn(thread, "run[escalate]: touch too_slow");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
   client.wait_for_method("turn/completed");
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "waited for the sleeping hook";
@@ -295,7 +295,7 @@ TEST(approval_pipeline, an_external_hook_that_fails_denies_and_one_that_abstains
   app_server_client client({"--home=" + home});
   client.initialize();
   auto thread = client.start_thread(json{{"cwd", dir}});
-  client.start_turn(thread, "run: touch crashed\nrun: touch asked");
+  client.start_turn(thread, "run[escalate]: touch crashed\nrun[escalate]: touch asked");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "declined");
   client.answer(client.wait_for_method(v2_command), "accept");
   EXPECT_EQ(command_completed(client)["params"]["item"]["status"], "completed");

@@ -37,7 +37,7 @@ TEST(audit, an_accept_the_log_cannot_record_runs_nothing) {
   app_server_client c{{"--home=" + dir + "/home", "--audit=" + dir + "/not-a-folder/audit.jsonl"}};
   c.initialize();
   auto thread = c.start_thread(json{{"cwd", dir}});
-  c.start_turn(thread, "run: touch ran\nsay: done");
+  c.start_turn(thread, "run[escalate]: touch ran\nsay: done");
   c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
   json item;
   for (;;) {
@@ -60,12 +60,12 @@ TEST(audit, every_approval_outcome_is_chained_and_verified) {
     app_server_client c{{"--home=" + home, "--approval-timeout=300ms"}};
     c.initialize();
     auto thread = c.start_thread(json{{"cwd", dir}});
-    c.start_turn(thread, "run: true\nrun: echo no\nrun: echo late");
+    c.start_turn(thread, "run[escalate]: true\nrun[escalate]: echo no\nrun[escalate]: echo late");
     c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
     c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "decline");
     c.wait_for_method("item/commandExecution/requestApproval");  // times out
     c.wait_for_method("turn/completed");
-    auto turn = c.start_turn(thread, "run: sleep 5");
+    auto turn = c.start_turn(thread, "run[escalate]: sleep 5");
     c.wait_for_method("item/commandExecution/requestApproval");
     c.call_ok("turn/interrupt", json{{"threadId", thread}, {"turnId", turn}});
     c.wait_for_method("turn/completed");

@@ -58,7 +58,7 @@ TEST(CommandLine, the_space_form_reaches_the_server) {
   app_server_client c({"--store", "memory", "--approval-timeout", "300ms", "--cwd", dir, "--home=" + dir + "/home"});
   c.initialize();
   auto thread = c.start_thread();
-  c.start_turn(thread, "run: true");
+  c.start_turn(thread, "run[escalate]: true");
   auto ask = c.wait_for_method("item/commandExecution/requestApproval");
   // Unanswered, the approval fails closed after 300ms (not the default 10m).
   auto resolved = c.wait_for_method("serverRequest/resolved", 5s);

@@ -48,7 +48,7 @@ std::string output_of_command(const std::vector<std::string>& args, const std::s
   app_server_client c(all);
   c.initialize();
   auto thread = c.start_thread();
-  c.start_turn(thread, "run: " + command);
+  c.start_turn(thread, "run[escalate]: " + command);
   c.answer(c.wait_for_method("item/commandExecution/requestApproval"), "accept");
   auto done = c.wait_for([](const json& m) {
     return method_of(m) == "item/completed" && m["params"]["item"]["type"] == "commandExecution";

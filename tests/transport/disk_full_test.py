@@ -297,7 +297,7 @@ def scenario(args, work, mnt):
     waiting = server.call_ok("thread/start", {"cwd": cwd}, driver.on_message)["thread"]["id"]
     all_threads.append(waiting)
     server.call_ok("turn/start", {"threadId": waiting, "input": [
-        {"type": "text", "text": "run: touch %s" % approved, "text_elements": []}]},
+        {"type": "text", "text": "run[escalate]: touch %s" % approved, "text_elements": []}]},
         driver.on_message)
     ask = None
     while ask is None:

@@ -87,7 +87,7 @@ class Crash:
         self.plan[name] = self.rng.choice(PLANS)
         busy.add(thread)
         text = ("mock: run echo x >> %s" % name if self.mock
-                else "run: echo x >> %s\nsay: done %d" % (name, n))
+                else "run[escalate]: echo x >> %s\nsay: done %d" % (name, n))
         p.send("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})
 
     def answer(self, p, ask, decision):

@@ -108,7 +108,7 @@ def start_asking(p, home, name, say="after"):
     """A thread whose turn asks to run a command appending to `name`, then
     says something; returns (thread, turn, the ask)."""
     t = p.start_thread()
-    turn = p.start_turn(t, "run: echo x >> %s\nsay: %s" % (name, say))
+    turn = p.start_turn(t, "run[escalate]: echo x >> %s\nsay: %s" % (name, say))
     ask = p.wait(lambda m: is_ask(m, t))
     return t, turn, ask
 

@@ -27,7 +27,7 @@ TEST(many_threads, two_hundred_threads_with_approvals_in_random_order) {
   }
   std::map<std::string, std::string> turn_of;  // thread -> turn
   for (int i = 0; i < n; ++i)
-    turn_of[threads[i]] = c.start_turn(threads[i], "run: echo thread-" + std::to_string(i));
+    turn_of[threads[i]] = c.start_turn(threads[i], "run[escalate]: echo thread-" + std::to_string(i));
 
   std::vector<json> requests;
   while (requests.size() < static_cast<size_t>(n))

@@ -180,8 +180,20 @@ def main():
         else:
             print("skipped: the process cap (parley-sandbox --check: no pids cgroup here)")
 
-        # Escalation: asked under on-request; only an accept runs it outside.
+        # on-request asks only to leave the sandbox: a confined command runs
+        # unasked and stays confined (its cwd yes, elsewhere no).
         esc = os.path.join(outside, "escalated")
+        events = server.run("run: touch asked_nobody\nrun: touch %s" % esc, policy="on-request")
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        ran = [m["params"]["item"] for m in events if m.get("method") == "item/completed"
+               and m["params"]["item"]["type"] == "commandExecution"]
+        check(not asks, "on-request: a confined command runs without an approval request")
+        check(len(ran) == 2 and ran[0].get("exitCode") == 0
+              and os.path.exists(os.path.join(work, "asked_nobody")),
+              "on-request: the unasked command writes its cwd")
+        check(len(ran) == 2 and ran[1].get("exitCode") != 0 and not os.path.exists(esc),
+              "on-request: the unasked command stays confined (nothing outside is written)")
+        # An escalation is asked once; only an accept runs it, outside.
         events = server.run("run[escalate]: touch %s" % esc, policy="on-request",
                             decisions=["decline"])
         asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
@@ -190,15 +202,23 @@ def main():
         check(not os.path.exists(esc), "a declined escalation does not run")
         events = server.run("run[escalate]: touch %s" % esc, policy="on-request",
                             decisions=["accept"])
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        check(len(asks) == 1, "on-request: the escalation is asked once")
         check(os.path.exists(esc), "an accepted escalation runs outside the sandbox")
         os.remove(esc)
+        events = server.run("run[escalate]: touch %s" % esc, policy={"granular": {
+            "sandbox_approval": False, "rules": True, "mcp_elicitations": True}})
+        item = command_item(events) or {}
+        check(not os.path.exists(esc) and item.get("status") == "declined"
+              and not any(m.get("method", "").endswith("requestApproval") for m in events),
+              "granular without sandbox_approval: an escalation is declined, asking nobody")
         events = server.run("run[escalate]: touch %s" % esc, policy="never")
         item = command_item(events) or {}
         check(not os.path.exists(esc) and item.get("status") == "declined",
               "under never an escalation is declined, asking nobody")
         events = server.run("run: touch %s" % esc, policy="never")
         check(not os.path.exists(esc), "a command that ran without an approval stays confined")
-        events = server.run("run: touch %s" % esc, policy="on-request", decisions=["accept"])
+        events = server.run("run: touch %s" % esc, policy="untrusted", decisions=["accept"])
         check(os.path.exists(esc), "an accepted command runs as approved, outside the sandbox "
               "(as Codex runs every approved command)")
         os.remove(esc)
@@ -267,6 +287,18 @@ def main():
               "--sandbox-unconfined: the approval says the command would run unconfined")
         check(os.path.exists(os.path.join(lone_work, "unconfined")),
               "--sandbox-unconfined: the accepted command runs")
+        # Fail closed: what cannot be confined leaves the sandbox, so nobody
+        # asked means it does not run; with full access there is none to leave.
+        events = server.run("run: touch unasked", policy="never")
+        item = command_item(events) or {}
+        check(item.get("status") == "declined"
+              and not os.path.exists(os.path.join(lone_work, "unasked")),
+              "--sandbox-unconfined: under never an unconfinable command is declined")
+        events = server.run("run: touch full_unasked", policy="on-request",
+                            sandbox="danger-full-access")
+        check(not any(m.get("method", "").endswith("requestApproval") for m in events)
+              and os.path.exists(os.path.join(lone_work, "full_unasked")),
+              "--sandbox-unconfined: danger-full-access under on-request runs unasked")
     finally:
         server.peer.stop()
         shutil.rmtree(lone_root, ignore_errors=True)

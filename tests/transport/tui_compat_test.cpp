@@ -74,7 +74,7 @@ TEST(tui_compat, a_structured_turn_never_runs_a_tool_or_asks) {
                                     {"threadSource", "thread_title"}});
   json schema = {{"type", "object"}, {"properties", {{"title", {{"type", "string"}}}}}};
   c.start_turn(thread,
-               "run: touch made\npatch:\n*** Begin Patch\n*** Add File: p.txt\n+x\n*** End "
+               "run[escalate]: touch made\npatch:\n*** Begin Patch\n*** Add File: p.txt\n+x\n*** End "
                "Patch\nsay: A title",
                json{{"outputSchema", schema}});
   auto done = c.wait_for_method("turn/completed");

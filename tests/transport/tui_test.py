@@ -158,23 +158,23 @@ def main():
     try:
         start_tui(url, work, codex_home)
         check(wait_screen(r"Ask Codex to do anything"), "the TUI starts against parley")
-        type_line("run: touch approved_by_tui")
+        type_line("run[escalate]: touch approved_by_tui")
         check(wait_screen(r"Would you like to run the following command"), "the approval dialog")
         tmux("send-keys", "-t", SESSION, "y")
         check(wait_file(os.path.join(work, "approved_by_tui")), "y runs the command")
         check(wait_screen(r"Ran touch approved_by_tui"), "the TUI shows the command ran")
         # p: accept, and the rule (acceptWithExecpolicyAmendment) spares the next ask.
-        type_line("run: touch amended_by_p")
+        type_line("run[escalate]: touch amended_by_p")
         check(wait_screen(r"touch amended_by_p\s*\n(.*\n)*.*\(p\)"), "the dialog offers p")
         tmux("send-keys", "-t", SESSION, "p")
         amended = os.path.join(work, "amended_by_p")
         check(wait_file(amended), "p runs the command")
         check(wait_screen(r"Ran touch amended_by_p"), "the TUI shows it ran")
         os.remove(amended)
-        type_line("run: touch amended_by_p")
+        type_line("run[escalate]: touch amended_by_p")
         check(wait_file(amended), "the same command again runs without asking")
         check(screen().count("Would you like to run") == 0, "and no dialog was shown for it")
-        type_line("run: touch cancelled_in_tui")
+        type_line("run[escalate]: touch cancelled_in_tui")
         check(wait_screen(r"touch cancelled_in_tui\s*\n.*\n*.*Yes, proceed|Would you like to run"),
               "asked again")
         time.sleep(0.5)
@@ -192,7 +192,7 @@ def main():
             # while the TUI shows an approval; started again, the resumed
             # thread asks it again, and the TUI's answer runs it once.
             check(wait_screen(r"Ask Codex to do anything|\u203a"), "the resumed TUI takes input")
-            type_line("run: touch after_restart")
+            type_line("run[escalate]: touch after_restart")
             check(wait_screen(r"Would you like to run the following command"),
                   "asked before the restart")
             server.kill()

@@ -173,7 +173,7 @@ async def test_http_and_framing(server):
 async def start_turn_with_approval(client, work, name):
     thread = (await client.call("thread/start", {"cwd": work, "approvalPolicy": "on-request"}))
     thread = thread["result"]["thread"]["id"]
-    await client.call("turn/start", {"threadId": thread, "input": text("run: touch " + name)})
+    await client.call("turn/start", {"threadId": thread, "input": text("run[escalate]: touch " + name)})
     request = await client.method("item/commandExecution/requestApproval")
     return thread, request
 
@@ -264,7 +264,7 @@ async def test_many_clients(server, count):
             await c.call("initialize", {"clientInfo": {"name": "many", "version": "1"}})
             thread = await c.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"})
             await c.call("turn/start", {"threadId": thread["result"]["thread"]["id"],
-                                        "input": text("run: touch many%d" % i)})
+                                        "input": text("run[escalate]: touch many%d" % i)})
             await c.answer(await c.method("item/commandExecution/requestApproval", 120), "decline")
             await c.method("turn/completed", 120)
             return 1

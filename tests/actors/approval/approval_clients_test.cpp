@@ -62,7 +62,7 @@ class approval_clients : public ::testing::Test {
   /// Starts a turn appending one line to `ran` per run, waits until the
   /// first client is asked, then subscribes the second one.
   void start_and_join() {
-    ASSERT_TRUE(a->start_turn(turn_params(thread, "run: echo x >> ran")));
+    ASSERT_TRUE(a->start_turn(turn_params(thread, "run[escalate]: echo x >> ran")));
     ASSERT_TRUE(eventually([&] { return first->asks() == 1; }));
     protocol::thread_resume_params resume;
     resume.thread_id = thread;
@@ -134,7 +134,7 @@ TEST_F(approval_clients, racing_answers_apply_exactly_one) {
       std::thread([r] { r(protocol::approval_decision::decline()); }).detach();
     };
     auto before_asks = first->asks();
-    ASSERT_TRUE(a->start_turn(turn_params(thread, "run: echo x >> ran")));
+    ASSERT_TRUE(a->start_turn(turn_params(thread, "run[escalate]: echo x >> ran")));
     ASSERT_TRUE(eventually([&] { return first->asks() == before_asks + 1; }));
     protocol::thread_resume_params resume;
     resume.thread_id = thread;

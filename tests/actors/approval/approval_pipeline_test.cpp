@@ -112,7 +112,7 @@ TEST_F(approval_pipeline, a_deny_rule_refuses_without_asking_anyone) {
   write_rules("prefix_rule(pattern=[\"touch\"], decision=\"forbidden\", justification=\"no\")\n");
   auto hook = std::make_shared<scripted_hook>("h", [] { return hook_reply::allow(); });
   cfg.hooks = {hook};
-  EXPECT_EQ(run("run: touch denied"), (std::vector<status>{status::declined}));
+  EXPECT_EQ(run("run[escalate]: touch denied"), (std::vector<status>{status::declined}));
   EXPECT_FALSE(ran("denied"));
   EXPECT_EQ(host->asks(), 0u);
   EXPECT_EQ(hook->calls, 0) << "a deny ends the pipeline before the hooks";
@@ -145,7 +145,7 @@ TEST_F(approval_pipeline, rules_allow_a_command_list_only_when_they_allow_every_
   host->decide = [](const approval_ask&, approval_reply r) {
     r(protocol::approval_decision::decline());
   };
-  EXPECT_EQ(run("run: touch a && touch b\nrun: touch c; rm -f a"),
+  EXPECT_EQ(run("run[escalate]: touch a && touch b\nrun[escalate]: touch c; rm -f a"),
             (std::vector<status>{status::completed, status::declined}));
   EXPECT_TRUE(ran("b"));
   EXPECT_FALSE(ran("c"));
@@ -154,7 +154,7 @@ TEST_F(approval_pipeline, rules_allow_a_command_list_only_when_they_allow_every_
 
 TEST_F(approval_pipeline, an_allow_rule_runs_without_asking_the_client) {
   write_rules("prefix_rule(pattern=[\"touch\"], decision=\"allow\")\n");
-  EXPECT_EQ(run("run: touch allowed"), (std::vector<status>{status::completed}));
+  EXPECT_EQ(run("run[escalate]: touch allowed"), (std::vector<status>{status::completed}));
   EXPECT_TRUE(ran("allowed"));
   EXPECT_EQ(host->asks(), 0u);
 }
@@ -162,14 +162,14 @@ TEST_F(approval_pipeline, an_allow_rule_runs_without_asking_the_client) {
 TEST_F(approval_pipeline, an_ask_rule_keeps_the_client_in_the_loop_despite_an_allowing_hook) {
   write_rules("prefix_rule(pattern=[\"touch\"], decision=\"prompt\")\n");
   cfg.hooks = {std::make_shared<scripted_hook>("h", [] { return hook_reply::allow(); })};
-  EXPECT_EQ(run("run: touch asked"), (std::vector<status>{status::completed}));
+  EXPECT_EQ(run("run[escalate]: touch asked"), (std::vector<status>{status::completed}));
   EXPECT_EQ(host->asks(), 1u);
 }
 
 TEST_F(approval_pipeline, a_hook_alone_allows_denies_or_abstains) {
   auto allow = std::make_shared<scripted_hook>("allow", [] { return hook_reply::allow(); });
   cfg.hooks = {allow};
-  EXPECT_EQ(run("run: touch by_hook"), (std::vector<status>{status::completed}));
+  EXPECT_EQ(run("run[escalate]: touch by_hook"), (std::vector<status>{status::completed}));
   EXPECT_EQ(host->asks(), 0u);
   // The hook saw the action it approved, prepared by itself.
   EXPECT_EQ(allow->last.command, "touch by_hook");
@@ -182,7 +182,7 @@ TEST_F(approval_pipeline, a_hook_alone_allows_denies_or_abstains) {
 
 TEST_F(approval_pipeline, a_denying_hook_refuses) {
   cfg.hooks = {std::make_shared<scripted_hook>("deny", [] { return hook_reply::deny("ticket closed"); })};
-  EXPECT_EQ(run("run: touch denied"), (std::vector<status>{status::declined}));
+  EXPECT_EQ(run("run[escalate]: touch denied"), (std::vector<status>{status::declined}));
   EXPECT_FALSE(ran("denied"));
   EXPECT_EQ(host->asks(), 0u);
 }
@@ -190,7 +190,7 @@ TEST_F(approval_pipeline, a_denying_hook_refuses) {
 TEST_F(approval_pipeline, an_abstaining_hook_passes_on_to_the_client) {
   auto hook = std::make_shared<scripted_hook>("quiet", [] { return hook_reply::abstain(); });
   cfg.hooks = {hook};
-  EXPECT_EQ(run("run: touch client_decides"), (std::vector<status>{status::completed}));
+  EXPECT_EQ(run("run[escalate]: touch client_decides"), (std::vector<status>{status::completed}));
   EXPECT_EQ(host->asks(), 1u);
   EXPECT_EQ(hook->calls, 1);
 }
@@ -200,7 +200,7 @@ TEST_F(approval_pipeline, any_deny_wins_over_earlier_allows) {
   auto first = std::make_shared<scripted_hook>("yes", [] { return hook_reply::allow(); });
   auto second = std::make_shared<scripted_hook>("no", [] { return hook_reply::deny("vetoed"); });
   cfg.hooks = {first, second};
-  EXPECT_EQ(run("run: touch vetoed"), (std::vector<status>{status::declined}));
+  EXPECT_EQ(run("run[escalate]: touch vetoed"), (std::vector<status>{status::declined}));
   EXPECT_FALSE(ran("vetoed"));
   EXPECT_EQ(first->calls, 1);
   EXPECT_EQ(second->calls, 1);
@@ -210,7 +210,7 @@ TEST_F(approval_pipeline, any_deny_wins_over_earlier_allows) {
 TEST_F(approval_pipeline, a_hook_that_throws_denies) {
   cfg.hooks = {std::make_shared<scripted_hook>(
       "broken", []() -> hook_reply { throw std::runtime_error("database down"); })};
-  EXPECT_EQ(run("run: touch crashed"), (std::vector<status>{status::declined}));
+  EXPECT_EQ(run("run[escalate]: touch crashed"), (std::vector<status>{status::declined}));
   EXPECT_FALSE(ran("crashed"));
   EXPECT_EQ(host->asks(), 0u);
 }
@@ -231,7 +231,7 @@ TEST_F(approval_pipeline, an_async_hook_answers_later_through_its_handle) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
-  auto statuses = run("run: touch async_allowed");
+  auto statuses = run("run[escalate]: touch async_allowed");
   answerer.join();
   EXPECT_EQ(statuses, (std::vector<status>{status::completed}));
   EXPECT_TRUE(ran("async_allowed"));
@@ -242,7 +242,7 @@ TEST_F(approval_pipeline, an_async_hook_that_misses_its_deadline_denies_and_its_
   auto hook = std::make_shared<scripted_hook>(
       "slow", [] { return hook_reply::later(); }, std::chrono::milliseconds(200));
   cfg.hooks = {hook};
-  EXPECT_EQ(run("run: touch too_late"), (std::vector<status>{status::declined}));
+  EXPECT_EQ(run("run[escalate]: touch too_late"), (std::vector<status>{status::declined}));
   // The deny was given; now the hook answers "allow": nothing runs.
   hooks::decision_handle late;
   {
@@ -267,7 +267,7 @@ TEST_F(approval_pipeline, session_grants_come_after_rules_and_before_hooks) {
   host->decide = [](const approval_ask&, approval_reply r) {
     r(protocol::approval_decision::accept_for_session());
   };
-  EXPECT_EQ(run("run: touch granted\nrun: touch granted"),
+  EXPECT_EQ(run("run[escalate]: touch granted\nrun[escalate]: touch granted"),
             (std::vector<status>{status::completed, status::completed}));
   EXPECT_EQ(host->asks(), 1u) << "the second run was covered by the session grant";
   EXPECT_EQ(hook->calls, 2) << "hooks still review granted commands (any deny wins)";

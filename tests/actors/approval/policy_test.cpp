@@ -7,16 +7,80 @@ namespace {
 
 using protocol::approval_policy;
 
-TEST(policy, never_runs_on_request_asks) {
-  EXPECT_EQ(evaluate(approval_policy::never(), "rm -rf /tmp/x"), policy_verdict::run);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "ls"), policy_verdict::ask);
+constexpr auto confined = command_place::confined;
+constexpr auto unconfined_host = command_place::unconfined_host;
+constexpr auto full_access = command_place::full_access;
+constexpr auto run = policy_verdict::run;
+constexpr auto ask = policy_verdict::ask;
+constexpr auto decline = policy_verdict::decline;
+
+approval_policy granular(bool sandbox_approval) {
+  approval_policy g;
+  g.value = approval_policy::kind::granular;
+  g.granular.sandbox_approval = sandbox_approval;
+  return g;
 }
 
-TEST(policy, leaving_the_sandbox_is_asked_wherever_anyone_is_asked_and_declined_under_never) {
-  EXPECT_EQ(evaluate(approval_policy::never(), "touch /opt/x", true), policy_verdict::decline);
-  EXPECT_EQ(evaluate(approval_policy::on_request(), "touch /opt/x", true), policy_verdict::ask);
-  // A known read-only command still asks when it wants out of the sandbox.
-  EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls", true), policy_verdict::ask);
+TEST(policy, approvals_ask_only_to_leave_the_sandbox) {
+  // A confined command runs unasked under every policy but untrusted; an
+  // escalation asks wherever anyone is asked.
+  for (const auto& p : {approval_policy::on_request(), granular(true)}) {
+    EXPECT_EQ(evaluate(p, "touch x"), run);
+    EXPECT_EQ(evaluate(p, "rm -rf /tmp/x", false, confined), run);
+    EXPECT_EQ(evaluate(p, "touch /opt/x", true, confined), ask);
+  }
+  EXPECT_EQ(evaluate(approval_policy::never(), "rm -rf /tmp/x"), run);
+  EXPECT_EQ(evaluate(approval_policy::never(), "touch /opt/x", true), decline);
+  // granular without sandbox_approval: Codex's auto-reject, nobody asked.
+  EXPECT_EQ(evaluate(granular(false), "touch x"), run);
+  EXPECT_EQ(evaluate(granular(false), "touch /opt/x", true), decline);
+  // untrusted: asks except known read-only commands, which stay confined.
+  EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls"), run);
+  EXPECT_EQ(evaluate(approval_policy::untrusted(), "touch x"), ask);
+  EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls", true), ask);
+}
+
+TEST(policy, a_host_that_cannot_confine_makes_every_command_an_escalation) {
+  // Fail closed: what would run unconfined is asked (or declined) as if the
+  // model had asked to leave the sandbox.
+  for (bool escalated : {false, true}) {
+    EXPECT_EQ(evaluate(approval_policy::on_request(), "touch x", escalated, unconfined_host), ask);
+    EXPECT_EQ(evaluate(granular(true), "touch x", escalated, unconfined_host), ask);
+    EXPECT_EQ(evaluate(granular(false), "touch x", escalated, unconfined_host), decline);
+    EXPECT_EQ(evaluate(approval_policy::never(), "touch x", escalated, unconfined_host), decline);
+    EXPECT_EQ(evaluate(approval_policy::untrusted(), "touch x", escalated, unconfined_host), ask);
+    EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls", escalated, unconfined_host), ask);
+  }
+}
+
+TEST(policy, with_full_access_there_is_no_sandbox_to_leave) {
+  // As Codex: on-request and granular "just run" commands in an
+  // unrestricted environment, escalated or not.
+  for (bool escalated : {false, true}) {
+    EXPECT_EQ(evaluate(approval_policy::on_request(), "touch x", escalated, full_access), run);
+    EXPECT_EQ(evaluate(granular(true), "touch x", escalated, full_access), run);
+    EXPECT_EQ(evaluate(granular(false), "touch x", escalated, full_access), run);
+    EXPECT_EQ(evaluate(approval_policy::untrusted(), "touch x", escalated, full_access), ask);
+  }
+  EXPECT_EQ(evaluate(approval_policy::never(), "touch x", false, full_access), run);
+  EXPECT_EQ(evaluate(approval_policy::never(), "touch x", true, full_access), decline);
+  EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls", false, full_access), run);
+  EXPECT_EQ(evaluate(approval_policy::untrusted(), "ls", true, full_access), ask);
+}
+
+TEST(policy, place_of_a_threads_commands) {
+  using kind = protocol::sandbox_policy::kind;
+  protocol::sandbox_policy s;
+  for (auto k : {kind::read_only, kind::workspace_write}) {
+    s.type = k;
+    EXPECT_EQ(place_of(s, false), confined);
+    EXPECT_EQ(place_of(s, true), unconfined_host);
+  }
+  for (auto k : {kind::danger_full_access, kind::external_sandbox}) {
+    s.type = k;
+    EXPECT_EQ(place_of(s, false), full_access);
+    EXPECT_EQ(place_of(s, true), full_access);
+  }
 }
 
 TEST(policy, untrusted_skips_only_simple_read_only_commands) {
@@ -29,14 +93,6 @@ TEST(policy, untrusted_skips_only_simple_read_only_commands) {
   EXPECT_EQ(evaluate(p, "echo $(rm x)"), policy_verdict::ask);
   EXPECT_EQ(evaluate(p, "ls | sh"), policy_verdict::ask);
   EXPECT_EQ(evaluate(p, "find . -delete"), policy_verdict::ask);
-}
-
-TEST(policy, granular_asks_or_declines) {
-  approval_policy g;
-  g.value = approval_policy::kind::granular;
-  EXPECT_EQ(evaluate(g, "touch x"), policy_verdict::decline);
-  g.granular.sandbox_approval = true;
-  EXPECT_EQ(evaluate(g, "touch x"), policy_verdict::ask);
 }
 
 TEST(policy, session_grants_cover_exact_commands_and_prefixes) {

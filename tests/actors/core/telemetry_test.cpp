@@ -69,7 +69,7 @@ TEST(runtime_telemetry, two_runtimes_in_one_process_count_only_their_own) {
   in_process_client idle_client{idle, idle_host};
   start_thread(idle_client, dir);
   auto thread = start_thread(client, dir);
-  ASSERT_TRUE(client.start_turn(turn_params(thread, "run: cat pipe\nrun: touch no\nsay: done")));
+  ASSERT_TRUE(client.start_turn(turn_params(thread, "run[escalate]: cat pipe\nrun[escalate]: touch no\nsay: done")));
 
   // 1. An approval waits at the busy host: counted there, and only there.
   auto held = first_ask.get_future().get();

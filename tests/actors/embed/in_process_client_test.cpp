@@ -51,7 +51,7 @@ TEST(in_process_client, host_code_answers_approvals) {
     auto started = client.start_thread(sp);
     ASSERT_TRUE(started) << to_string(started.error());
     auto thread = started->thread_.id;
-    auto turn = client.start_turn(turn_params(thread, "run: touch yes\nrun: touch no\nsay: done"));
+    auto turn = client.start_turn(turn_params(thread, "run[escalate]: touch yes\nrun[escalate]: touch no\nsay: done"));
     ASSERT_TRUE(turn);
     ASSERT_TRUE(host->wait_turns(1));
     EXPECT_TRUE(fs::exists(dir + "/yes"));
@@ -85,7 +85,7 @@ TEST(in_process_client, unanswered_approvals_time_out_closed) {
   protocol::thread_start_params sp;
   sp.cwd = dir;
   auto thread = client.start_thread(sp)->thread_.id;
-  ASSERT_TRUE(client.start_turn(turn_params(thread, "run: touch late")));
+  ASSERT_TRUE(client.start_turn(turn_params(thread, "run[escalate]: touch late")));
   ASSERT_TRUE(host->wait_turns(1));
   EXPECT_EQ(host->withdrawn(), 1u);
   EXPECT_FALSE(fs::exists(dir + "/late"));
@@ -110,7 +110,7 @@ TEST(in_process_client, interrupt_resolves_a_pending_approval) {
   protocol::thread_start_params sp;
   sp.cwd = dir;
   auto thread = client.start_thread(sp)->thread_.id;
-  auto turn = client.start_turn(turn_params(thread, "run: touch never"))->turn_.id;
+  auto turn = client.start_turn(turn_params(thread, "run[escalate]: touch never"))->turn_.id;
   for (int i = 0; i < 200 && host->asks() == 0; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(host->asks(), 1u);
   EXPECT_FALSE(client.interrupt_turn({thread, turn}));
@@ -138,7 +138,7 @@ TEST(in_process_client, disconnecting_is_not_an_answer) {
     protocol::thread_start_params sp;
     sp.cwd = dir;
     thread = client.start_thread(sp)->thread_.id;
-    ASSERT_TRUE(client.start_turn(turn_params(thread, "run: touch never")));
+    ASSERT_TRUE(client.start_turn(turn_params(thread, "run[escalate]: touch never")));
     for (int i = 0; i < 200 && host->asks() == 0; ++i) std::this_thread::sleep_for(10ms);
     ASSERT_EQ(host->asks(), 1u);
   }  // the client goes away with the approval pending

@@ -81,7 +81,7 @@ outcome run_workload(runtime& rt, const std::string& cwd) {
     auto thread = started->thread_.id;
     out.threads.push_back(thread);
     for (int k = 0; k < 2; ++k) {
-      auto turn = client.start_turn(turn_params(thread, "run: echo " + std::to_string(k)
+      auto turn = client.start_turn(turn_params(thread, "run[escalate]: echo " + std::to_string(k)
                                                             + "\nsay: done " + std::to_string(k)));
       if (!turn) {
         if (is_errc(turn.error(), errc::overloaded)) ++out.refused;

@@ -48,7 +48,7 @@ class conversation_test : public ::testing::Test, public test::deterministic {
   /// A conversation whose turn waits on the client's decision about
   /// `command`; returns the client's log (its one ask is open).
   std::shared_ptr<client_log> pending_approval(const std::string& command) {
-    steps->push_back(test::run(command));
+    steps->push_back(test::escalate(command));
     pending_conv = start_conversation();
     auto log = open(pending_conv);
     pending_turn = start_turn(pending_conv);
@@ -170,7 +170,7 @@ TEST_F(conversation_test, a_forbidding_rule_decides_without_asking_or_waiting) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "default.rules") << R"(prefix_rule(pattern=["touch"], decision="forbidden"))";
   svc.rules = std::make_shared<rules::rules_book>(dir.string());
-  steps->push_back(test::run("touch never"));
+  steps->push_back(test::escalate("touch never"));
   auto conv = start_conversation();
   auto log = open(conv);
   start_turn(conv);
@@ -181,7 +181,7 @@ TEST_F(conversation_test, a_forbidding_rule_decides_without_asking_or_waiting) {
 }
 
 TEST_F(conversation_test, with_two_clients_the_first_answer_wins_and_the_other_copy_is_voided) {
-  steps->push_back(test::run("touch never"));
+  steps->push_back(test::escalate("touch never"));
   auto conv = start_conversation();
   auto first = open(conv);
   auto second = open(conv);

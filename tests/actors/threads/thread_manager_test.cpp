@@ -91,7 +91,7 @@ TEST_F(thread_manager_test, a_failed_archive_leaves_the_thread_loaded) {
 }
 
 TEST_F(thread_manager_test, shutdown_interrupts_turns_and_answers_when_all_are_gone) {
-  steps->push_back(test::run("touch never"));  // waits on an approval nobody gives
+  steps->push_back(test::escalate("touch never"));  // waits on an approval nobody gives
   auto id = start_thread();
   protocol::turn_start_params p;
   p.thread_id = id;

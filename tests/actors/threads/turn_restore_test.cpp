@@ -29,7 +29,7 @@ class turn_restore_test : public ::testing::Test, public test::restored_turns {
 // -- the live path --------------------------------------------------------------
 
 TEST_F(turn_restore_test, a_live_command_is_asked_decided_and_started_each_after_it_is_stored) {
-  steps->push_back(test::run("touch never"));
+  steps->push_back(test::escalate("touch never"));
   auto conv = start_conversation();
   auto log = open(conv);
   stored->hold_appends = true;  // every record waits for the store from here on

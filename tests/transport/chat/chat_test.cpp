@@ -41,7 +41,7 @@ size_t count(const std::string& text, const std::string& what) {
 
 TEST(chat, auto_accept_runs_a_conversation_with_approvals) {
   auto dir = make_temp_dir("chat_yes");
-  std::ofstream{dir + "/input"} << "say: hello\nrun: echo made > made.txt\\nsay: done\nrun: cat made.txt\n";
+  std::ofstream{dir + "/input"} << "say: hello\nrun[escalate]: echo made > made.txt\\nsay: done\nrun[escalate]: cat made.txt\n";
   int status = 0;
   auto out = run_shell("cd " + dir + " && " + parley_binary() + " chat --yes --home=" + dir
                            + "/home < input",
@@ -64,7 +64,7 @@ TEST(chat, auto_accept_runs_a_conversation_with_approvals) {
 TEST(chat, answers_typed_on_input_decide_approvals) {
   auto dir = make_temp_dir("chat_answers");
   // Without --yes, the line after an approval prompt is its answer.
-  std::ofstream{dir + "/input"} << "run: touch declined.txt\nn\nrun: touch accepted.txt\ny\n";
+  std::ofstream{dir + "/input"} << "run[escalate]: touch declined.txt\nn\nrun[escalate]: touch accepted.txt\ny\n";
   int status = 0;
   auto out = run_shell("cd " + dir + " && " + parley_binary() + " chat --home=" + dir + "/home < input",
                        status);
@@ -77,7 +77,7 @@ TEST(chat, answers_typed_on_input_decide_approvals) {
 TEST(chat, invalid_answers_ask_again) {
   auto dir = make_temp_dir("chat_invalid");
   int status = 0;
-  auto out = chat(dir, "run: touch accepted.txt\nmaybe\n\nd\ny\n", status);
+  auto out = chat(dir, "run[escalate]: touch accepted.txt\nmaybe\n\nd\ny\n", status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(count(out, "please answer y, s, n, c or a"), 3u) << out;
   EXPECT_TRUE(file_exists(dir + "/accepted.txt"));
@@ -129,7 +129,7 @@ TEST(chat, approvals_of_two_threads_are_queued_and_asked_in_turn) {
   // /new starts a second thread while the first one's approval is asked; the
   // second asks too, so both wait in the queue.
   int status = 0;
-  auto out = chat(dir, "run: touch one.txt\n/new run: touch two.txt\ny\ny\n", status);
+  auto out = chat(dir, "run[escalate]: touch one.txt\n/new run[escalate]: touch two.txt\ny\ny\n", status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(count(out, "[parley chat] thread "), 2u) << out;
   auto both = out.find("[approval 1 of 2] thread ");
@@ -150,7 +150,7 @@ TEST(chat, approvals_of_two_threads_are_queued_and_asked_in_turn) {
 TEST(chat, abort_all_cancels_every_pending_approval_of_every_thread) {
   auto dir = make_temp_dir("chat_abort_all");
   int status = 0;
-  auto out = chat(dir, "run: touch one.txt\n/new run: touch two.txt\na\n", status);
+  auto out = chat(dir, "run[escalate]: touch one.txt\n/new run[escalate]: touch two.txt\na\n", status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[approval 1 of 2]"), std::string::npos) << out;
   EXPECT_NE(out.find("a -> abort all"), std::string::npos) << out;
@@ -163,7 +163,7 @@ TEST(chat, abort_all_cancels_every_pending_approval_of_every_thread) {
 TEST(chat, end_of_input_declines_what_is_still_asked) {
   auto dir = make_temp_dir("chat_eof");
   int status = 0;
-  auto out = chat(dir, "run: touch never.txt\n", status);
+  auto out = chat(dir, "run[escalate]: touch never.txt\n", status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[approval] end of input: declined 1 pending approval(s)"), std::string::npos)
       << out;
@@ -177,7 +177,7 @@ TEST(chat, approval_withdrawn_by_the_server_drops_its_prompt) {
   child_process chat_process{{parley_binary(), "chat", "--home=" + dir + "/home", "--cwd=" + dir,
                               "--approval-timeout=100ms"},
                              dir + "/stderr"};
-  ASSERT_TRUE(chat_process.write_line("run: touch late.txt"));
+  ASSERT_TRUE(chat_process.write_line("run[escalate]: touch late.txt"));
   std::string out;
   bool dropped = false;
   while (auto line = chat_process.read_line(std::chrono::seconds(30))) {
@@ -200,7 +200,7 @@ TEST(chat, approval_withdrawn_by_the_server_drops_its_prompt) {
 TEST(chat, stats_line_prints_the_approval_counters) {
   auto dir = make_temp_dir("chat_stats");
   int status = 0;
-  auto out = chat(dir, "run: touch no.txt\nn\n/stats\nrun: touch yes.txt\ny\n", status);
+  auto out = chat(dir, "run[escalate]: touch no.txt\nn\n/stats\nrun[escalate]: touch yes.txt\ny\n", status);
   EXPECT_EQ(status, 0) << out;
   // Once for /stats, once at exit.
   EXPECT_EQ(count(out, "[stats] approvals: "), 2u) << out;
@@ -219,7 +219,7 @@ TEST(chat, control_characters_of_a_command_reach_the_terminal_escaped) {
   // Printed raw, the command erases its line and shows `echo harmless` at
   // the prompt (issue 27). The input line holds the raw bytes.
   int status = 0;
-  auto out = chat(dir, "run: touch pwned.txt #\x1b[2K\r\x1b[1Aecho harmless\nn\n", status);
+  auto out = chat(dir, "run[escalate]: touch pwned.txt #\x1b[2K\r\x1b[1Aecho harmless\nn\n", status);
   EXPECT_EQ(status, 0) << out;
   // stdout is a pipe: no colours, so no ESC at all, and no carriage return.
   EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
