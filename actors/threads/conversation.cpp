@@ -90,12 +90,14 @@ caf::result<protocol::thread_session_response> resume_thread(
     offer();
     return rp;
   }
+  // The session as it is now, with the history the load returns (every
+  // record sent before it): both describe this moment.
   load_history(
       self,
-      [self, rp, offer](stored_thread& stored) mutable {
-        auto session = describe_session(self);
+      [rp, offer, session = describe_session(self), marks = marks_now(st)](
+          stored_thread& stored) mutable {
         session.thread_.turns = std::move(stored.meta.turns);
-        mark_active(self, session.thread_.turns);
+        mark_turns(marks, session.thread_.turns);
         rp.deliver(std::move(session));
         offer();
       },
@@ -117,10 +119,9 @@ caf::result<protocol::thread_read_response> read_thread(self_ptr self, bool incl
   }
   load_history(
       self,
-      [self, rp](stored_thread& stored) mutable {
-        auto t = self->state.meta;
+      [rp, t = st.meta, marks = marks_now(st)](stored_thread& stored) mutable {
         t.turns = std::move(stored.meta.turns);
-        mark_active(self, t.turns);
+        mark_turns(marks, t.turns);
         rp.deliver(protocol::thread_read_response{std::move(t)});
       },
       [self, rp](caf::error& err) mutable {

@@ -91,10 +91,24 @@ void finalize_turn(self_ptr self, turn_result result);
 /// Sends the active turn its exit signal (once).
 void interrupt_active(self_ptr self);
 
+/// What the conversation knows of its turns beyond the store: the one it
+/// runs, and the one it ended last (whose end may still be on its way to the
+/// store).
+struct turn_marks {
+  std::optional<std::string> active_id;
+  std::optional<protocol::turn> last_ended;
+};
+
+/// Taken when a load of the history is sent, so what the load returns (every
+/// record sent before it) and the marks describe the same moment: taken at
+/// the reply instead, a turn that ended meanwhile would read as ended without
+/// the items it stored after the load was read.
+turn_marks marks_now(const conversation_state& st);
+
 /// A stored turn without an end record reads back as interrupted; the one
-/// this conversation is running is in progress, and the one it ended last
-/// reads as it ended (its end may still be on its way to the store).
-void mark_active(self_ptr self, std::vector<protocol::turn>& turns);
+/// the conversation was running is in progress, and the one it had ended
+/// last reads as it ended.
+void mark_turns(const turn_marks& marks, std::vector<protocol::turn>& turns);
 
 /// Which clients an approval may ask: every subscriber, answered once every
 /// event queued before has left.

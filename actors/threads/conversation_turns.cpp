@@ -200,16 +200,23 @@ void interrupt_active(self_ptr self) {
   self->send_exit(st.active->handle, make_error(errc::interrupted, "turn interrupted"));
 }
 
-void mark_active(self_ptr self, std::vector<protocol::turn>& turns) {
-  auto& st = self->state;
+turn_marks marks_now(const conversation_state& st) {
+  turn_marks m;
+  if (st.active) m.active_id = st.active->id;
+  m.last_ended = st.last_ended;
+  return m;
+}
+
+void mark_turns(const turn_marks& marks, std::vector<protocol::turn>& turns) {
   for (auto& t : turns) {
-    if (st.active && t.id == st.active->id) {
+    if (marks.active_id && t.id == *marks.active_id) {
       t.status = protocol::turn_status::in_progress;
-    } else if (st.last_ended && t.id == st.last_ended->id) {
-      t.status = st.last_ended->status;
-      t.error = st.last_ended->error;
-      t.completed_at = st.last_ended->completed_at;
-      t.duration_ms = st.last_ended->duration_ms;
+    } else if (marks.last_ended && t.id == marks.last_ended->id) {
+      const auto& ended = *marks.last_ended;
+      t.status = ended.status;
+      t.error = ended.error;
+      t.completed_at = ended.completed_at;
+      t.duration_ms = ended.duration_ms;
     }
   }
 }

@@ -109,7 +109,16 @@ caf::result<protocol::thread_read_response> read_thread(
   auto id = params.thread_id;
   self->request(self->state.svc.store, store_timeout, atom::load::value, id)
       .then(
-          [rp, include = params.include_turns](stored_thread& t) mutable {
+          [self, rp, id, include = params.include_turns](stored_thread& t) mutable {
+            // Loaded meanwhile (a restart going on with its turn): what the
+            // file held when it was read may be that turn half-written, so
+            // the conversation answers, as for any loaded thread.
+            if (auto i = self->state.threads.find(id); i != self->state.threads.end()) {
+              self->request(i->second, store_timeout, atom::read::value, include)
+                  .then([rp](protocol::thread_read_response& r) mutable { rp.deliver(std::move(r)); },
+                        [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+              return;
+            }
             t.meta.status = not_loaded();
             if (!include) t.meta.turns.clear();
             rp.deliver(protocol::thread_read_response{std::move(t.meta)});

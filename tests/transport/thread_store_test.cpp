@@ -121,8 +121,9 @@ TEST_F(thread_store, kill_9_loses_nothing_reported_completed) {
   }
   auto& turns = read["thread"]["turns"];
   ASSERT_EQ(turns.size(), 1u);
-  EXPECT_EQ(turns[0]["status"], "completed");
-  ASSERT_EQ(turns[0]["items"].size(), 3u) << read.dump();
+  auto shown = read.dump() + "\nthe rollout:\n" + read_file(files[0]);
+  EXPECT_EQ(turns[0]["status"], "completed") << shown;
+  ASSERT_EQ(turns[0]["items"].size(), 3u) << shown;
   EXPECT_EQ(turns[0]["items"][1]["aggregatedOutput"], "first\n");
   EXPECT_EQ(turns[0]["items"][2]["status"], "failed");
   EXPECT_THAT(turns[0]["items"][2]["aggregatedOutput"].get<std::string>(),
