@@ -52,6 +52,20 @@ policy_verdict evaluate(const protocol::approval_policy& policy, const std::stri
   return policy_verdict::ask;
 }
 
+bool asks_to_retry_outside(const protocol::approval_policy& policy) {
+  using kind = protocol::approval_policy::kind;
+  switch (policy.value) {
+    case kind::untrusted:
+      return true;
+    case kind::granular:
+      return policy.granular.sandbox_approval;
+    case kind::on_request:
+    case kind::never:
+      return false;
+  }
+  return false;
+}
+
 command_place place_of(const protocol::sandbox_policy& sandbox, bool unconfined_host) {
   using kind = protocol::sandbox_policy::kind;
   if (sandbox.type == kind::danger_full_access || sandbox.type == kind::external_sandbox)

@@ -59,6 +59,12 @@ enum class command_place {
 policy_verdict evaluate(const protocol::approval_policy& policy, const std::string& command,
                         bool escalated = false, command_place where = command_place::confined);
 
+/// Whether a confined command that the sandbox seems to have refused is
+/// offered to a person to run again outside it (Codex 0.169's retry after a
+/// sandbox denial): under untrusted, and granular with sandbox_approval.
+/// on-request does not (the model asks to escalate instead), nor never.
+bool asks_to_retry_outside(const protocol::approval_policy& policy);
+
 /// Where a thread's commands run when nobody is asked: `sandbox` is the
 /// thread's, `unconfined_host` whether this host runs would-be-confined
 /// commands unconfined (turn_settings::commands_unconfined).

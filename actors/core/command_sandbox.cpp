@@ -1,7 +1,9 @@
 #include "actors/core/command_sandbox.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -212,6 +214,54 @@ std::string describe_sandbox(const sandbox_settings& settings) {
     return "commands run UNCONFINED, as --sandbox-unconfined accepts: " + settings.unavailable;
   return "the sandbox cannot be enforced here (" + settings.unavailable
          + "): commands outside danger-full-access will not run";
+}
+
+namespace {
+
+std::string lowercase(const std::string& text) {
+  std::string lower(text.size(), '\0');
+  std::transform(text.begin(), text.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+bool says_any(const std::string& lower, std::initializer_list<const char*> phrases) {
+  for (const char* p : phrases)
+    if (lower.find(p) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string limit_that_stopped(const command_limits& limits, int exit_code,
+                               const std::string& output) {
+  constexpr int killed_by_sigxcpu = 128 + SIGXCPU;
+  if (limits.max_cpu_seconds > 0 && exit_code == killed_by_sigxcpu)
+    return "hit its CPU time limit (" + std::to_string(limits.max_cpu_seconds)
+           + " s, --command-max-cpu) and was killed";
+  auto lower = lowercase(output);
+  if (limits.max_memory_bytes > 0 && exit_code != 0
+      && says_any(lower, {"cannot allocate memory", "out of memory", "memory exhausted",
+                          "bad_alloc", "memoryerror"}))
+    return "hit its memory limit (" + std::to_string(limits.max_memory_bytes)
+           + " bytes of address space, --command-max-memory): an allocation failed";
+  if (limits.max_processes > 0
+      && (says_any(lower, {"cannot fork", "can't fork"})
+          || (says_any(lower, {"resource temporarily unavailable"})
+              && says_any(lower, {"fork", "thread", "spawn"}))))
+    return "hit its process limit (" + std::to_string(limits.max_processes)
+           + ", --command-max-processes): a new process was refused";
+  return {};
+}
+
+bool looks_refused_by_sandbox(int exit_code, const std::string& output) {
+  if (exit_code == 0) return false;
+  if (exit_code == 125 && output.find("parley-sandbox:") != std::string::npos) return false;
+  auto lower = lowercase(output);
+  for (const char* said : {"read-only file system", "permission denied", "operation not permitted",
+                           "network is unreachable", "bad system call"})
+    if (lower.find(said) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace parley

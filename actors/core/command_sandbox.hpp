@@ -98,6 +98,22 @@ std::string absolute_path(const std::string& path);
 /// the executable or at $PARLEY_SANDBOX_LAUNCHER, probed, hiding `hidden`.
 std::shared_ptr<const sandbox_settings> default_sandbox(std::vector<std::string> hidden);
 
+/// Whether a confined command's failure reads like the sandbox refusing it:
+/// a nonzero exit whose output names what the sandbox answers (a read-only
+/// file system, a permission or operation refused, no network, a system
+/// call killed). A guess, as Codex's is: it only decides whether a person is
+/// offered to run the command again outside, never whether anything runs.
+/// parley-sandbox's own setup failure (exit 125) is not a refusal.
+bool looks_refused_by_sandbox(int exit_code, const std::string& output);
+
+/// Which of the per-command limits `limits` ended or stopped a command that
+/// exited with `exit_code` and printed `output`, in words for the item
+/// ("hit its CPU time limit (2 s, --command-max-cpu)"); empty: none that
+/// can be told. The CPU cap is certain (SIGXCPU, status 152); memory and
+/// processes are read from what failed (an allocation, a fork).
+std::string limit_that_stopped(const command_limits& limits, int exit_code,
+                               const std::string& output);
+
 /// One line for the log at start: what this host enforces.
 std::string describe_sandbox(const sandbox_settings& settings);
 

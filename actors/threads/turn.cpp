@@ -212,16 +212,14 @@ void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
 
 // -- steps -------------------------------------------------------------------
 
-/// Carries out the plan for the item in progress: `run` starts it now,
-/// `refuse` ends it declined, `decide` hands it to an approval.
 void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notification_ptr started,
                  const std::function<void()>& run) {
   switch (plan.what) {
     case approval_plan::route::run:
-      send_event(self, std::move(started));
+      if (started) send_event(self, std::move(started));
       return run();
     case approval_plan::route::refuse:
-      send_event(self, std::move(started));
+      if (started) send_event(self, std::move(started));
       complete_current(self, item_status::declined,
                        outcome(step_result::kind::declined, plan.refusal));
       return next_step(self);

@@ -68,6 +68,11 @@ void write_changes(self_ptr self);
 void on_output(self_ptr self, const std::string& chunk);
 /// The command ended: its last output, then the item, then the next step.
 void on_exited(self_ptr self, const exit_info& info);
+/// Carries out the plan for the item in progress: `run` starts it now,
+/// `refuse` ends it declined, `decide` hands it to an approval. `started`
+/// announces the item (null when it was announced already).
+void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notification_ptr started,
+                 const std::function<void()>& run);
 /// Hands the action in progress to an approval actor.
 void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
                   notification_ptr item_started, bool restored);

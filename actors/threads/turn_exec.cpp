@@ -1,7 +1,10 @@
 // A turn's running command: started once its start is stored, its output
 // streamed as deltas, its exit ending the item.
 
+#include "actors/approval/approval.hpp"
+#include "actors/approval/policy.hpp"
 #include "actors/core/command_sandbox.hpp"
+#include "actors/core/log.hpp"
 #include "actors/threads/exec.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
@@ -34,6 +37,38 @@ exec_request exec_request_of(const turn_state& st, const command_step& cmd) {
   else
     r.spec.argv = std::move(std::get<command_launch>(launch).argv);
   return r;
+}
+
+/// A confined command that the sandbox seems to have refused, under a
+/// policy that offers it (untrusted, granular with sandbox_approval): a
+/// person may let it run again outside. Never what an approval let out
+/// already, nor what a limit of parley's ended.
+bool offers_retry_outside(const turn_state& st, const command_step& cmd, const exit_info& info) {
+  return !cmd.approved && !cmd.escalated && info.ended_by.empty() && info.not_started.empty()
+         && asks_to_retry_outside(st.settings.policy)
+         && place_of(st.settings.sandbox, st.settings.commands_unconfined)
+                == command_place::confined
+         && looks_refused_by_sandbox(info.exit_code, cmd.item.aggregated_output.value_or(""));
+}
+
+/// Asks to run the refused command again outside the sandbox: the same item
+/// (its first run's output and exit code stay on it if the answer is no), now
+/// an escalation, stored as asked like any other, so a restart asks again.
+void ask_to_retry_outside(self_ptr self, const exit_info& info) {
+  auto& st = self->state;
+  auto& cmd = *st.command;
+  cmd.escalated = true;
+  cmd.justification = "the sandbox refused this command (exit code " + std::to_string(info.exit_code)
+                      + "): run it again outside the sandbox?";
+  PARLEY_INFO("turn {} event=sandbox_refused item={} exit_code={} asks=retry_outside",
+              st.settings.turn_id, cmd.item.id, info.exit_code);
+  auto ask = command_ask(st.settings, cmd);
+  st.action = action_of(st, cmd, ask.digest);
+  auto plan = plan_for(st.svc, st.settings.grants, ask, policy_verdict::ask);
+  follow_plan(self, std::move(ask), std::move(plan), nullptr, [self] {
+    self->state.command->approved = true;  // a grant or a rule accepted it
+    start_exec(self);
+  });
 }
 
 }  // namespace
@@ -77,8 +112,16 @@ void on_exited(self_ptr self, const exit_info& info) {
   cmd.item.aggregated_output = cmd.output->aggregated();
   // The limit that ended it is the output's last line, for the client and
   // the model alike.
+  std::string note;
   if (!info.ended_by.empty()) {
-    auto note = "\nparley: the command " + info.ended_by + "; its processes were killed\n";
+    note = "\nparley: the command " + info.ended_by + "; its processes were killed\n";
+  } else if (info.not_started.empty()) {
+    static const command_limits no_limits{};
+    const auto& limits = st.svc.config->sandbox ? st.svc.config->sandbox->limits : no_limits;
+    auto why = limit_that_stopped(limits, info.exit_code, *cmd.item.aggregated_output);
+    if (!why.empty()) note = "\nparley: the command " + why + "\n";
+  }
+  if (!note.empty()) {
     emit(self, protocol::command_output_delta{st.settings.thread_id, st.settings.turn_id,
                                               cmd.item.id, note});
     *cmd.item.aggregated_output += note;
@@ -87,6 +130,7 @@ void on_exited(self_ptr self, const exit_info& info) {
   cmd.item.duration_ms = info.duration_ms;
   if (info.pid > 0) cmd.item.process_id = std::to_string(info.pid);
   cmd.output.reset();
+  if (offers_retry_outside(st, cmd, info)) return ask_to_retry_outside(self, info);
   auto told = command_result(cmd.item, info);
   complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
                    std::move(told));

@@ -253,6 +253,36 @@ def test_decided_runs_once_and_started_never_again():
 
 # -- 3. the deadline keeps running while the server is down -----------------------------------
 
+def test_a_retry_outside_the_sandbox_is_asked_again_after_kill_9():
+    """The ask to run a refused command again outside is stored as any ask:
+    a restart asks it again, and only the accept then runs it, once."""
+    with Home() as h:
+        p = h.server()
+        policy = {"granular": {"sandbox_approval": True, "rules": True, "mcp_elicitations": True}}
+        t = p.start_thread(sandbox="read-only", approvalPolicy=policy)
+        turn = p.start_turn(t, "run: echo x >> retried\nsay: after")
+        old = p.wait(lambda m: is_ask(m, t))
+        check("sandbox refused" in (old["params"].get("reason") or ""),
+              "the refused command asks to run again outside: %s" % old["params"])
+        check(kill(p) == -9, "killed")
+        check(h.runs("retried") == 0, "the refused run wrote nothing")
+        p = h.server()
+        p.send("thread/resume", {"threadId": t})
+        ask = p.wait(lambda m: is_ask(m, t))
+        check(ask["params"]["itemId"] == old["params"]["itemId"] and ask["params"]["turnId"] == turn
+              and ask["params"].get("reason") == old["params"].get("reason"),
+              "asked again after the restart, the same item and reason: %s" % ask["params"])
+        answer(p, ask, "accept")
+        done = turn_done(p, t)
+        check(done["params"]["turn"]["status"] == "completed", "the turn goes on")
+        check(h.runs("retried") == 1, "the accepted retry ran once, outside the sandbox")
+        check(kill(p) == -9, "killed again")
+        p = h.server()
+        time.sleep(0.5)
+        check(h.runs("retried") == 1, "and never again")
+        check(p.stop() == 0, "stops cleanly")
+
+
 def test_deadline_runs_across_the_restart():
     with Home() as h:
         p = h.server("--approval-timeout=2s")

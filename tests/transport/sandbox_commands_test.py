@@ -175,8 +175,9 @@ def main():
             item = server.item("run[timeout_ms=20000]: i=0; while [ $i -lt 200 ]; do sleep 5 & "
                                "i=$((i+1)); done 2>&1 | tail -n 1; echo started")
             out = item.get("aggregatedOutput") or ""
-            check("started" in out and ("fork" in out.lower() or "resource" in out.lower()),
-                  "a fork bomb stops at --command-max-processes (%s)" % out.strip()[-200:])
+            check("started" in out and "hit its process limit (64" in out,
+                  "a fork bomb stops at --command-max-processes and the item says so (%s)"
+                  % out.strip()[-200:])
         else:
             print("skipped: the process cap (parley-sandbox --check: no pids cgroup here)")
 
@@ -223,6 +224,39 @@ def main():
               "(as Codex runs every approved command)")
         os.remove(esc)
 
+        # A confined command the sandbox refused is offered to run again
+        # outside (Codex's retry after a denial) under granular with
+        # sandbox_approval and untrusted; on-request did not ask (above).
+        with_retry = {"granular": {"sandbox_approval": True, "rules": True,
+                                   "mcp_elicitations": True}}
+        events = server.run("run: touch %s" % esc, policy=with_retry, decisions=["decline"])
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        item = command_item(events) or {}
+        check(len(asks) == 1 and "sandbox refused" in (asks[0]["params"].get("reason") or ""),
+              "granular with sandbox_approval: a refused command asks to run again outside")
+        check(not os.path.exists(esc) and item.get("status") == "declined"
+              and "Read-only file system" in (item.get("aggregatedOutput") or ""),
+              "a declined retry does not run; the item keeps the refused run's output (%s)"
+              % (item.get("aggregatedOutput") or "").strip()[-120:])
+        events = server.run("run: touch %s" % esc, policy=with_retry, decisions=["accept"])
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        item = command_item(events) or {}
+        check(len(asks) == 1 and os.path.exists(esc) and item.get("status") == "completed"
+              and item.get("exitCode") == 0,
+              "an accepted retry runs once more, outside the sandbox, in the same item")
+        os.remove(esc)
+        events = server.run("run: ls %s" % server.home, policy="untrusted", decisions=["decline"])
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        item = command_item(events) or {}
+        check(len(asks) == 1 and item.get("status") == "declined",
+              "untrusted: a known-safe command runs confined, and asks only once refused")
+        events = server.run("run: touch refused_nowhere_%s" % os.getpid(), policy=with_retry)
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        check(not asks, "a command the sandbox let run asks nothing")
+        events = server.run("run: false", policy=with_retry)
+        asks = [m for m in events if m.get("method") == "item/commandExecution/requestApproval"]
+        check(not asks, "a command failing for its own reasons is not offered a retry")
+
         # Another workspace is readable by default, not with --sandbox-isolate-reads.
         secret = os.path.join(outside, "secret")
         with open(secret, "w") as f:
@@ -246,8 +280,23 @@ def main():
     os.makedirs(isolated_work)
     with open(os.path.join(isolated_work, "mine"), "w") as f:
         f.write("my own\n")
-    server = Server(isolated_root, "--cwd", isolated_work, "--sandbox-isolate-reads")
+    server = Server(isolated_root, "--cwd", isolated_work, "--sandbox-isolate-reads",
+                    "--command-max-memory", str(256 << 20), "--command-max-cpu", "1")
     try:
+        # The memory and CPU caps, each named on the item it stopped.
+        item = server.item("run: python3 -c 'x = bytearray(1 << 30); print(len(x))'")
+        out = item.get("aggregatedOutput") or ""
+        check(item.get("exitCode") != 0 and "hit its memory limit" in out,
+              "a memory hog fails at --command-max-memory and the item says so (%s)"
+              % out.strip()[-160:])
+        item = server.item("run: python3 -c 'x = bytearray(1 << 20); print(len(x))'")
+        check(item.get("exitCode") == 0 and "limit" not in (item.get("aggregatedOutput") or ""),
+              "a command within the memory cap runs and names no limit")
+        item = server.item("run[timeout_ms=30000]: python3 -c 'while True: pass'")
+        out = item.get("aggregatedOutput") or ""
+        check(item.get("exitCode") == 152 and "hit its CPU time limit (1 s" in out,
+              "a CPU hog is killed at --command-max-cpu and the item says so (%s, exit %s)"
+              % (out.strip()[-160:], item.get("exitCode")))
         item = server.item("run: cat %s" % secret)
         check("another tenant's" not in (item.get("aggregatedOutput") or "")
               and item.get("exitCode") != 0,

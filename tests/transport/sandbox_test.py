@@ -448,11 +448,11 @@ def limit_cases(base, report):
     # CPU: 3 s of spinning against --max-cpu 1.
     spin = (f"{PY} -c \"import time\nt = time.process_time()\n"
             "while time.process_time() - t < 3: pass\nprint('spun')\"")
-    started = time.time()
+    # (Not timed: on a loaded host 1 s of CPU can take longer than 3 s of
+    # wall; the status and the missing "spun" prove the cap ended it.)
     r = sandbox("workspace-write", spin, [root], extra=["--max-cpu", "1"], cwd=root)
     check("cpu spin: ended by --max-cpu (SIGXCPU: 128+24)",
-          r.returncode == 128 + signal.SIGXCPU and "spun" not in r.stdout
-          and time.time() - started < 2.9, f"rc={r.returncode}")
+          r.returncode == 128 + signal.SIGXCPU and "spun" not in r.stdout, f"rc={r.returncode}")
     r = sandbox("danger-full-access", spin, cwd=root)
     check("cpu spin: finishes without the limit", r.stdout == "spun\n", r.stderr[-200:])
     r = sandbox("workspace-write", "head -c 10000 /dev/zero > big", [root],

@@ -128,6 +128,18 @@ TEST(policy, file_changes_run_under_never_and_ask_otherwise) {
   EXPECT_EQ(evaluate_file_change(g), policy_verdict::ask);
 }
 
+TEST(policy, a_refused_command_is_offered_outside_under_untrusted_and_granular_with_sandbox_approval) {
+  EXPECT_TRUE(asks_to_retry_outside(approval_policy::untrusted()));
+  EXPECT_FALSE(asks_to_retry_outside(approval_policy::on_request()))
+      << "on-request: the model asks to escalate; a refusal is not asked about";
+  EXPECT_FALSE(asks_to_retry_outside(approval_policy::never()));
+  approval_policy g;
+  g.value = approval_policy::kind::granular;
+  EXPECT_FALSE(asks_to_retry_outside(g));
+  g.granular.sandbox_approval = true;
+  EXPECT_TRUE(asks_to_retry_outside(g));
+}
+
 TEST(policy, splits_simple_commands) {
   using words = std::vector<std::string>;
   EXPECT_EQ(split_simple_command("git commit -m 'a b'"), (words{"git", "commit", "-m", "a b"}));

@@ -4,9 +4,11 @@
 
 #include "actors/core/command_sandbox.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -177,6 +179,44 @@ TEST(command_sandbox, a_missing_launcher_is_said_by_the_probe) {
   probe_sandbox(s);
   EXPECT_FALSE(s.available);
   EXPECT_NE(s.unavailable.find("/nonexistent/parley-sandbox"), std::string::npos) << s.unavailable;
+}
+
+
+TEST(command_sandbox, a_refusal_is_read_from_what_the_sandbox_answers_and_nothing_else) {
+  EXPECT_TRUE(looks_refused_by_sandbox(1, "touch: cannot touch '/opt/x': Read-only file system\n"));
+  EXPECT_TRUE(looks_refused_by_sandbox(2, "ls: cannot open directory '/srv/home': Permission denied"));
+  EXPECT_TRUE(looks_refused_by_sandbox(1, "socket: Operation not permitted"));
+  EXPECT_TRUE(looks_refused_by_sandbox(7, "curl: (7) Couldn't connect: Network is unreachable"));
+  EXPECT_TRUE(looks_refused_by_sandbox(159, "Bad system call"));
+  // Success, a failure of the command's own, and the launcher's own setup
+  // failure are not refusals.
+  EXPECT_FALSE(looks_refused_by_sandbox(0, "Permission denied (but it went on)"));
+  EXPECT_FALSE(looks_refused_by_sandbox(1, ""));
+  EXPECT_FALSE(looks_refused_by_sandbox(2, "grep: pattern not found"));
+  EXPECT_FALSE(looks_refused_by_sandbox(
+      125, "parley-sandbox: cannot create a user namespace: Operation not permitted"));
+}
+
+TEST(command_sandbox, the_limit_that_stopped_a_command_is_named_only_when_it_was_set) {
+  command_limits limits;
+  limits.max_cpu_seconds = 2;
+  limits.max_memory_bytes = 1 << 28;
+  limits.max_processes = 64;
+  EXPECT_THAT(limit_that_stopped(limits, 128 + SIGXCPU, ""),
+              ::testing::HasSubstr("hit its CPU time limit (2 s"));
+  EXPECT_THAT(limit_that_stopped(limits, 1, "MemoryError\n"),
+              ::testing::HasSubstr("hit its memory limit (268435456 bytes"));
+  EXPECT_THAT(limit_that_stopped(limits, 0, "sh: 1: Cannot fork\nstarted\n"),
+              ::testing::HasSubstr("hit its process limit (64"));
+  EXPECT_THAT(limit_that_stopped(limits, 2, "bash: fork: retry: Resource temporarily unavailable"),
+              ::testing::HasSubstr("process limit"));
+  EXPECT_EQ(limit_that_stopped(limits, 1, "grep: no match"), "");
+  EXPECT_EQ(limit_that_stopped(limits, 0, "MemoryError (handled)"), "")
+      << "a command that went on after a failed allocation was not stopped by it";
+  command_limits none;
+  none.max_processes = 0;
+  EXPECT_EQ(limit_that_stopped(none, 128 + SIGXCPU, "MemoryError\nCannot fork"), "")
+      << "no cap set: nothing is blamed on one";
 }
 
 }  // namespace command_sandbox_test
