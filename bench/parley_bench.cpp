@@ -231,7 +231,8 @@ class bench_run {
     std::string text;
     for (int k = 0; k < o_.approvals; ++k) {
       if (k) text += '\n';
-      text += "run[escalate]: " + o_.command;  // on-request asks only for escalations
+      // on-request runs a confined command unasked and asks for an escalation.
+      text += (o_.confined ? "run: " : "run[escalate]: ") + o_.command;
     }
     return text;
   }
@@ -315,9 +316,19 @@ class bench_run {
       auto i = approvals_.find({conn, key});
       if (i != approvals_.end() && i->second.answered_ms >= 0)
         answer_to_resolved_.push_back(arrived_ms_ - i->second.answered_ms);
+    } else if (method == "item/started" && p.contains("item")
+               && p["item"].value("type", "") == "commandExecution" && owner(thread, conn)) {
+      command_started_[thread + "/" + p["item"].value("id", "")] = arrived_ms_;
     } else if (method == "item/completed" && p.contains("item")
                && p["item"].value("type", "") == "commandExecution") {
       ledger_.item_completed(thread, p["item"].value("id", ""), conn);
+      // A command's own time, asked or not: its item's start to its end
+      // (with an approval in between when one was asked).
+      if (auto s = command_started_.find(thread + "/" + p["item"].value("id", ""));
+          s != command_started_.end()) {
+        command_ms_.push_back(arrived_ms_ - s->second);
+        command_started_.erase(s);
+      }
       auto& t = threads_[thread];
       if (conn != t.answer_connection) return;
       if (t.last_answer_ms >= 0) answer_to_completed_.push_back(arrived_ms_ - t.last_answer_ms);
@@ -463,6 +474,8 @@ class bench_run {
            {"approval_request_ms", pct(approval_request_ms_)},
            {"answer_to_resolved_ms", pct(answer_to_resolved_)},
            {"answer_to_completed_ms", pct(answer_to_completed_)},
+           {"command_ms", pct(command_ms_)},
+           {"confined", o_.confined},
            {"server_peak_rss_kb", f.peak_rss_kb},
            {"server_cpu_s", f.cpu_s},
            {"harness_cpu_s", harness_cpu_s_},
@@ -499,7 +512,8 @@ class bench_run {
       std::printf("idle        %d connections: RSS +%ld KB, memory per idle connection %.1f KB\n",
                   o_.idle_connections, idle_rss_delta_kb_, j["memory_per_idle_connection_kb"].get<double>());
     std::printf("%-26s %10s %10s %10s %10s\n", "latency (ms)", "p50", "p90", "p99", "max");
-    for (auto key : {"turn_ms", "approval_request_ms", "answer_to_resolved_ms", "answer_to_completed_ms"}) {
+    for (auto key : {"turn_ms", "approval_request_ms", "answer_to_resolved_ms", "answer_to_completed_ms",
+                     "command_ms"}) {
       auto& s = j[key];
       std::printf("%-26s %10.3f %10.3f %10.3f %10.3f\n", key, s["p50"].get<double>(),
                   s["p90"].get<double>(), s["p99"].get<double>(), s["max"].get<double>());
@@ -547,6 +561,8 @@ class bench_run {
   std::priority_queue<timer> timers_;
   ledger ledger_;
   std::map<std::string, int> errors_;
+  std::unordered_map<std::string, double> command_started_;  // "thread/item" -> arrived ms
+  std::vector<double> command_ms_;
   std::vector<double> turn_ms_, approval_request_ms_, answer_to_resolved_, answer_to_completed_,
       completions_;
   const json empty_ = json::object();

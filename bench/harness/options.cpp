@@ -22,6 +22,8 @@ const char* const usage = R"(usage: parley-bench --server CMD [options]
   --think-ms T          wait T ms before answering (default 0)
   --late-ms L           how late a `late` answer comes (default 2000)
   --text scripted|plain turn text: parley's `run[escalate]: CMD` lines, or plain text for a model (default scripted)
+  --confined            the commands run confined, unasked (`run: CMD`), not as
+                        escalations each asked and accepted (`run[escalate]: CMD`)
   --command CMD         the command the turn asks to run (default true)
   --sandbox MODE        every thread's sandbox: read-only, workspace-write or
                         danger-full-access (default: the server's, workspace-write)
@@ -127,6 +129,10 @@ bool parse_options(int argc, char** argv, options& o) {
     std::string v;
     if (name == "--quiet") {
       o.quiet = true;
+      continue;
+    }
+    if (name == "--confined") {
+      o.confined = true;
       continue;
     }
     if (name == "--help" || name == "-h" || !value(v)) return false;

@@ -40,6 +40,9 @@ struct options {
   double think_ms = 0;
   double late_ms = 2000;
   bool plain = false;
+  /// --confined: the turn's commands are plain `run:` lines, which run
+  /// confined without asking (on-request); default: escalations, each asked.
+  bool confined = false;
   std::string command = "true";
   std::string sandbox;  // --sandbox: thread/start's sandbox mode; empty: the server's default
   std::string prompt;  // --prompt: every turn's text, verbatim (overrides --text)
