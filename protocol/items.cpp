@@ -148,7 +148,7 @@ json encode(const command_execution_item& x) {
               {"command", x.command},
               {"cwd", x.cwd},
               {"processId", or_null(x.process_id)},
-              {"source", "agent"},
+              {"source", x.source},
               {"status", x.status},
               {"commandActions", x.command_actions},
               {"aggregatedOutput", or_null(x.aggregated_output)},
@@ -234,6 +234,7 @@ void from_json(const json& j, thread_item& x) {
     if (auto c = optional<int64_t>(j, "exitCode")) i.exit_code = static_cast<int32_t>(*c);
     i.duration_ms = optional<int64_t>(j, "durationMs");
     i.process_id = optional<std::string>(j, "processId");
+    i.source = optional<std::string>(j, "source").value_or("agent");
     x = std::move(i);
   } else if (type == "fileChange") {
     file_change_item i;

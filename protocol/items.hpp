@@ -65,6 +65,8 @@ struct command_execution_item {
   std::optional<int32_t> exit_code;
   std::optional<int64_t> duration_ms;
   std::optional<std::string> process_id;
+  /// Who ran it: "agent" (the model) or "userShell" (thread/shellCommand).
+  std::string source = "agent";
 };
 
 /// One file of a fileChange item (FileUpdateChange). For add and delete,

@@ -213,6 +213,17 @@ void to_json(json& j, const turn_interrupt_params& x) {
   j = json{{"threadId", x.thread_id}, {"turnId", x.turn_id}};
 }
 
+void from_json(const json& j, thread_shell_command_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.command = required<std::string>(j, "command");
+  x.timeout_ms = optional<int64_t>(j, "timeoutMs");
+}
+
+void to_json(json& j, const thread_shell_command_params& x) {
+  j = json{{"threadId", x.thread_id}, {"command", x.command}, {"timeoutMs", or_null(x.timeout_ms)}};
+}
+
 // -- bootstrap ---------------------------------------------------------------------
 
 json account_read_result() {

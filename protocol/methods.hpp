@@ -147,6 +147,18 @@ struct turn_interrupt_params {
 void from_json(const json& j, turn_interrupt_params& x);
 void to_json(json& j, const turn_interrupt_params& x);
 
+/// thread/shellCommand: the user's own command (`!cmd` in the TUI), run in
+/// the thread's sandbox as a turn of its own. The reply is `{}` at once.
+struct thread_shell_command_params {
+  std::string thread_id;
+  std::string command;
+  /// null: the default (an hour, within the configured maximum); 0: an
+  /// immediate timeout.
+  std::optional<int64_t> timeout_ms;
+};
+void from_json(const json& j, thread_shell_command_params& x);
+void to_json(json& j, const thread_shell_command_params& x);
+
 // -- bootstrap methods the TUI needs (minimal honest answers, protocol.md §6) -----
 
 /// account/read: parley needs no account.

@@ -95,6 +95,7 @@ const std::map<std::string, session::handler>& session::methods() {
       {"thread/unsubscribe", forwarded(&runtime_port::thread_unsubscribe)},
       {"turn/start", forwarded(&runtime_port::turn_start)},
       {"turn/interrupt", method(&session::turn_interrupt)},
+      {"thread/shellCommand", method(&session::thread_shell_command)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},
@@ -245,6 +246,13 @@ void session::turn_interrupt(const call& c) {
   if (!params) return reply_error(c.id, params.error());
   runtime_.turn_interrupt(std::move(*params),
                           reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
+void session::thread_shell_command(const call& c) {
+  auto params = decode_params<protocol::thread_shell_command_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_shell_command(
+      std::move(*params), reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
 }
 
 void session::thread_archive(const call& c) {

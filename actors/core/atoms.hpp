@@ -51,6 +51,7 @@ using notice     = caf::atom_constant<caf::atom("notice")>;     // the model's u
 using seal       = caf::atom_constant<caf::atom("seal")>;       // the store takes no more appends
 using pending    = caf::atom_constant<caf::atom("pending")>;    // threads with an action pending
 using restore    = caf::atom_constant<caf::atom("restore")>;    // load a thread to go on with it
+using shell      = caf::atom_constant<caf::atom("shell")>;      // thread/shellCommand
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
 // clang-format on
 

@@ -123,6 +123,10 @@ using conversation_actor = caf::typed_actor<
     caf::replies_to<atom::rename, protocol::thread_name_set_params>::with<atom::ok>,
     // The idle-unload timer (generation): quit if still idle and unsubscribed.
     caf::reacts_to<atom::idle, uint64_t>,
+    // thread/shellCommand: run the user's command as a turn of its own (ok
+    // at once; its events follow), or an error while a turn runs.
+    caf::replies_to<atom::shell, protocol::thread_shell_command_params,
+                    client_actor>::with<atom::ok>,
     // Interrupt the active turn with this id.
     caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
     // The thread, with or without its turns.
@@ -169,6 +173,8 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::turn_start, protocol::turn_start_params,
                     client_actor>::with<protocol::turn_start_response>,
     caf::replies_to<atom::interrupt, protocol::turn_interrupt_params>::with<atom::ok>,
+    caf::replies_to<atom::shell, protocol::thread_shell_command_params,
+                    client_actor>::with<atom::ok>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,

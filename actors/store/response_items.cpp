@@ -1,5 +1,6 @@
 #include "actors/store/response_items.hpp"
 
+#include <cstdio>
 #include <unordered_map>
 
 #include "actors/store/turn_items.hpp"
@@ -23,6 +24,20 @@ std::string command_output(const protocol::command_execution_item& c) {
          + c.aggregated_output.value_or("");
 }
 
+/// What the model is told about the user's own command (thread/shellCommand):
+/// a user message in Codex's wording, so either runtime's model reads it alike.
+std::string user_shell_text(const protocol::command_execution_item& c) {
+  const auto& actions = c.command_actions;
+  auto script = actions.empty() ? c.command : actions.front().command;
+  auto ms = c.duration_ms.value_or(0);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.4f", static_cast<double>(ms) / 1000.0);
+  return "<user_shell_command>\n<command>\n" + script + "\n</command>\n<result>\nExit code: "
+         + std::to_string(c.exit_code.value_or(-1)) + "\nDuration: " + seconds
+         + " seconds\nOutput:\n" + c.aggregated_output.value_or("")
+         + "\n</result>\n</user_shell_command>";
+}
+
 }  // namespace
 
 std::vector<json> response_items_of(const protocol::thread_item& item) {
@@ -30,6 +45,8 @@ std::vector<json> response_items_of(const protocol::thread_item& item) {
     return {message("user", "input_text", protocol::joined_text(u->content))};
   if (auto* a = std::get_if<protocol::agent_message_item>(&item))
     return {message("assistant", "output_text", a->text)};
+  if (auto* c = std::get_if<protocol::command_execution_item>(&item); c && c->source == "userShell")
+    return {message("user", "input_text", user_shell_text(*c))};
   if (auto* c = std::get_if<protocol::command_execution_item>(&item))
     return {json{{"type", "function_call"},
                  {"name", "shell"},

@@ -94,6 +94,8 @@ protocol::command_execution_item command_of(const json& item) {
     c.duration_ms
         = opt_int(*d, "secs").value_or(0) * 1000 + opt_int(*d, "nanos").value_or(0) / 1'000'000;
   c.process_id = opt_str(item, "process_id");
+  // Codex's own sources (unified exec) are shown as the model's.
+  if (str_of(item, "source", "") == "user_shell") c.source = "userShell";
   return c;
 }
 
@@ -136,7 +138,8 @@ std::vector<std::string> argv_of(const protocol::command_execution_item& c) {
 json turn_item_of(const protocol::command_execution_item& c) {
   json item{{"type", "CommandExecution"}, {"id", c.id},
             {"command", argv_of(c)},      {"cwd", path_to_file_uri(c.cwd)},
-            {"source", "agent"},          {"status", protocol::to_string(c.status)}};
+            {"source", c.source == "userShell" ? "user_shell" : "agent"},
+            {"status", protocol::to_string(c.status)}};
   json parsed = json::array();
   for (auto& a : c.command_actions) parsed.push_back(parsed_cmd(a));
   item["parsed_cmd"] = std::move(parsed);

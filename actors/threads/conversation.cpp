@@ -209,12 +209,18 @@ void on_client_gone(self_ptr self, const client_actor& client) {
 
 /// A turn's event: a completed item is stored before anyone sees it.
 void on_turn_event(self_ptr self, notification_ptr& n) {
-  if (auto* done = std::get_if<protocol::item_completed>(&n->body))
+  if (auto* done = std::get_if<protocol::item_completed>(&n->body)) {
+    // The user's own command is context no model produced: what the model
+    // is told of it is derived from the item, whatever the model.
+    auto* cmd = std::get_if<protocol::command_execution_item>(&done->item);
+    bool user_shell = cmd && cmd->source == "userShell";
     emit_stored(self,
-                item_record{done->turn_id, done->item, !self->state.svc.model_keeps_context},
+                item_record{done->turn_id, done->item,
+                            user_shell || !self->state.svc.model_keeps_context},
                 std::move(n));
-  else
+  } else {
     emit(self, std::move(n));
+  }
 }
 
 /// A phase of an action of the active turn: ok once it is stored.
@@ -307,6 +313,11 @@ conversation_actor::behavior_type conversation(
              client_actor client) -> caf::result<protocol::turn_start_response> {
         if (self->state.closing) return unloading_error(self);
         return start_turn(self, params, std::move(client));
+      },
+      [self](atom::shell, const protocol::thread_shell_command_params& params,
+             client_actor client) -> caf::result<atom::ok> {
+        if (self->state.closing) return unloading_error(self);
+        return start_shell_turn(self, params, std::move(client));
       },
       [self](atom::interrupt, const std::string& turn_id) { return interrupt_turn(self, turn_id); },
       [self](atom::read, bool include_turns) { return read_thread(self, include_turns); },

@@ -85,6 +85,12 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                                                       protocol::turn_start_params& params,
                                                       client_actor client);
 
+/// thread/shellCommand: a turn that runs the user's command (ok at once, its
+/// events after), or an error when a turn runs already.
+caf::result<atom::ok> start_shell_turn(self_ptr self,
+                                       const protocol::thread_shell_command_params& params,
+                                       client_actor client);
+
 /// The turn reported its end (or died): store and announce it.
 void finalize_turn(self_ptr self, turn_result result);
 

@@ -149,6 +149,53 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
   return rp;
 }
 
+caf::result<atom::ok> start_shell_turn(self_ptr self,
+                                       const protocol::thread_shell_command_params& params,
+                                       client_actor client) {
+  auto& st = self->state;
+  if (params.timeout_ms && *params.timeout_ms < 0)
+    return make_error(errc::invalid_request, "timeoutMs must be non-negative");
+  if (params.command.find_first_not_of(" \t\r\n") == std::string::npos)
+    return make_error(errc::invalid_request, "command must not be empty");
+  // A turn runs: its commands and the user's would race on the same files,
+  // and its model would not see this one in order. parley runs the user's
+  // command between turns only.
+  if (st.active)
+    return make_error(errc::invalid_request,
+                      "a turn is running (" + st.active->id
+                          + "): thread/shellCommand runs between turns; interrupt it or wait");
+  if (!st.meta.ephemeral) {
+    if (auto refused = store_refusal(st.svc)) return refused;
+  }
+  subscribe(self, client);
+  auto now_ms = protocol::unix_ms();
+  active_turn t;
+  t.id = protocol::new_uuid_v7();
+  t.started_at = now_ms / 1000;
+  t.started_ms = now_ms;
+  t.owner = client;
+  st.meta.updated_at = t.started_at;
+  auto ts = snapshot_of(st, t.id, std::string{});
+  ts.tools_allowed = false;
+  // Codex: an hour when none is given; zero times out at once. Both are
+  // bounded by the configured maximum (command_timeout, in the runner).
+  user_shell_command shell;
+  shell.command = params.command;
+  shell.timeout_ms = !params.timeout_ms ? int64_t{3'600'000} : std::max<int64_t>(1, *params.timeout_ms);
+  ts.shell = std::move(shell);
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(ts));
+  st.active = std::move(t);
+  // The reply ({}) leaves before the turn's first event, as Codex orders them.
+  auto rp = self->make_response_promise<atom::ok>();
+  rp.deliver(atom::ok::value);
+  update_status(self);
+  emit_stored(
+      self, turn_started_record{st.active->id, st.active->started_at},
+      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+  return rp;
+}
+
 void finalize_turn(self_ptr self, turn_result result) {
   auto& st = self->state;
   if (!st.active) return;

@@ -387,6 +387,7 @@ void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
     st.command->exec_addr = caf::actor_addr{};
     complete_current(self, item_status::failed,
                      outcome(step_result::kind::failed_to_start, "command runner failed"));
+    if (st.settings.shell) return end_turn(self, protocol::turn_status::failed);
     return next_step(self);
   }
   if (em.source == st.approval_addr) {
@@ -427,12 +428,16 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.context.turn_id = settings.turn_id;
   self->state.tokens = settings.tokens_before;
   self->state.settings = std::move(settings);
-  self->state.model = model_of(self);
+  // The user's own command asks no model: it gets none.
+  if (!self->state.settings.shell) self->state.model = model_of(self);
   self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
-  if (self->state.settings.resume)
+  if (self->state.settings.shell) {
+    run_user_shell(self);
+  } else if (self->state.settings.resume) {
     resume(self, *self->state.settings.resume);
-  else
+  } else {
     next_step(self);
+  }
   return {
       [self](atom::output, const std::string& chunk) { on_output(self, chunk); },
       [self](atom::exited, const exit_info& info) { on_exited(self, info); },

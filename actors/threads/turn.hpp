@@ -21,6 +21,12 @@
 
 namespace parley {
 
+/// The user's own command (thread/shellCommand): a turn that runs only it.
+struct user_shell_command {
+  std::string command;  // what /bin/sh -c runs
+  int64_t timeout_ms = 0;  // resolved already (> 0), bounded by the limits
+};
+
 /// The settings a turn runs with (a snapshot of its conversation's).
 struct turn_settings {
   std::string thread_id;
@@ -44,6 +50,9 @@ struct turn_settings {
   /// A turn loaded again after a restart (or an unload): it goes on from
   /// this action as the store last recorded it, not from a new step.
   std::optional<action_record> resume;
+  /// Set: the turn runs this one command of the user's, confined to the
+  /// thread's sandbox, asks no model and no person, then completes.
+  std::optional<user_shell_command> shell;
 };
 
 /// The command item in progress.

@@ -64,6 +64,9 @@ void start_exec(self_ptr self);
 void apply_changes(self_ptr self);
 /// Writes the planned changes now (their start is stored).
 void write_changes(self_ptr self);
+/// Runs the turn's user shell command (thread/shellCommand): its item,
+/// streamed like any command's, then the turn ends.
+void run_user_shell(self_ptr self);
 /// A chunk of the running command's output, streamed as a delta.
 void on_output(self_ptr self, const std::string& chunk);
 /// The command ended: its last output, then the item, then the next step.

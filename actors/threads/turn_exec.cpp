@@ -8,6 +8,7 @@
 #include "actors/threads/exec.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
+#include "protocol/ids.hpp"
 
 namespace parley::turn_detail {
 
@@ -44,7 +45,7 @@ exec_request exec_request_of(const turn_state& st, const command_step& cmd) {
 /// person may let it run again outside. Never what an approval let out
 /// already, nor what a limit of parley's ended.
 bool offers_retry_outside(const turn_state& st, const command_step& cmd, const exit_info& info) {
-  return !cmd.approved && !cmd.escalated && info.ended_by.empty() && info.not_started.empty()
+  return !st.settings.shell && !cmd.approved && !cmd.escalated && info.ended_by.empty() && info.not_started.empty()
          && asks_to_retry_outside(st.settings.policy)
          && place_of(st.settings.sandbox, st.settings.commands_unconfined)
                 == command_place::confined
@@ -71,20 +72,49 @@ void ask_to_retry_outside(self_ptr self, const exit_info& info) {
   });
 }
 
+/// Spawns the runner of the command in progress (linked: it dies with the
+/// turn and takes the process group with it).
+void spawn_runner(self_ptr self) {
+  auto& st = self->state;
+  auto& cmd = *st.command;
+  cmd.output.emplace(st.svc.config->output_cap_bytes);
+  auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self),
+                                         exec_request_of(st, cmd), st.svc.reactor,
+                                         st.svc.telemetry);
+  cmd.exec_addr = runner.address();
+}
+
 }  // namespace
 
 /// Runs the command, once its start is stored (never twice: see
 /// record_started).
 void start_exec(self_ptr self) {
-  record_started(self, [self] {
-    auto& st = self->state;
-    auto& cmd = *st.command;
-    cmd.output.emplace(st.svc.config->output_cap_bytes);
-    auto runner = self->spawn<caf::linked>(exec, caf::actor_cast<process_sink_actor>(self),
-                                           exec_request_of(st, cmd), st.svc.reactor,
-                                           st.svc.telemetry);
-    cmd.exec_addr = runner.address();
-  });
+  record_started(self, [self] { spawn_runner(self); });
+}
+
+/// The user's own command: shown as Codex shows it (source userShell, its
+/// text as one unknown action), confined to the thread's sandbox like any
+/// command that needs no approval. Nothing asks: the user typed it. No
+/// action is stored: a restart does not run it again (the turn ends
+/// interrupted, as any turn the server died in).
+void run_user_shell(self_ptr self) {
+  auto& st = self->state;
+  const auto& shell = *st.settings.shell;
+  command_step cmd;
+  cmd.item.id = protocol::new_uuid_v7();
+  cmd.item.command = display_command(shell.command);
+  cmd.item.cwd = st.settings.cwd;
+  cmd.item.source = "userShell";
+  protocol::command_action action;
+  action.command = shell.command;
+  cmd.item.command_actions = {std::move(action)};
+  cmd.raw = shell.command;
+  cmd.timeout_ms = shell.timeout_ms;
+  cmd.started_ms = protocol::unix_ms();
+  item_started(self, cmd.item, cmd.started_ms);
+  st.command = std::move(cmd);
+  PARLEY_INFO("turn {} event=user_shell item={}", st.settings.turn_id, st.command->item.id);
+  spawn_runner(self);
 }
 
 /// A chunk of the running command's output, streamed as a delta.
@@ -134,6 +164,7 @@ void on_exited(self_ptr self, const exit_info& info) {
   auto told = command_result(cmd.item, info);
   complete_current(self, info.exit_code == 0 ? item_status::completed : item_status::failed,
                    std::move(told));
+  if (st.settings.shell) return end_turn(self, protocol::turn_status::completed);
   next_step(self);
 }
 

@@ -80,6 +80,12 @@ class fake_runtime final : public runtime_port {
     events.push_back("rename " + p.thread_id + " " + p.name.value_or("-"));
     done(atom::ok::value);
   }
+  void thread_shell_command(protocol::thread_shell_command_params p,
+                            reply<atom::ok> done) override {
+    events.push_back("shell " + p.thread_id + " " + p.command + " timeout="
+                     + (p.timeout_ms ? std::to_string(*p.timeout_ms) : "-"));
+    done(atom::ok::value);
+  }
   void thread_unsubscribe(protocol::thread_id_params,
                           reply<protocol::thread_unsubscribe_response> done) override {
     done(protocol::thread_unsubscribe_response{"unsubscribed"});
