@@ -52,14 +52,22 @@ int wait_for(pid_t pid) {
 
 /// Execs the command; on failure reports it and exits as a shell would
 /// (127: not found, 126: found but not runnable).
-[[noreturn]] void exec_command(const std::vector<std::string>& command) {
+/// The command's argv, built before the limits are applied: once RLIMIT_AS
+/// is low, nothing between it and exec may need memory (an ASan build of
+/// the launcher could not map any).
+std::vector<char*> argv_of(const std::vector<std::string>& command) {
   std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
   for (const auto& arg : command)
     argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  return argv;
+}
+
+[[noreturn]] void exec_command(std::vector<char*>& argv) {
   execvp(argv[0], argv.data());
   auto code = errno == ENOENT ? 127 : 126;
-  report(failed("exec " + command[0]));
+  report(failed(std::string{"exec "} + argv[0]));
   _exit(code);
 }
 
@@ -191,15 +199,17 @@ struct init_setup {
   if (command < 0)
     fail(failed("fork the command"));
   if (command == 0) {
-    // The filter first: it allocates, which a low RLIMIT_AS could refuse.
+    // The filter and the argv first: they allocate, which a low RLIMIT_AS
+    // could refuse.
     if (auto err = install_seccomp(s.x->network))
       fail(*err);
+    auto argv = argv_of(s.x->command);
     if (auto err = apply_rlimits(s.x->limits, s.nproc_fallback))
       fail(*err);
     // Only stdin, stdout and stderr are handed over: any other descriptor
     // could be a directory outside the sandbox.
     (void) close_range(3, ~0U, 0);
-    exec_command(s.x->command);
+    exec_command(argv);
   }
   for (;;) {
     int status = 0;
@@ -213,12 +223,13 @@ struct init_setup {
 
 /// danger-full-access: the limits only.
 int run_unconfined(const plan& x) {
+  auto argv = argv_of(x.command);
   if (!x.limits.max_processes) {
     if (auto err = apply_rlimits(x.limits, false)) {
       report(*err);
       return setup_failed;
     }
-    exec_command(x.command);
+    exec_command(argv);
   }
   pids_cgroup cgroup;
   bool fallback = false;
@@ -245,7 +256,7 @@ int run_unconfined(const plan& x) {
       report(*err);
       _exit(setup_failed);
     }
-    exec_command(x.command);
+    exec_command(argv);
   }
   auto status = wait_for(child);
   cgroup.release();
