@@ -1,5 +1,7 @@
 #include "transport/connection.hpp"
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "actors/core/telemetry.hpp"
@@ -85,6 +87,60 @@ class thread_manager_port final : public rpc::runtime_port {
   self_ptr self_;
 };
 
+/// fs/* for the session: a detached worker runs the blocking jobs, a
+/// watcher owns the inotify watches; both spawned on first use, linked to
+/// the connection and stopped with it.
+class connection_file_port final : public rpc::file_port {
+ public:
+  explicit connection_file_port(self_ptr self) : self_(self) {}
+
+  void run(files::file_job job, reply done) override {
+    if (!worker_) {
+      worker_ = self_->spawn<caf::detached + caf::linked>(files::file_worker, 0);
+      stop_with_connection(worker_);
+    }
+    self_->request(worker_, job_timeout, atom::fs_job::value, std::move(job))
+        .then([done](files::file_answer& a) { done(std::move(a.value)); },
+              [done](caf::error& err) { done(failed(err)); });
+  }
+
+  void watch(std::string id, files::root_set roots, std::string path, reply done) override {
+    if (!watcher_) {
+      watcher_ = self_->spawn<caf::linked>(files::fs_watcher,
+                                           caf::actor_cast<files::fs_change_sink>(self_));
+      stop_with_connection(watcher_);
+    }
+    self_->request(watcher_, job_timeout, atom::fs_watch::value, std::move(id), std::move(roots),
+                   std::move(path))
+        .then([done](files::file_answer& a) { done(std::move(a.value)); },
+              [done](caf::error& err) { done(failed(err)); });
+  }
+
+  void unwatch(std::string id, reply done) override {
+    if (!watcher_) return done(files::json::object());
+    self_->request(watcher_, job_timeout, atom::fs_unwatch::value, std::move(id))
+        .then([done](files::file_answer& a) { done(std::move(a.value)); },
+              [done](caf::error& err) { done(failed(err)); });
+  }
+
+ private:
+  static constexpr auto job_timeout = std::chrono::minutes(10);
+
+  static files::failure failed(const caf::error& err) {
+    return {files::internal_error, "file operation failed: " + caf::to_string(err)};
+  }
+
+  /// A normal exit does not travel along links: stop it explicitly.
+  template <class Handle>
+  void stop_with_connection(const Handle& h) {
+    self_->attach_functor([h] { caf::anon_send_exit(h, caf::exit_reason::user_shutdown); });
+  }
+
+  self_ptr self_;
+  files::file_worker_actor worker_;
+  files::fs_watcher_actor watcher_;
+};
+
 void on_eof(self_ptr self) {
   auto& st = self->state;
   if (st.session->closed()) return;
@@ -118,6 +174,11 @@ rpc::session_config session_config_of(const connection_options& options) {
   sc.on_refused_reply = [t = options.telemetry] { t->approvals.on_refused_reply(); };
   sc.telemetry = options.telemetry;
   sc.label = options.label;
+  sc.default_cwd = cfg.default_cwd;
+  if (sc.default_cwd.empty()) {
+    std::error_code ec;
+    sc.default_cwd = std::filesystem::current_path(ec).native();
+  }
   return sc;
 }
 
@@ -132,8 +193,11 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   st.out = std::move(out);
   st.options = std::move(options);
   st.runtime = std::make_unique<thread_manager_port>(self);
+  st.files = std::make_unique<connection_file_port>(self);
+  auto sc = session_config_of(st.options);
+  sc.files = st.files.get();
   st.session = std::make_unique<rpc::session>(
-      session_config_of(st.options), *st.runtime,
+      std::move(sc), *st.runtime,
       [self](std::string line) { self->send(self->state.out, std::move(line)); });
   return {
       [self](atom::line, const std::string& line) { self->state.session->on_line(line); },
@@ -150,6 +214,9 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
         return rp;
       },
       [self](atom::withdraw, uint64_t key) { self->state.session->withdraw(key); },
+      [self](atom::fs_changed, const std::string& id, std::vector<std::string>& paths) {
+        self->state.session->on_fs_changed(id, std::move(paths));
+      },
   };
 }
 

@@ -10,6 +10,8 @@
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/core/telemetry.hpp"
+#include "actors/files/file_actors.hpp"
+#include "transport/file_port.hpp"
 #include "transport/line_writer.hpp"
 #include "transport/rpc_session.hpp"
 
@@ -19,7 +21,9 @@ using connection_actor = client_actor::extend<
     // One line from the client.
     caf::reacts_to<atom::line, std::string>,
     // The client's input ended.
-    caf::reacts_to<atom::eof>>;
+    caf::reacts_to<atom::eof>,
+    // A batch of changes under one of this client's fs/watch watches.
+    caf::reacts_to<atom::fs_changed, std::string, std::vector<std::string>>>;
 
 struct connection_options {
   std::shared_ptr<const runtime_config> config;
@@ -39,6 +43,7 @@ struct connection_state {
   thread_manager_actor threads;
   line_writer_actor out;
   std::unique_ptr<rpc::runtime_port> runtime;  // before the session that uses it
+  std::unique_ptr<rpc::file_port> files;       // likewise
   std::unique_ptr<rpc::session> session;
 };
 

@@ -55,7 +55,10 @@ struct session::outgoing_request {
 };
 
 session::session(session_config config, runtime_port& runtime, line_sink out)
-    : config_(std::move(config)), runtime_(runtime), out_(std::move(out)) {}
+    : config_(std::move(config)), runtime_(runtime), out_(std::move(out)) {
+  roots_.set_home(config_.codex_home);
+  roots_.add(config_.default_cwd);
+}
 
 session::~session() {
   *alive_ = false;
@@ -76,6 +79,9 @@ session::handler session::forwarded(void (runtime_port::*call_runtime)(Params,
 const std::map<std::string, session::handler>& session::methods() {
   auto method = [](void (session::*fn)(const call&)) -> handler {
     return [fn](session& s, const call& c) { (s.*fn)(c); };
+  };
+  auto file = [](const char* name) -> handler {
+    return [name](session& s, const call& c) { s.file_method(name, c.id, c.params); };
   };
   auto path_needs_experimental = [](const char* what) {
     return [what](const protocol::initialize_capabilities& caps, const auto& p) {
@@ -108,6 +114,15 @@ const std::map<std::string, session::handler>& session::methods() {
       {"configRequirements/read", method(&session::config_requirements_read)},
       {"parley/debug/counts", method(&session::debug_counts)},
       {"parley/stats", method(&session::stats)},
+      {"fs/readFile", file("fs/readFile")},
+      {"fs/writeFile", file("fs/writeFile")},
+      {"fs/createDirectory", file("fs/createDirectory")},
+      {"fs/getMetadata", file("fs/getMetadata")},
+      {"fs/readDirectory", file("fs/readDirectory")},
+      {"fs/remove", file("fs/remove")},
+      {"fs/copy", file("fs/copy")},
+      {"fs/watch", file("fs/watch")},
+      {"fs/unwatch", file("fs/unwatch")},
   };
   return table;
 }
@@ -146,7 +161,11 @@ runtime_port::reply<Result> session::reply_with(const request_id& id, Encode enc
 
 template <class Result>
 runtime_port::reply<Result> session::reply_as_json(const request_id& id) {
-  return reply_with<Result>(id, [](const Result& r) { return json(r); });
+  return reply_with<Result>(id, [this](const Result& r) {
+    // A thread this session started, resumed or forked: its roots are fs/*'s.
+    if constexpr (std::is_same_v<Result, protocol::thread_session_response>) learn_roots(r);
+    return json(r);
+  });
 }
 
 // -- client -> server --------------------------------------------------------

@@ -24,6 +24,8 @@
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
+#include "actors/files/roots.hpp"
+#include "transport/file_port.hpp"
 #include "transport/runtime_port.hpp"
 
 namespace parley::rpc {
@@ -41,6 +43,10 @@ struct session_config {
   std::string label = "stdio";
   /// Where requests in flight are counted (the runtime's); null: not counted.
   std::shared_ptr<runtime_telemetry> telemetry;
+  /// The server's --cwd: a root of fs/* before any thread names one.
+  std::string default_cwd;
+  /// Runs fs/* jobs and watches (the connection's); null: fs/* unavailable.
+  file_port* files = nullptr;
 };
 
 /// A method's params need no check beyond decoding.
@@ -82,6 +88,13 @@ class session {
 
   /// The runtime no longer needs the answer for `key`: resolves the prompt.
   void withdraw(uint64_t key);
+
+  /// An fs/watch's batch of changed paths: sent as fs/changed.
+  void on_fs_changed(const std::string& watch_id, std::vector<std::string> paths);
+
+  /// The roots fs/* may reach: the server's cwd and the cwds and writable
+  /// roots of the threads this session started, resumed or forked.
+  const files::root_set& file_roots() const { return roots_; }
 
   bool initialized() const { return initialized_; }
   bool closed() const { return closed_; }
@@ -130,6 +143,11 @@ class session {
   void config_requirements_read(const call& c);
   void debug_counts(const call& c);
   void stats(const call& c);
+  // fs/* (file_methods.cpp)
+  void file_method(const std::string& method, const protocol::request_id& id,
+                   const protocol::json& p);
+  void learn_roots(const protocol::thread_session_response& r);
+  static files::answer files_unavailable();
 
   session_config config_;
   runtime_port& runtime_;
@@ -140,6 +158,7 @@ class session {
   std::set<std::string> opted_out_;  // notification methods this client does not want
   std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing_;
   std::unordered_map<uint64_t, int64_t> request_of_key_;
+  files::root_set roots_;
   /// Guards callbacks from the runtime that arrive after the session is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 

@@ -40,10 +40,12 @@ ALLOWED = {
     "actors/model/http": set(),
     "actors/model/config": set(),
     "actors/sandbox": set(),
+    "actors/files": {"actors/core", "actors/patch"},
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval",
                   "actors/approval/hooks", "actors/approval/audit", "actors/approval/rules",
-                  "actors/store", "actors/model/config", "actors/sandbox", "transport/chat"},
+                  "actors/store", "actors/model/config", "actors/sandbox", "actors/files",
+                  "transport/chat"},
     "transport/chat": {"protocol", "transport"},
 }
 
