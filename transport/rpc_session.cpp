@@ -95,6 +95,7 @@ const std::map<std::string, session::handler>& session::methods() {
       {"thread/unsubscribe", forwarded(&runtime_port::thread_unsubscribe)},
       {"turn/start", forwarded(&runtime_port::turn_start)},
       {"turn/interrupt", method(&session::turn_interrupt)},
+      {"turn/steer", forwarded(&runtime_port::turn_steer)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},

@@ -41,6 +41,8 @@ class runtime_port {
   virtual void turn_start(protocol::turn_start_params p,
                           reply<protocol::turn_start_response> done) = 0;
   virtual void turn_interrupt(protocol::turn_interrupt_params p, reply<parley::atom::ok> done) = 0;
+  virtual void turn_steer(protocol::turn_steer_params p,
+                          reply<protocol::turn_steer_response> done) = 0;
   virtual void debug_counts(reply<runtime_counts> done) = 0;
   /// parley/stats: the approval counters, as JSON.
   virtual protocol::json approval_stats() = 0;
