@@ -6,6 +6,7 @@
 #include "actors/core/log.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
+#include "transport/not_offered.hpp"
 #include "transport/turn_pages.hpp"
 
 namespace parley::rpc {
@@ -188,7 +189,13 @@ void session::on_request(const protocol::incoming_message& m) {
   auto& table = methods();
   auto i = table.find(m.method);
   if (i == table.end()) {
-    // -32601: clients (the TUI) take it as "not supported here" and go on.
+    if (auto reason = not_offered_reason(m.method)) {
+      // A method of Codex's that parley will never offer: says so, and why.
+      reply_error(m.id, not_offered_code, not_offered_message(m.method, *reason));
+      return;
+    }
+    // -32601: not (yet) here. Clients (the TUI) take it as "not supported
+    // here" and go on.
     reply_error(m.id, protocol::rpc_code::method_not_found,
                 "method not found: `" + m.method + "` is not supported by parley");
     return;

@@ -237,7 +237,7 @@ class Fuzzer:
             "thread/unsubscribe", "account/read", "model/list", "config/read",
             "configRequirements/read", "parley/debug/counts", "parley/stats", "initialize",
             "thread/turns/list", "skills/list", "plugin/installed", "hooks/list", "turn/steer",
-            "turn/steer"])
+            "turn/steer", "account/login/start"])
         if method == "thread/start":
             p = self.overrides({}, False)
             if rng.random() < 0.2:
