@@ -203,6 +203,28 @@ void to_json(json& j, const thread_turns_list_response& x) {
            {"backwardsCursor", or_null(x.backwards_cursor)}};
 }
 
+void from_json(const json& j, turn_steer_params& x) {
+  require_object(j);
+  x.thread_id = required<std::string>(j, "threadId");
+  x.input = required<std::vector<user_input>>(j, "input");
+  x.expected_turn_id = required<std::string>(j, "expectedTurnId");
+  x.client_user_message_id = optional<std::string>(j, "clientUserMessageId");
+}
+
+void to_json(json& j, const turn_steer_params& x) {
+  j = json{{"threadId", x.thread_id}, {"input", x.input}, {"expectedTurnId", x.expected_turn_id}};
+  if (x.client_user_message_id) j["clientUserMessageId"] = *x.client_user_message_id;
+}
+
+void to_json(json& j, const turn_steer_response& x) {
+  j = json{{"turnId", x.turn_id}};
+}
+
+void from_json(const json& j, turn_steer_response& x) {
+  require_object(j);
+  x.turn_id = required<std::string>(j, "turnId");
+}
+
 void from_json(const json& j, turn_interrupt_params& x) {
   require_object(j);
   x.thread_id = required<std::string>(j, "threadId");

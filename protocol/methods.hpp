@@ -140,6 +140,24 @@ struct thread_turns_list_response {
 };
 void to_json(json& j, const thread_turns_list_response& x);
 
+/// turn/steer: more input for the running turn; its model sees it at its
+/// next request.
+struct turn_steer_params {
+  std::string thread_id;
+  std::vector<user_input> input;
+  /// Required: the steer fails unless this turn is the active one.
+  std::string expected_turn_id;
+  std::optional<std::string> client_user_message_id;
+};
+void from_json(const json& j, turn_steer_params& x);
+void to_json(json& j, const turn_steer_params& x);
+
+struct turn_steer_response {
+  std::string turn_id;
+};
+void to_json(json& j, const turn_steer_response& x);
+void from_json(const json& j, turn_steer_response& x);
+
 struct turn_interrupt_params {
   std::string thread_id;
   std::string turn_id;

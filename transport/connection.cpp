@@ -67,6 +67,10 @@ class thread_manager_port final : public rpc::runtime_port {
                             reply<atom::ok> done) override {
     forward(std::move(done), atom::shell::value, std::move(p), client());
   }
+  void turn_steer(protocol::turn_steer_params p,
+                  reply<protocol::turn_steer_response> done) override {
+    forward(std::move(done), atom::steer::value, std::move(p), client());
+  }
   void debug_counts(reply<runtime_counts> done) override {
     forward(std::move(done), atom::stats::value);
   }

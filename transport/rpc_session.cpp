@@ -6,6 +6,7 @@
 #include "actors/core/log.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
+#include "transport/not_offered.hpp"
 #include "transport/turn_pages.hpp"
 
 namespace parley::rpc {
@@ -102,6 +103,7 @@ const std::map<std::string, session::handler>& session::methods() {
       {"turn/start", forwarded(&runtime_port::turn_start)},
       {"turn/interrupt", method(&session::turn_interrupt)},
       {"thread/shellCommand", method(&session::thread_shell_command)},
+      {"turn/steer", forwarded(&runtime_port::turn_steer)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},
@@ -207,7 +209,13 @@ void session::on_request(const protocol::incoming_message& m) {
   auto& table = methods();
   auto i = table.find(m.method);
   if (i == table.end()) {
-    // -32601: clients (the TUI) take it as "not supported here" and go on.
+    if (auto reason = not_offered_reason(m.method)) {
+      // A method of Codex's that parley will never offer: says so, and why.
+      reply_error(m.id, not_offered_code, not_offered_message(m.method, *reason));
+      return;
+    }
+    // -32601: not (yet) here. Clients (the TUI) take it as "not supported
+    // here" and go on.
     reply_error(m.id, protocol::rpc_code::method_not_found,
                 "method not found: `" + m.method + "` is not supported by parley");
     return;

@@ -44,6 +44,8 @@ class runtime_port {
   /// thread/shellCommand: ok once the command's turn has started.
   virtual void thread_shell_command(protocol::thread_shell_command_params p,
                                     reply<parley::atom::ok> done) = 0;
+  virtual void turn_steer(protocol::turn_steer_params p,
+                          reply<protocol::turn_steer_response> done) = 0;
   virtual void debug_counts(reply<runtime_counts> done) = 0;
   /// parley/stats: the approval counters, as JSON.
   virtual protocol::json approval_stats() = 0;

@@ -19,6 +19,7 @@ using read       = caf::atom_constant<caf::atom("read")>;       // thread/read
 using loaded     = caf::atom_constant<caf::atom("loaded")>;     // thread/loaded/list
 using turn_start = caf::atom_constant<caf::atom("turnstart")>;  // turn/start
 using interrupt  = caf::atom_constant<caf::atom("interrupt")>;  // turn/interrupt
+using steer      = caf::atom_constant<caf::atom("steer")>;      // turn/steer
 using turn_done  = caf::atom_constant<caf::atom("turndone")>;   // a turn reports its end
 using step       = caf::atom_constant<caf::atom("step")>;       // ask the model for a step
 using output     = caf::atom_constant<caf::atom("output")>;     // command output bytes

@@ -92,9 +92,13 @@ using process_sink_actor = caf::typed_actor<caf::reacts_to<atom::output, std::st
 
 /// A turn: a process sink (its command's exec relays to it) that also hears
 /// its model speak while a step is under way: pieces of a message as they
-/// stream, the tokens each request used, and retries.
-using turn_actor = process_sink_actor::extend<caf::reacts_to<atom::delta, model_delta>,
-                                              caf::reacts_to<atom::notice, model_notice>>;
+/// stream, the tokens each request used, and retries; and the user's input
+/// steered into it (turn/steer), shown and given to the model at its next
+/// request (ok: taken; an error once the turn is ending).
+using turn_actor
+    = process_sink_actor::extend<caf::reacts_to<atom::delta, model_delta>,
+                                 caf::reacts_to<atom::notice, model_notice>,
+                                 caf::replies_to<atom::steer, protocol::user_message_item>::with<atom::ok>>;
 
 /// The audit log's writer: appends what the approval actors report.
 // Appends one line; ok once it is written (an error when it was not).
@@ -129,6 +133,9 @@ using conversation_actor = caf::typed_actor<
                     client_actor>::with<atom::ok>,
     // Interrupt the active turn with this id.
     caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
+    // Steer input into the active turn, which must be the expected one.
+    caf::replies_to<atom::steer, protocol::turn_steer_params,
+                    client_actor>::with<protocol::turn_steer_response>,
     // The thread, with or without its turns.
     caf::replies_to<atom::read, bool>::with<protocol::thread_read_response>,
     // A client disconnected: stop sending to it.
@@ -175,6 +182,8 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::interrupt, protocol::turn_interrupt_params>::with<atom::ok>,
     caf::replies_to<atom::shell, protocol::thread_shell_command_params,
                     client_actor>::with<atom::ok>,
+    caf::replies_to<atom::steer, protocol::turn_steer_params,
+                    client_actor>::with<protocol::turn_steer_response>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,

@@ -132,6 +132,10 @@ struct step_result {
 /// text and what the previous steps of this turn produced.
 struct model_context {
   std::string user_text;
+  /// What the user steered into the turn since it started (turn/steer), in
+  /// order: the model sees each at its first request after it arrived,
+  /// after the results of the steps before it.
+  std::vector<std::string> steered;
   std::vector<step_result> step_results;  // one entry per finished step
   /// Whose turn it is: a model that sends the whole thread to a stateless
   /// endpoint reads the earlier turns from the store.
@@ -303,6 +307,8 @@ struct resumed_turn {
   std::string turn_id;
   int64_t started_at = 0;  // unix seconds
   std::string user_text;
+  /// The messages steered into it before the server stopped (in order).
+  std::vector<std::string> steered;
   action_record action;
 };
 
@@ -363,3 +369,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_interrupt_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_shell_command_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_steer_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_steer_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::user_message_item)

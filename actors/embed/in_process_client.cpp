@@ -115,6 +115,12 @@ caf::error in_process_client::interrupt_turn(protocol::turn_interrupt_params par
   return r ? caf::error{} : r.error();
 }
 
+caf::expected<protocol::turn_steer_response> in_process_client::steer_turn(
+    protocol::turn_steer_params params) {
+  return call<protocol::turn_steer_response>(atom::steer::value, std::move(params),
+                                             caf::actor_cast<client_actor>(actor_));
+}
+
 caf::expected<protocol::thread_read_response> in_process_client::read_thread(
     protocol::thread_read_params params) {
   return call<protocol::thread_read_response>(atom::read::value, std::move(params));

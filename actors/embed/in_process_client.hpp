@@ -61,6 +61,8 @@ class in_process_client {
       protocol::thread_resume_params params);
   caf::expected<protocol::turn_start_response> start_turn(protocol::turn_start_params params);
   caf::error interrupt_turn(protocol::turn_interrupt_params params);
+  /// More input for the running turn (turn/steer).
+  caf::expected<protocol::turn_steer_response> steer_turn(protocol::turn_steer_params params);
   caf::expected<protocol::thread_read_response> read_thread(protocol::thread_read_params params);
   caf::expected<runtime_counts> counts();
 

@@ -90,6 +90,11 @@ struct http_model_state {
   /// call a result answers (none for a say).
   std::deque<std::optional<wire::tool_call>> handed;
   size_t results_seen = 0;
+  /// Messages steered into the turn: how many of the context's were taken,
+  /// and those that join the input at the next request (after the outputs
+  /// of every call of the answer before it, as Codex orders them).
+  size_t steered_seen = 0;
+  std::deque<std::string> steered;
   std::optional<caf::typed_response_promise<model_step>> promise;
   attempt_state attempt;
   unsigned request_retries = 0;
@@ -145,6 +150,12 @@ void answer_step(self_ptr self) {
     st.handed.push_back(std::move(next.call));
     return deliver(self, std::move(next.step));
   }
+  if (!st.steered.empty()) {
+    // The model has more to answer: what the user steered in.
+    for (auto& text : st.steered) st.input.push_back(wire::user_message(text));
+    st.steered.clear();
+    st.answered = false;
+  }
   if (st.answered) return deliver(self, model_step{});  // done
   send_request(self);
 }
@@ -160,6 +171,14 @@ void take_results(self_ptr self, const model_context& ctx) {
       st.input.push_back(wire::tool_output_item(
           *call, tool_result_text(ctx.step_results[st.results_seen], *call)));
   }
+}
+
+/// Messages steered into the turn since the last step wait for the next
+/// request.
+void take_steered(self_ptr self, const model_context& ctx) {
+  auto& st = self->state;
+  for (; st.steered_seen < ctx.steered.size(); ++st.steered_seen)
+    st.steered.push_back(ctx.steered[st.steered_seen]);
 }
 
 /// Whether an input item is something the model produced (a response's
@@ -201,6 +220,7 @@ void resume_input(self_ptr self, const model_context& ctx, std::vector<json> his
   PARLEY_INFO("model event=resumed call={} found={} calls_left={}", ctx.resumed_call,
               !st.handed.empty(), st.ready.size());
   st.results_seen = ctx.step_results.empty() ? 0 : ctx.step_results.size() - 1;
+  st.steered_seen = ctx.steered.size();  // in the stored history already
   take_results(self, ctx);
   answer_step(self);
 }
@@ -391,6 +411,7 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
     return rp;
   }
   take_results(self, ctx);
+  take_steered(self, ctx);
   if (!st.loaded)
     load_input(self, ctx);
   else

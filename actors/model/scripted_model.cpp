@@ -136,7 +136,14 @@ std::vector<model_step> plan_steps(const std::string& user_text) {
 }
 
 model_step next_step(const model_context& ctx) {
+  // The turn's script, then each message steered into it, in order (a
+  // steered message without directives is answered with the help).
   auto steps = plan_steps(ctx.user_text);
+  for (const auto& text : ctx.steered) {
+    auto more = plan_steps(text);
+    steps.insert(steps.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  }
   if (ctx.step_results.size() < steps.size()) return steps[ctx.step_results.size()];
   return model_step{};
 }

@@ -24,7 +24,8 @@ namespace parley {
 /// The steps a user text asks for, in order (never empty for non-empty input).
 std::vector<model_step> plan_steps(const std::string& user_text);
 
-/// The next step for a turn: plan_steps(text)[results so far], then done.
+/// The next step for a turn: the steps of its text, then of each message
+/// steered into it, indexed by the results so far; then done.
 model_step next_step(const model_context& ctx);
 
 /// Splits a message into the pieces streamed as deltas (a few words each).

@@ -320,6 +320,11 @@ conversation_actor::behavior_type conversation(
         return start_shell_turn(self, params, std::move(client));
       },
       [self](atom::interrupt, const std::string& turn_id) { return interrupt_turn(self, turn_id); },
+      [self](atom::steer, protocol::turn_steer_params& params,
+             const client_actor&) -> caf::result<protocol::turn_steer_response> {
+        if (self->state.closing) return unloading_error(self);
+        return steer_turn(self, params);
+      },
       [self](atom::read, bool include_turns) { return read_thread(self, include_turns); },
       [self](atom::gone, const client_actor& client) { on_client_gone(self, client); },
       [self](atom::shutdown) { return shut_down(self); },

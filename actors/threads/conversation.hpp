@@ -45,6 +45,9 @@ struct active_turn {
   client_actor owner;             // the client that started it answers its asks
   std::set<std::string> waiting;  // items whose approval waits on someone
   bool interrupt_sent = false;
+  /// It runs the user's own command (thread/shellCommand): no model, so it
+  /// takes no steered input.
+  bool user_shell = false;
   /// A record of this turn was not stored: the turn stops and ends failed
   /// with this reason, never completed.
   std::optional<std::string> store_error;

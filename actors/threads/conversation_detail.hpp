@@ -91,6 +91,17 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
                                        const protocol::thread_shell_command_params& params,
                                        client_actor client);
 
+/// turn/steer: Codex's checks (an active turn, the expected one, some
+/// input), then the input goes to the turn.
+caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
+                                                      protocol::turn_steer_params& params);
+
+/// Hands the active turn more input from the user; `done` hears whether
+/// the turn took it.
+void steer_active(self_ptr self, std::vector<protocol::user_input> input,
+                  std::optional<std::string> client_id,
+                  std::function<void(const caf::error&)> done);
+
 /// The turn reported its end (or died): store and announce it.
 void finalize_turn(self_ptr self, turn_result result);
 

@@ -119,10 +119,17 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
     if (auto refused = store_refusal(st.svc)) return refused;
   }
   bool joined = subscribe(self, client);
+  if (st.active && st.active->user_shell)
+    return make_error(errc::invalid_request,
+                      "the user's shell command is running (" + st.active->id
+                          + "); a turn starts once it ends");
   if (st.active) {
-    // Codex steers the input into the active turn; parley's scripted turns
-    // cannot take more input, so the caller gets the active turn's id (and,
-    // if it just joined, the turn's waiting approvals after that).
+    // As Codex: the input is steered into the active turn and the caller
+    // gets that turn's id (and, if it just joined, the turn's waiting
+    // approvals after that).
+    if (!params.input.empty() && !st.active->interrupt_sent)
+      steer_active(self, std::move(params.input), params.client_user_message_id,
+                   [](const caf::error&) {});
     auto rp = self->make_response_promise<protocol::turn_start_response>();
     rp.deliver(protocol::turn_start_response{describe_active(*st.active, false)});
     if (joined) offer_waiting_approvals(self, client);
@@ -174,6 +181,7 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
   t.started_at = now_ms / 1000;
   t.started_ms = now_ms;
   t.owner = client;
+  t.user_shell = true;
   st.meta.updated_at = t.started_at;
   auto ts = snapshot_of(st, t.id, std::string{});
   ts.tools_allowed = false;
@@ -194,6 +202,53 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
       self, turn_started_record{st.active->id, st.active->started_at},
       make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
   return rp;
+}
+
+caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
+                                                      protocol::turn_steer_params& params) {
+  auto& st = self->state;
+  // Codex's checks, in its order and words. A turn already told to stop
+  // takes nothing more: the input would be lost with it.
+  if (!st.active || st.active->interrupt_sent)
+    return make_error(errc::invalid_request, "no active turn to steer");
+  if (st.active->user_shell)
+    return make_error(errc::invalid_request,
+                      "the active turn runs the user's shell command and takes no input");
+  if (st.active->id != params.expected_turn_id)
+    return make_error(errc::invalid_request, "expected active turn id `" + params.expected_turn_id
+                                                 + "` but found `" + st.active->id + "`");
+  if (params.input.empty()) return make_error(errc::invalid_request, "input must not be empty");
+  auto rp = self->make_response_promise<protocol::turn_steer_response>();
+  steer_active(self, std::move(params.input), params.client_user_message_id,
+               [rp, turn_id = st.active->id](const caf::error& err) mutable {
+                 if (err)
+                   rp.deliver(make_error(errc::invalid_request, "no active turn to steer"));
+                 else
+                   rp.deliver(protocol::turn_steer_response{turn_id});
+               });
+  return rp;
+}
+
+void steer_active(self_ptr self, std::vector<protocol::user_input> input,
+                  std::optional<std::string> client_id,
+                  std::function<void(const caf::error&)> done) {
+  auto& st = self->state;
+  protocol::user_message_item msg;
+  msg.id = protocol::new_uuid_v7();
+  msg.content = std::move(input);
+  msg.client_id = std::move(client_id);
+  auto turn_id = st.active->id;
+  PARLEY_INFO("conversation {} event=steer turn={} item={}", st.meta.id, turn_id, msg.id);
+  // The turn shows it (item/started, item/completed) when its model is
+  // about to see it, as Codex does: after the step under way. A turn that
+  // is ending (or gone) refuses it, and the steer fails rather than vanish.
+  self->request(st.active->handle, std::chrono::seconds(30), atom::steer::value, std::move(msg))
+      .then([done](atom::ok) { done(caf::error{}); },
+            [self, done, turn_id](caf::error& err) {
+              PARLEY_INFO("conversation {} event=steer_refused turn={} reason={}",
+                          self->state.meta.id, turn_id, caf::to_string(err));
+              done(err);
+            });
 }
 
 void finalize_turn(self_ptr self, turn_result result) {
@@ -324,6 +379,7 @@ void restore_turn(self_ptr self, resumed_turn& r) {
   t.started_at = r.started_at;
   t.started_ms = r.started_at * 1000;
   auto ts = snapshot_of(st, t.id, std::move(r.user_text));
+  ts.steered = std::move(r.steered);
   if (!a.writable_roots.empty()) ts.writable_roots = a.writable_roots;
   ts.resume = a;
   PARLEY_INFO("conversation {} event=restore_turn turn={} phase={} item={}", st.meta.id, t.id,

@@ -346,6 +346,12 @@ thread_manager_actor::behavior_type thread_manager(
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::shell::value, std::move(params), std::move(client));
       },
+      [self](atom::steer, protocol::turn_steer_params& params,
+             client_actor client) -> caf::result<protocol::turn_steer_response> {
+        auto conv = find(self, params.thread_id, "thread not found: ");
+        if (!conv) return std::move(conv.error());
+        return self->delegate(*conv, atom::steer::value, std::move(params), std::move(client));
+      },
       [self](atom::read, const protocol::thread_read_params& params) {
         return read_thread(self, params);
       },

@@ -90,7 +90,7 @@ void store_archive(self_ptr self, const std::string& id, bool archive, client_ac
 }
 
 /// What the turn of a pending action goes on from: its id, start and the
-/// user's text (the scripted model plans from it).
+/// user's text and what was steered in (the scripted model plans from them).
 resumed_turn resumed_of(const stored_thread& t) {
   resumed_turn r;
   r.action = *t.pending;
@@ -98,11 +98,17 @@ resumed_turn resumed_of(const stored_thread& t) {
   for (const auto& turn : t.meta.turns) {
     if (turn.id != r.turn_id) continue;
     r.started_at = turn.started_at.value_or(t.meta.created_at);
-    for (const auto& item : turn.items)
-      if (auto* u = std::get_if<protocol::user_message_item>(&item)) {
+    bool first = true;
+    for (const auto& item : turn.items) {
+      auto* u = std::get_if<protocol::user_message_item>(&item);
+      if (!u) continue;
+      // The first is the turn's own; later ones were steered in.
+      if (first)
         r.user_text = protocol::joined_text(u->content);
-        break;
-      }
+      else
+        r.steered.push_back(protocol::joined_text(u->content));
+      first = false;
+    }
   }
   return r;
 }

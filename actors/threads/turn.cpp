@@ -313,8 +313,35 @@ void on_said(self_ptr self, model_step& step) {
   next_step(self);
 }
 
+/// Steered input joins the turn now, before the model's next request (as
+/// Codex records it): shown as the user's message, then seen by the model.
+void take_steered(self_ptr self) {
+  auto& st = self->state;
+  for (auto& msg : st.steered) {
+    auto now = protocol::unix_ms();
+    item_started(self, msg, now);
+    st.context.steered.push_back(protocol::joined_text(msg.content));
+    item_completed(self, std::move(msg));
+  }
+  st.steered.clear();
+}
+
+/// turn/steer: taken while the turn goes on; refused once it is ending.
+caf::result<atom::ok> on_steer(self_ptr self, protocol::user_message_item& msg) {
+  auto& st = self->state;
+  if (st.finished || st.interrupting)
+    return make_error(errc::invalid_request, "no active turn to steer");
+  if (st.settings.shell)  // the user's own command asks no model to read it
+    return make_error(errc::invalid_request,
+                      "the active turn runs the user's shell command and takes no input");
+  PARLEY_DEBUG("turn {} event=steered item={}", st.settings.turn_id, msg.id);
+  st.steered.push_back(std::move(msg));
+  return atom::ok::value;
+}
+
 void next_step(self_ptr self) {
   auto& st = self->state;
+  take_steered(self);
   self->request(st.model, model_timeout, atom::step::value, st.context)
       .then(
           [self](model_step& step) {
@@ -322,6 +349,8 @@ void next_step(self_ptr self) {
             complete_reasoning(self);
             switch (step.what) {
               case model_step::kind::done:
+                // Input steered in while the model answered: it goes on.
+                if (!self->state.steered.empty()) return next_step(self);
                 return end_turn(self, protocol::turn_status::completed);
               case model_step::kind::say:
                 return on_said(self, step);
@@ -424,6 +453,7 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.svc = std::move(svc);
   self->state.live = count_live(self->state.svc.telemetry, &live_counters::turns);
   self->state.context.user_text = settings.user_text;
+  self->state.context.steered = settings.steered;
   self->state.context.thread_id = settings.thread_id;
   self->state.context.turn_id = settings.turn_id;
   self->state.tokens = settings.tokens_before;
@@ -443,6 +473,7 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
       [self](atom::exited, const exit_info& info) { on_exited(self, info); },
       [self](atom::delta, model_delta& d) { on_model_delta(self, d); },
       [self](atom::notice, model_notice& n) { on_model_notice(self, n); },
+      [self](atom::steer, protocol::user_message_item& msg) { return on_steer(self, msg); },
   };
 }
 

@@ -42,6 +42,8 @@ struct turn_settings {
   bool commands_unconfined = false;
   session_grants grants;
   std::string user_text;
+  /// Input steered into it that its model saw already (a restored turn).
+  std::vector<std::string> steered;
   /// Tokens the thread's models used before this turn.
   protocol::token_breakdown tokens_before;
   /// false for a structured turn (turn/start with an outputSchema, e.g. the
@@ -98,6 +100,9 @@ struct turn_state {
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<uint64_t> pending_ask;
+  /// Input the user steered in (turn/steer) that the model has not seen:
+  /// shown and handed over at its next request.
+  std::vector<protocol::user_message_item> steered;
   caf::actor_addr approval_addr;  // the latest approval (pending or done)
   /// Set when an exit signal arrived while an approval was pending: the
   /// turn ends with it once the approval has settled.

@@ -40,6 +40,7 @@ void decode_every_request(const json& params) {
   try_decode<thread_loaded_list_params>(params);
   try_decode<turn_start_params>(params);
   try_decode<turn_interrupt_params>(params);
+  try_decode<turn_steer_params>(params);
   try_decode<thread_resume_params>(params);
   try_decode<thread_fork_params>(params);
   try_decode<thread_list_params>(params);

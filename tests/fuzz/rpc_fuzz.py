@@ -236,7 +236,8 @@ class Fuzzer:
             "thread/fork", "thread/list", "thread/archive", "thread/unarchive", "thread/name/set",
             "thread/unsubscribe", "account/read", "model/list", "config/read",
             "configRequirements/read", "parley/debug/counts", "parley/stats", "initialize",
-            "thread/turns/list", "skills/list", "plugin/installed", "hooks/list"])
+            "thread/turns/list", "skills/list", "plugin/installed", "hooks/list", "turn/steer",
+            "turn/steer", "account/login/start"])
         if method == "thread/start":
             p = self.overrides({}, False)
             if rng.random() < 0.2:
@@ -257,6 +258,9 @@ class Fuzzer:
                 p["cursor"] = t
         elif method == "turn/interrupt":
             p = {"threadId": t, "turnId": self.turn_id(t) if rng.random() < 0.9 else ""}
+        elif method == "turn/steer":
+            p = {"threadId": t, "expectedTurnId": self.turn_id(t) if rng.random() < 0.9 else "x",
+                 "input": [{"type": "text", "text": self.script()}] if rng.random() < 0.9 else []}
         elif method == "thread/resume":
             p = self.overrides({"threadId": t}, False)
             if rng.random() < 0.3:
@@ -456,7 +460,7 @@ class Fuzzer:
         for _ in range(self.rng.randrange(2, 5)):
             method = self.rng.choice(["thread/read", "thread/archive", "thread/unarchive", "turn/start",
                                       "thread/resume", "thread/name/set", "thread/unsubscribe",
-                                      "turn/interrupt", "thread/fork"])
+                                      "turn/interrupt", "thread/fork", "turn/steer"])
             p = {"threadId": t}
             if method == "thread/read":
                 p["includeTurns"] = True
@@ -466,6 +470,9 @@ class Fuzzer:
                 p["name"] = "burst"
             elif method == "turn/interrupt":
                 p["turnId"] = self.turn_id(t)
+            elif method == "turn/steer":
+                p["expectedTurnId"] = self.turn_id(t)
+                p["input"] = [{"type": "text", "text": self.script()}]
             self.send_message({"id": self.ids.next(), "method": method, "params": p})
 
     def run(self):

@@ -127,6 +127,9 @@ TEST(round_trip, client_requests_and_results) {
   expect_round_trip(tp);
   expect_round_trip(turn_start_response{sample_thread().turns[0]});
   expect_round_trip(turn_interrupt_params{"t", "u"});
+  expect_round_trip(turn_steer_params{"t", {user_input::make_text("say: more")}, "u", "c"});
+  expect_round_trip(turn_steer_params{"t", {user_input::make_text("x")}, "u", std::nullopt});
+  expect_round_trip(turn_steer_response{"u"});
 }
 
 TEST(round_trip, every_server_notification) {

@@ -23,6 +23,7 @@ RESPONSE_TYPES = {
     "thread/loaded/list": "v2/ThreadLoadedListResponse",
     "turn/start": "v2/TurnStartResponse",
     "turn/interrupt": "v2/TurnInterruptResponse",
+    "turn/steer": "v2/TurnSteerResponse",
     "account/read": "v2/GetAccountResponse",
     "model/list": "v2/ModelListResponse",
     "config/read": "v2/ConfigReadResponse",
@@ -101,8 +102,11 @@ def main():
         "say: checking shapes\nrun[escalate]: echo out\nrun[escalate]: echo no\nrun[escalate]: echo err\nrun[escalate]: echo late\nrun[escalate]: exit 3")})
     answers = [{"result": {"decision": "accept"}}, {"result": {"decision": "decline"}},
                {"error": {"code": -32000, "message": "x"}}, None, {"result": {"decision": "accept"}}]
-    for a in answers:
+    for n, a in enumerate(answers):
         req = until(lambda m: m.get("method") == "item/commandExecution/requestApproval")
+        if n == 0:  # input steered in while the first approval waits
+            call("turn/steer", {"threadId": t, "expectedTurnId": req["params"]["turnId"],
+                                "input": text("say: steered"), "clientUserMessageId": "c-1"})
         if a is not None:
             proc.stdin.write(json.dumps(dict(a, id=req["id"])) + "\n")
             proc.stdin.flush()
@@ -165,7 +169,7 @@ def main():
                 "notification item/agentMessage/delta", "request item/commandExecution/requestApproval",
                 "notification turn/completed", "notification thread/status/changed",
                 "response thread/read", "response turn/interrupt", "response thread/turns/list",
-                "response skills/list", "response plugin/installed",
+                "response skills/list", "response plugin/installed", "response turn/steer",
                 "request item/fileChange/requestApproval", "notification turn/diff/updated"}
     missing = expected - seen
     if missing:

@@ -105,6 +105,11 @@ class fake_runtime final : public runtime_port {
       std::exchange(pending_turn, nullptr)(std::move(r));
     }
   }
+  void turn_steer(protocol::turn_steer_params p,
+                  reply<protocol::turn_steer_response> done) override {
+    events.push_back("steer " + p.thread_id + " " + p.expected_turn_id);
+    done(protocol::turn_steer_response{p.expected_turn_id});
+  }
   void debug_counts(reply<runtime_counts> done) override { done(runtime_counts{}); }
   json approval_stats() override { return json{{"asked", 0}}; }
 

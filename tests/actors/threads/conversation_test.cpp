@@ -164,6 +164,45 @@ TEST_F(conversation_test, an_interrupt_settles_the_approval_before_the_item_ends
   EXPECT_EQ(last_turn_status(*log), protocol::turn_status::interrupted);
 }
 
+TEST_F(conversation_test, a_steer_is_checked_as_codex_checks_it) {
+  // (Its success path, through the turn and the model, is tested through the
+  // real binary: ctest turn_steer.)
+  auto log = pending_approval("touch never");
+  ASSERT_EQ(log->asks.size(), 1u);
+  auto steer = [&](const std::string& expected, const std::string& text) {
+    protocol::turn_steer_params p;
+    p.expected_turn_id = expected;
+    if (!text.empty()) p.input = {protocol::user_input::make_text(text)};
+    auto h = (*self)->request(pending_conv, caf::infinite, atom::steer::value, p, clients.front());
+    run();
+    std::string out;
+    h.receive([&](protocol::turn_steer_response& r) { out = "turn " + r.turn_id; },
+              [&](caf::error& err) { out = message_of(err); });
+    return out;
+  };
+  EXPECT_EQ(steer("other", "more"),
+            "expected active turn id `other` but found `" + pending_turn + "`");
+  EXPECT_EQ(steer(pending_turn, ""), "input must not be empty");
+  EXPECT_EQ(after_ask(*log), strings{});  // the approval is untouched
+  answer(0, log->asks[0].key, protocol::approval_decision::decline());
+  EXPECT_EQ(last_turn_status(*log), protocol::turn_status::completed);
+  EXPECT_EQ(steer(pending_turn, "late"), "no active turn to steer");
+}
+
+TEST_F(conversation_test, a_turn_being_interrupted_takes_no_more_input) {
+  auto log = pending_approval("touch never");
+  auto stop = (*self)->request(pending_conv, caf::infinite, atom::interrupt::value, pending_turn);
+  protocol::turn_steer_params p;
+  p.expected_turn_id = pending_turn;
+  p.input = {protocol::user_input::make_text("more")};
+  auto h = (*self)->request(pending_conv, caf::infinite, atom::steer::value, p, clients.front());
+  run();
+  stop.receive([](atom::ok) {}, [](caf::error& err) { FAIL() << caf::to_string(err); });
+  h.receive([](protocol::turn_steer_response&) { FAIL() << "steered an interrupted turn"; },
+            [](caf::error& err) { EXPECT_EQ(message_of(err), "no active turn to steer"); });
+  EXPECT_EQ(last_turn_status(*log), protocol::turn_status::interrupted);
+}
+
 TEST_F(conversation_test, a_forbidding_rule_decides_without_asking_or_waiting) {
   auto dir
       = std::filesystem::temp_directory_path() / ("parley-det-rules-" + std::to_string(::getpid()));
