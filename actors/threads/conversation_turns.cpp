@@ -109,6 +109,16 @@ client_list ordered_clients(self_ptr self) {
   return out;
 }
 
+/// A turn starting now for `owner`, with a new id.
+active_turn new_active_turn(const client_actor& owner) {
+  active_turn t;
+  t.id = protocol::new_uuid_v7();
+  t.started_ms = protocol::unix_ms();
+  t.started_at = t.started_ms / 1000;
+  t.owner = owner;
+  return t;
+}
+
 }  // namespace
 
 caf::result<protocol::turn_start_response> start_turn(self_ptr self,
@@ -136,12 +146,8 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
     return rp;
   }
   apply_overrides(st, params);
-  auto now_ms = protocol::unix_ms();
-  active_turn t;
-  t.id = protocol::new_uuid_v7();
-  t.started_at = now_ms / 1000;
-  t.started_ms = now_ms;
-  t.owner = client;
+  auto t = new_active_turn(client);
+  auto now_ms = t.started_ms;
   auto text = protocol::joined_text(params.input);
   if (st.meta.preview.empty()) st.meta.preview = text;
   st.meta.updated_at = t.started_at;
@@ -175,12 +181,7 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
     if (auto refused = store_refusal(st.svc)) return refused;
   }
   subscribe(self, client);
-  auto now_ms = protocol::unix_ms();
-  active_turn t;
-  t.id = protocol::new_uuid_v7();
-  t.started_at = now_ms / 1000;
-  t.started_ms = now_ms;
-  t.owner = client;
+  auto t = new_active_turn(client);
   t.user_shell = true;
   st.meta.updated_at = t.started_at;
   auto ts = snapshot_of(st, t.id, std::string{});
