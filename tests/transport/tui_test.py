@@ -13,9 +13,7 @@ be had (no npm registry).
 
 Usage: tui_test.py PARLEY_BINARY
 """
-import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -24,94 +22,10 @@ import tempfile
 import time
 
 BINARY = sys.argv[1]
-SESSION = "parley-tui-%d" % os.getpid()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from app_server_peer import CODEX, codex_unavailable  # noqa: E402
-
-
-def skip(why):
-    print("SKIP:", why)
-    sys.exit(77)
-
-
-def tmux(*args):
-    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
-
-
-def screen():
-    return tmux("capture-pane", "-t", SESSION, "-p").stdout
-
-
-def wait_screen(pattern, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if re.search(pattern, screen()):
-            return True
-        time.sleep(0.3)
-    print("--- screen while waiting for %r ---\n%s" % (pattern, screen()))
-    return False
-
-
-def wait_file(path, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline and not os.path.exists(path):
-        time.sleep(0.2)
-    return os.path.exists(path)
-
-
-def composer_holds(text):
-    """Whether the TUI's input box (the last prompt line) still holds `text`."""
-    lines = screen().splitlines()
-    prompts = [i for i, l in enumerate(lines) if l.startswith("\u203a ")]
-    if not prompts or not lines[prompts[-1]].rstrip().endswith(text):
-        return False
-    # Once submitted, the turn's lines (a dialog, its work) follow the prompt.
-    after = "\n".join(lines[prompts[-1] + 1:])
-    return not re.search(r"Working|Running|Would you like|Ran |Worked|interrupted", after)
-
-
-def type_line(text):
-    """Types a prompt and submits it. Under load the TUI may read fast keys as
-    a paste (where Enter is a newline) or take a while to echo: wait for the
-    echo and a quiet moment before Enter, and press it again if the text is
-    still waiting in the input box."""
-    tmux("send-keys", "-t", SESSION, "-l", text)
-    deadline = time.time() + 10
-    while time.time() < deadline and not composer_holds(text):
-        time.sleep(0.1)
-    time.sleep(1.0)
-    for _ in range(3):
-        tmux("send-keys", "-t", SESSION, "Enter")
-        time.sleep(1.5)
-        if not composer_holds(text):
-            return
-
-
-def start_tui(url, work, codex_home, *extra):
-    command = " ".join(CODEX + list(extra) + ["--remote", url])
-    tmux("kill-session", "-t", SESSION)
-    # The pane stays after the TUI exits (with its last words and exit
-    # status), so a failure shows why.
-    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
-         "env CODEX_HOME=%s %s; echo \"[the TUI exited: $?]\"; sleep 600" % (codex_home, command))
-
-
-def thread_ids(url):
-    """The stored threads, newest first, through a plain WebSocket client."""
-    import asyncio
-    import websockets
-
-    async def ask():
-        async with websockets.connect(url) as ws:
-            await ws.send(json.dumps({"id": 1, "method": "initialize",
-                                      "params": {"clientInfo": {"name": "t", "version": "1"}}}))
-            await ws.recv()
-            await ws.send(json.dumps({"id": 2, "method": "thread/list", "params": {}}))
-            while True:
-                m = json.loads(await ws.recv())
-                if m.get("id") == 2:
-                    return [t["id"] for t in m["result"]["data"]]
-    return asyncio.run(ask())
+from tui_driver import (SESSION, Checks, codex_unavailable, screen, skip,  # noqa: E402
+                        start_server as start_parley, start_tui, tmux, type_line, wait_file,
+                        thread_ids, wait_screen)
 
 
 def main():
@@ -125,35 +39,12 @@ def main():
     codex_home = os.path.join(home, "codex")
     os.makedirs(work)
     os.makedirs(codex_home)
-    # A remote TUI cannot name the server's directories: commands run in the
-    # server's --cwd.
     def start_server(n):
-        log_path = os.path.join(home, "server-%d.log" % n)
-        log = open(log_path, "w")  # a pipe nobody drains would stall the server's logging
-        proc = subprocess.Popen([BINARY, "app-server", "--home", os.path.join(home, "parley"),
-                                 "--cwd", work, "--listen", "ws://127.0.0.1:0"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
-        found = None
-        deadline = time.time() + 30
-        while found is None and time.time() < deadline:
-            with open(log_path) as f:
-                m = re.search(r"listening on (ws://\S+)", f.read())
-            found = m.group(1) if m else None
-            time.sleep(0.05)
-        return proc, found
+        return start_parley(BINARY, home, work, n)
 
     server, url = start_server(1)
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
-            print("FAIL", what, flush=True)
-            for name in sorted(os.listdir(home)):
-                if name.startswith("server-") and name.endswith(".log"):
-                    with open(os.path.join(home, name)) as f:
-                        print("--- last lines of %s ---\n%s" % (name, "".join(f.readlines()[-30:])),
-                              flush=True)
+    check = Checks(home)
+    failures = check.failures
 
     try:
         start_tui(url, work, codex_home)

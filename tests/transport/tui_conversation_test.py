@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""The real Codex 0.169.0 TUI uses what a conversation offers beyond approvals
+(issue 29), against `parley app-server --listen ws://127.0.0.1:0` with the
+scripted model, in tmux:
+
+- text typed while a turn runs steers it (`turn/steer`): the server logs the
+  steer into that turn, and the model's answer to the steered text shows in it;
+- `!echo ...` runs the user's own command (`thread/shellCommand`) and the TUI
+  shows its output.
+
+The screen is read with `tmux capture-pane`. Exits 77 (skipped) when tmux or
+the Codex package cannot be had (no npm registry).
+
+Usage: tui_conversation_test.py PARLEY_BINARY
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+BINARY = sys.argv[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tui_driver import (SESSION, Checks, codex_unavailable, screen, server_log,  # noqa: E402
+                        skip, start_server, start_tui, tmux, type_line, wait_screen)
+
+
+def steering(check, home):
+    # The command runs long enough for the steer to be typed while it does;
+    # the steered text joins the turn at the model's next request.
+    type_line("run: sleep 12")
+    check(wait_screen(r"Running sleep 12|Working"), "the turn runs its command")
+    type_line("say: steered_in_tui")
+    check(wait_screen(r"\n\s*. steered_in_tui", timeout=90), "the steered text is answered")
+    log = server_log(home)
+    steers = re.findall(r"event=steer turn=(\S+)", log)
+    check(len(steers) == 1, "the server steered the typed text into the running turn:\n"
+          + "\n".join(l for l in log.splitlines() if "steer" in l))
+    check("steer failed" not in screen() and "method not found" not in screen(),
+          "no error banner:\n" + screen())
+    check(wait_screen(r"Worked for"), "the turn ends")
+
+
+def user_shell(check):
+    type_line("!echo shell_in_tui_$((6*7))")
+    check(wait_screen(r"You ran echo shell_in_tui"), "the TUI shows the user's command")
+    check(wait_screen(r"shell_in_tui_42"), "and its output, from the shell")
+    check("failed in TUI" not in screen(), "the TUI does not exit:\n" + screen())
+
+
+def main():
+    if shutil.which("tmux") is None:
+        skip("tmux is missing")
+    why = codex_unavailable()
+    if why:
+        skip(why)
+    home = tempfile.mkdtemp(prefix="parley-tui-conv-")
+    work = os.path.join(home, "work")
+    codex_home = os.path.join(home, "codex")
+    os.makedirs(work)
+    os.makedirs(codex_home)
+    server, url = start_server(BINARY, home, work, 1)
+    check = Checks(home)
+    try:
+        if check(url is not None, "parley listens"):
+            start_tui(url, work, codex_home)
+            check(wait_screen(r"Ask Codex to do anything"), "the TUI starts against parley")
+            steering(check, home)
+            user_shell(check)
+    finally:
+        tmux("kill-session", "-t", SESSION)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            check.failures.append("the server did not stop on SIGTERM")
+        shutil.rmtree(home, ignore_errors=True)
+    print("%d failure(s)" % len(check.failures))
+    sys.exit(1 if check.failures else 0)
+
+
+main()
