@@ -42,7 +42,8 @@ void on_exited(exec_self self, exit_info& info) {
   // The processId is free again before the client hears the reply.
   if (!st.setup.process_id.empty())
     self->send(st.setup.registry, atom::exec_gone::value, self->address());
-  if (!info.not_started.empty()) {
+  // Killed by its timeout before it even started (timeoutMs 0): a timeout.
+  if (!info.not_started.empty() && !st.timed_out) {
     PARLEY_INFO("command_exec event=not_started process_id=\"{}\" why=\"{}\"", st.setup.process_id,
                 info.not_started);
     auto err = make_error(errc::internal, "failed to spawn command: " + info.not_started);

@@ -1,6 +1,7 @@
 #include "actors/threads/process_reactor.hpp"
 
 #include <caf/send.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -256,13 +257,36 @@ void process_reactor::start_one(queued_spawn& q) {
   wake();
 }
 
+// A write or resize can come before its process is in procs_ (sent right
+// after spawn(), while the process is still being created): it waits in
+// deferred_ until the process is added, and is dropped once the process is
+// neither starting nor running.
+bool process_reactor::still_starting(process_id id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (queued_ids_.count(id) != 0 || starting_.count(id) != 0) return true;
+  for (const auto& c : commands_)
+    if (c.what == request::kind::add && c.id == id) return true;
+  return false;
+}
+
 void process_reactor::drain_commands() {
   std::deque<request> batch;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     batch.swap(commands_);
   }
+  // The processes first, then what is asked of them.
+  std::stable_partition(batch.begin(), batch.end(),
+                        [](const request& c) { return c.what == request::kind::add; });
+  auto waiting = std::move(deferred_);
+  deferred_.clear();
+  for (auto& c : waiting) batch.push_back(std::move(c));
   for (auto& c : batch) {
+    bool for_process = c.what == request::kind::write || c.what == request::kind::resize;
+    if (for_process && procs_.count(c.id) == 0) {
+      if (still_starting(c.id)) deferred_.push_back(std::move(c));
+      continue;
+    }
     if (c.what == request::kind::add) {
       auto& p = *c.proc;
       epoll_event ev{};

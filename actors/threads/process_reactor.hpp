@@ -126,6 +126,7 @@ class process_reactor {
   void run();
   void wake();
   void drain_commands();
+  bool still_starting(process_id id);
   void on_readable(process& p, bool is_stderr);
   void flush_stdin(process& p);
   void close_stdin(process& p);
@@ -147,6 +148,7 @@ class process_reactor {
   process_id next_id_ = 1;                     // guarded by mtx_
   std::condition_variable spawn_cv_;
   std::unordered_map<process_id, std::shared_ptr<process>> procs_;  // reactor thread only
+  std::deque<request> deferred_;  // reactor thread only: for processes still starting
   std::thread thread_;
   std::vector<std::thread> spawners_;
 };
