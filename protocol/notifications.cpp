@@ -118,6 +118,13 @@ void to_json(json& j, const reasoning_delta& x) {
            {x.summary ? "summaryIndex" : "contentIndex", x.index}};
 }
 
+void to_json(json& j, const command_exec_output_delta& x) {
+  j = json{{"processId", x.process_id},
+           {"stream", x.stream},
+           {"deltaBase64", x.delta_base64},
+           {"capReached", x.cap_reached}};
+}
+
 notification decode_notification(const std::string& method, const json& p) {
   require_object(p);
   if (method == thread_started::method) return thread_started{required<thread>(p, "thread")};
@@ -175,6 +182,11 @@ notification decode_notification(const std::string& method, const json& p) {
   if (method == turn_diff_updated::method)
     return turn_diff_updated{required<std::string>(p, "threadId"),
                              required<std::string>(p, "turnId"), required<std::string>(p, "diff")};
+  if (method == command_exec_output_delta::method)
+    return command_exec_output_delta{"", required<std::string>(p, "processId"),
+                                     required<std::string>(p, "stream"),
+                                     required<std::string>(p, "deltaBase64"),
+                                     required<bool>(p, "capReached")};
   throw decode_error("unknown notification `" + method + "`");
 }
 

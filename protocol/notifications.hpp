@@ -138,11 +138,23 @@ struct token_usage_updated {
   token_breakdown last;
 };
 
+/// A chunk of a command/exec process's output (issue 29). It belongs to a
+/// connection, not a thread: `thread_id` stays empty.
+struct command_exec_output_delta {
+  static constexpr const char* method = "command/exec/outputDelta";
+  std::string thread_id;  // always empty
+  std::string process_id;
+  std::string stream;        // "stdout" | "stderr"
+  std::string delta_base64;  // the bytes, base64 as on the wire
+  bool cap_reached = false;
+};
+
 using notification =
     std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
                  item_completed, agent_message_delta, command_output_delta,
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
-                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta>;
+                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta,
+                 command_exec_output_delta>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -167,6 +179,7 @@ void to_json(json& j, const token_breakdown& x);
 void from_json(const json& j, token_breakdown& x);
 void to_json(json& j, const token_usage_updated& x);
 void to_json(json& j, const reasoning_delta& x);
+void to_json(json& j, const command_exec_output_delta& x);
 
 /// The params object of a notification.
 json params_of(const notification& n);

@@ -71,6 +71,27 @@ class thread_manager_port final : public rpc::runtime_port {
                   reply<protocol::turn_steer_response> done) override {
     forward(std::move(done), atom::steer::value, std::move(p), client());
   }
+  void command_exec(protocol::command_exec_params p,
+                    reply<protocol::command_exec_response> done) override {
+    // No deadline here: the command's own timeout ends it, and the thread
+    // manager (or the command) answers even when it fails.
+    self_->request(self_->state.threads, caf::infinite, atom::exec_start::value, std::move(p),
+                   client())
+        .then([done](protocol::command_exec_response& r) { done(std::move(r)); },
+              [done](caf::error& err) { done(std::move(err)); });
+  }
+  void command_exec_write(std::string process_id, std::string bytes, bool close_stdin,
+                          reply<atom::ok> done) override {
+    forward(std::move(done), atom::exec_write::value, std::move(process_id), std::move(bytes),
+            close_stdin, client());
+  }
+  void command_exec_terminate(std::string process_id, reply<atom::ok> done) override {
+    forward(std::move(done), atom::exec_kill::value, std::move(process_id), client());
+  }
+  void command_exec_resize(std::string process_id, protocol::terminal_size size,
+                           reply<atom::ok> done) override {
+    forward(std::move(done), atom::exec_resize::value, std::move(process_id), size, client());
+  }
   void debug_counts(reply<runtime_counts> done) override {
     forward(std::move(done), atom::stats::value);
   }

@@ -84,6 +84,9 @@ const std::map<std::string, session::handler>& session::methods() {
   auto file = [](const char* name) -> handler {
     return [name](session& s, const call& c) { s.file_method(name, c.id, c.params); };
   };
+  auto exec = [](void (session::*fn)(const request_id&, const json&)) -> handler {
+    return [fn](session& s, const call& c) { (s.*fn)(c.id, c.params); };
+  };
   auto path_needs_experimental = [](const char* what) {
     return [what](const protocol::initialize_capabilities& caps, const auto& p) {
       return require_experimental(caps, p.path.has_value(), what);
@@ -104,6 +107,10 @@ const std::map<std::string, session::handler>& session::methods() {
       {"turn/interrupt", method(&session::turn_interrupt)},
       {"thread/shellCommand", method(&session::thread_shell_command)},
       {"turn/steer", forwarded(&runtime_port::turn_steer)},
+      {"command/exec", exec(&session::command_exec)},
+      {"command/exec/write", exec(&session::command_exec_write)},
+      {"command/exec/terminate", exec(&session::command_exec_terminate)},
+      {"command/exec/resize", exec(&session::command_exec_resize)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},

@@ -131,6 +131,13 @@ class session {
   void initialize(const call& c);
   void turn_interrupt(const call& c);
   void thread_shell_command(const call& c);
+  // command/exec and its follow-ups (transport/command_exec_methods.cpp).
+  void command_exec(const protocol::request_id& id, const protocol::json& params);
+  void command_exec_write(const protocol::request_id& id, const protocol::json& params);
+  void command_exec_terminate(const protocol::request_id& id, const protocol::json& params);
+  void command_exec_resize(const protocol::request_id& id, const protocol::json& params);
+  template <class Result>
+  runtime_port::reply<Result> exec_reply(const protocol::request_id& id);
   void thread_archive(const call& c);
   void thread_unarchive(const call& c);
   void thread_name_set(const call& c);

@@ -46,6 +46,16 @@ class runtime_port {
                                     reply<parley::atom::ok> done) = 0;
   virtual void turn_steer(protocol::turn_steer_params p,
                           reply<protocol::turn_steer_response> done) = 0;
+  /// command/exec: answered when the process has ended (after its deltas).
+  virtual void command_exec(protocol::command_exec_params p,
+                            reply<protocol::command_exec_response> done) = 0;
+  /// command/exec/write: `bytes` (decoded) to the process's stdin, then
+  /// maybe close it.
+  virtual void command_exec_write(std::string process_id, std::string bytes, bool close_stdin,
+                                  reply<parley::atom::ok> done) = 0;
+  virtual void command_exec_terminate(std::string process_id, reply<parley::atom::ok> done) = 0;
+  virtual void command_exec_resize(std::string process_id, protocol::terminal_size size,
+                                   reply<parley::atom::ok> done) = 0;
   virtual void debug_counts(reply<runtime_counts> done) = 0;
   /// parley/stats: the approval counters, as JSON.
   virtual protocol::json approval_stats() = 0;

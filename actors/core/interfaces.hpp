@@ -184,6 +184,15 @@ using thread_manager_actor = caf::typed_actor<
                     client_actor>::with<atom::ok>,
     caf::replies_to<atom::steer, protocol::turn_steer_params,
                     client_actor>::with<protocol::turn_steer_response>,
+    // command/exec (answered when the process has ended, after its deltas)
+    // and its follow-ups by processId: write (bytes, closeStdin),
+    // terminate, resize. The commands belong to the client.
+    caf::replies_to<atom::exec_start, protocol::command_exec_params,
+                    client_actor>::with<protocol::command_exec_response>,
+    caf::replies_to<atom::exec_write, std::string, std::string, bool, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::exec_kill, std::string, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::exec_resize, std::string, protocol::terminal_size,
+                    client_actor>::with<atom::ok>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,

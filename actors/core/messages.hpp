@@ -14,6 +14,7 @@
 
 #include "actors/core/approval_types.hpp"
 #include "protocol/approvals.hpp"
+#include "protocol/command_exec.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
 
@@ -369,6 +370,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_interrupt_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_shell_command_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::command_exec_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::command_exec_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::terminal_size)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_steer_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_steer_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::user_message_item)

@@ -318,6 +318,7 @@ thread_manager_actor::behavior_type thread_manager(
   install_default_handlers(self, "thread_manager");
   self->state.svc = std::move(svc);
   self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });
+  self->state.commands = self->spawn<caf::linked>(command_registry, self->state.svc);
   // Work that was in flight when the server last stopped.
   self->request(self->state.svc.store, store_timeout, atom::pending::value)
       .then([self](std::vector<pending_thread>& pending) { on_pending(self, pending); },
@@ -345,6 +346,25 @@ thread_manager_actor::behavior_type thread_manager(
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::shell::value, std::move(params), std::move(client));
+      },
+      [self](atom::exec_start, protocol::command_exec_params& p,
+             client_actor& client) -> caf::result<protocol::command_exec_response> {
+        return self->delegate(self->state.commands, atom::exec_start::value, std::move(p),
+                              std::move(client));
+      },
+      [self](atom::exec_write, std::string& id, std::string& bytes, bool close,
+             client_actor& client) -> caf::result<atom::ok> {
+        return self->delegate(self->state.commands, atom::exec_write::value, std::move(id),
+                              std::move(bytes), close, std::move(client));
+      },
+      [self](atom::exec_kill, std::string& id, client_actor& client) -> caf::result<atom::ok> {
+        return self->delegate(self->state.commands, atom::exec_kill::value, std::move(id),
+                              std::move(client));
+      },
+      [self](atom::exec_resize, std::string& id, const protocol::terminal_size& size,
+             client_actor& client) -> caf::result<atom::ok> {
+        return self->delegate(self->state.commands, atom::exec_resize::value, std::move(id), size,
+                              std::move(client));
       },
       [self](atom::steer, protocol::turn_steer_params& params,
              client_actor client) -> caf::result<protocol::turn_steer_response> {

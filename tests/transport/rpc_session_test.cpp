@@ -110,6 +110,29 @@ class fake_runtime final : public runtime_port {
     events.push_back("steer " + p.thread_id + " " + p.expected_turn_id);
     done(protocol::turn_steer_response{p.expected_turn_id});
   }
+  void command_exec(protocol::command_exec_params p,
+                    reply<protocol::command_exec_response> done) override {
+    events.push_back("exec " + p.command.front());
+    protocol::command_exec_response r;
+    r.exit_code = 0;
+    r.stdout_text = "out";
+    done(std::move(r));
+  }
+  void command_exec_write(std::string id, std::string bytes, bool close,
+                          reply<atom::ok> done) override {
+    events.push_back("exec_write " + id + " " + bytes + (close ? " close" : ""));
+    done(atom::ok::value);
+  }
+  void command_exec_terminate(std::string id, reply<atom::ok> done) override {
+    events.push_back("exec_terminate " + id);
+    done(atom::ok::value);
+  }
+  void command_exec_resize(std::string id, protocol::terminal_size size,
+                           reply<atom::ok> done) override {
+    events.push_back("exec_resize " + id + " " + std::to_string(size.rows) + "x"
+                     + std::to_string(size.cols));
+    done(atom::ok::value);
+  }
   void debug_counts(reply<runtime_counts> done) override { done(runtime_counts{}); }
   json approval_stats() override { return json{{"asked", 0}}; }
 
