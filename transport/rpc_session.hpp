@@ -131,6 +131,7 @@ class session {
   void initialize(const call& c);
   void turn_interrupt(const call& c);
   void thread_shell_command(const call& c);
+  void thread_compact_start(const call& c);
   void thread_archive(const call& c);
   void thread_unarchive(const call& c);
   void thread_name_set(const call& c);

@@ -53,6 +53,7 @@ using seal       = caf::atom_constant<caf::atom("seal")>;       // the store tak
 using pending    = caf::atom_constant<caf::atom("pending")>;    // threads with an action pending
 using restore    = caf::atom_constant<caf::atom("restore")>;    // load a thread to go on with it
 using shell      = caf::atom_constant<caf::atom("shell")>;      // thread/shellCommand
+using compact    = caf::atom_constant<caf::atom("compact")>;    // thread/compact/start
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
 // clang-format on
 
