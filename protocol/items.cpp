@@ -164,6 +164,10 @@ json encode(const reasoning_item& x) {
   return json{{"type", "reasoning"}, {"id", x.id}, {"summary", x.summary}, {"content", x.content}};
 }
 
+json encode(const context_compaction_item& x) {
+  return json{{"type", "contextCompaction"}, {"id", x.id}};
+}
+
 }  // namespace
 
 const char* to_string(file_update_change::kind x) {
@@ -248,9 +252,11 @@ void from_json(const json& j, thread_item& x) {
     i.summary = optional<std::vector<std::string>>(j, "summary").value_or(std::vector<std::string>{});
     i.content = optional<std::vector<std::string>>(j, "content").value_or(std::vector<std::string>{});
     x = std::move(i);
+  } else if (type == "contextCompaction") {
+    x = context_compaction_item{required<std::string>(j, "id")};
   } else {
     throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange",
-                                 "reasoning"});
+                                 "reasoning", "contextCompaction"});
   }
 }
 

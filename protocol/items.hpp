@@ -97,8 +97,14 @@ struct reasoning_item {
   std::vector<std::string> content;
 };
 
+/// The thread's history was compacted here (thread/compact/start, or
+/// automatically near the model's context window).
+struct context_compaction_item {
+  std::string id;
+};
+
 using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item,
-                                 file_change_item, reasoning_item>;
+                                 file_change_item, reasoning_item, context_compaction_item>;
 
 const std::string& item_id(const thread_item& x);
 

@@ -67,6 +67,9 @@ class thread_manager_port final : public rpc::runtime_port {
                             reply<atom::ok> done) override {
     forward(std::move(done), atom::shell::value, std::move(p), client());
   }
+  void thread_compact(protocol::thread_id_params p, reply<atom::ok> done) override {
+    forward(std::move(done), atom::compact::value, std::move(p), client());
+  }
   void turn_steer(protocol::turn_steer_params p,
                   reply<protocol::turn_steer_response> done) override {
     forward(std::move(done), atom::steer::value, std::move(p), client());

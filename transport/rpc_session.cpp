@@ -111,6 +111,7 @@ const std::map<std::string, session::handler>& session::methods() {
       {"command/exec/write", exec(&session::command_exec_write)},
       {"command/exec/terminate", exec(&session::command_exec_terminate)},
       {"command/exec/resize", exec(&session::command_exec_resize)},
+      {"thread/compact/start", method(&session::thread_compact_start)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},
@@ -287,6 +288,13 @@ void session::thread_shell_command(const call& c) {
   if (!params) return reply_error(c.id, params.error());
   runtime_.thread_shell_command(
       std::move(*params), reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
+void session::thread_compact_start(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_compact(std::move(*params),
+                          reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
 }
 
 void session::thread_archive(const call& c) {

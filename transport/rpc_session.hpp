@@ -138,6 +138,7 @@ class session {
   void command_exec_resize(const protocol::request_id& id, const protocol::json& params);
   template <class Result>
   runtime_port::reply<Result> exec_reply(const protocol::request_id& id);
+  void thread_compact_start(const call& c);
   void thread_archive(const call& c);
   void thread_unarchive(const call& c);
   void thread_name_set(const call& c);

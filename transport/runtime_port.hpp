@@ -44,6 +44,8 @@ class runtime_port {
   /// thread/shellCommand: ok once the command's turn has started.
   virtual void thread_shell_command(protocol::thread_shell_command_params p,
                                     reply<parley::atom::ok> done) = 0;
+  /// thread/compact/start: ok once the compaction's turn has started.
+  virtual void thread_compact(protocol::thread_id_params p, reply<parley::atom::ok> done) = 0;
   virtual void turn_steer(protocol::turn_steer_params p,
                           reply<protocol::turn_steer_response> done) = 0;
   /// command/exec: answered when the process has ended (after its deltas).

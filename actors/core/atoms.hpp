@@ -59,6 +59,7 @@ using exec_write = caf::atom_constant<caf::atom("execwrite")>;  // command/exec/
 using exec_kill  = caf::atom_constant<caf::atom("execkill")>;   // command/exec/terminate
 using exec_resize = caf::atom_constant<caf::atom("execresize")>; // command/exec/resize
 using exec_gone  = caf::atom_constant<caf::atom("execgone")>;   // a command/exec ended
+using compact    = caf::atom_constant<caf::atom("compact")>;    // thread/compact/start
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
 // clang-format on
 

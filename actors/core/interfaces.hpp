@@ -131,6 +131,9 @@ using conversation_actor = caf::typed_actor<
     // at once; its events follow), or an error while a turn runs.
     caf::replies_to<atom::shell, protocol::thread_shell_command_params,
                     client_actor>::with<atom::ok>,
+    // thread/compact/start: compact the thread's history as a turn of its
+    // own (ok at once; its events follow), or an error while a turn runs.
+    caf::replies_to<atom::compact, client_actor>::with<atom::ok>,
     // Interrupt the active turn with this id.
     caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
     // Steer input into the active turn, which must be the expected one.
@@ -163,6 +166,8 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, path_grant>,
     // The turn's model context, to store in order with its items.
     caf::reacts_to<atom::append, context_record>,
+    // The turn compacted the thread's history: stored in order with its items.
+    caf::reacts_to<atom::append, compacted_record>,
     // A phase of an action (from its turn or approval), stored in order with
     // the turn's items; ok once it is durable.
     caf::replies_to<atom::append, action_record>::with<atom::ok>,
@@ -193,6 +198,7 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::exec_kill, std::string, client_actor>::with<atom::ok>,
     caf::replies_to<atom::exec_resize, std::string, protocol::terminal_size,
                     client_actor>::with<atom::ok>,
+    caf::replies_to<atom::compact, protocol::thread_id_params, client_actor>::with<atom::ok>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,

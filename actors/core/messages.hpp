@@ -89,6 +89,10 @@ struct turn_result {
   std::optional<protocol::turn_error> error;
   /// The thread's tokens after the turn, when its model reported usage.
   std::optional<protocol::token_breakdown> tokens;
+  /// The tokens of the thread's last model request (its context's size, as
+  /// the provider counted it), when the turn's model reported one; 0 after
+  /// a compaction. What decides the next automatic compaction.
+  std::optional<int64_t> last_request_tokens;
 };
 
 /// A finished subprocess.
@@ -147,6 +151,23 @@ struct model_context {
   /// call whose result the next step brings.
   bool resumed = false;
   std::string resumed_call;
+  /// A compaction turn (thread/compact/start): no step is asked, only a
+  /// summary of `history` (the thread's model context, from the store).
+  bool compact = false;
+  std::vector<nlohmann::json> history;
+  /// The size in tokens of the thread's last model request before this
+  /// turn (0: unknown); a model past its automatic compaction limit
+  /// compacts before its next request.
+  int64_t last_request_tokens = 0;
+};
+
+/// A thread's history compacted: the model's summary, and the model
+/// context that replaces everything before it (Codex's `compacted` rollout
+/// line: the summary message and the replacement history).
+struct compaction_result {
+  std::string summary;
+  std::string message;  // the summary as the model is given it (replacement's last item)
+  std::vector<nlohmann::json> replacement;
 };
 
 /// One step of a turn, as decided by the model.
@@ -178,6 +199,8 @@ struct model_step {
   /// be stored as the turn's context. Absent: the thread's items stand for
   /// the model's context (the scripted model).
   std::optional<std::vector<nlohmann::json>> context;
+  /// A compaction turn's answer (kind done): the compacted history.
+  std::optional<compaction_result> compacted;
 };
 
 /// A piece of the model's answer, sent to its turn while the model is still
@@ -201,6 +224,11 @@ struct model_notice {
   /// Context no step will carry (the model is failing the turn): stored
   /// like a step's.
   std::vector<nlohmann::json> context;
+  /// The model compacts the thread's history before its next request (it
+  /// passed its automatic compaction limit): `compacting` when it starts,
+  /// then `compacted` with the result (or a failure of the step).
+  bool compacting = false;
+  std::optional<compaction_result> compacted;
 };
 
 /// One item of a thread's model context and the turn it belongs to (empty:
@@ -231,6 +259,13 @@ struct item_record {
 struct context_record {
   std::string turn_id;
   std::vector<nlohmann::json> items;
+};
+/// The thread's model context so far replaced by a compacted one (in turn
+/// `turn_id`); what the model sees afterwards starts from `replacement`.
+struct compacted_record {
+  std::string turn_id;
+  std::string message;  // the summary as the model is given it
+  std::vector<nlohmann::json> replacement;
 };
 struct turn_completed_record {
   protocol::turn turn;  // status, error, timestamps; items are stored separately
@@ -281,7 +316,8 @@ const char* to_string(action_record::phase x);
 
 using store_record
     = std::variant<thread_created_record, turn_started_record, item_record, context_record,
-                   turn_completed_record, thread_renamed_record, action_record>;
+                   turn_completed_record, thread_renamed_record, action_record,
+                   compacted_record>;
 
 /// A thread as the store holds it.
 struct stored_thread {
@@ -290,6 +326,10 @@ struct stored_thread {
   /// What the model has seen of the thread, in order: the response items
   /// written with its items and its models' verbatim context.
   std::vector<context_item> context;
+  /// The turns the last compaction replaced (the one it ran in included):
+  /// their context before it is gone, and their items no longer stand for
+  /// any (store::model_history).
+  std::vector<std::string> compacted_turns;
   /// The action of the last turn that had not ended when the thread was last
   /// written (asked, decided or started, its item not completed).
   std::optional<action_record> pending;
@@ -345,6 +385,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_delta)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_notice)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::context_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::compacted_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::action_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::resumed_turn)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::pending_thread>)

@@ -1,6 +1,7 @@
 #include "actors/model/scripted_model.hpp"
 
 #include "actors/core/handlers.hpp"
+#include "actors/model/wire/compaction.hpp"
 
 namespace parley {
 
@@ -148,11 +149,49 @@ model_step next_step(const model_context& ctx) {
   return model_step{};
 }
 
+compaction_result scripted_compaction(const model_context& ctx) {
+  std::string directed;            // the latest `summary:` line
+  std::vector<std::string> asked;  // each user message's first line
+  for (const auto& item : ctx.history) {
+    if (!item.is_object() || item.value("role", std::string{}) != "user") continue;
+    auto content = item.find("content");
+    if (content == item.end() || !content->is_array()) continue;
+    for (const auto& part : *content) {
+      auto text = part.is_object() ? part.value("text", std::string{}) : std::string{};
+      if (text.empty() || wire::is_summary_message(text)) continue;
+      asked.push_back(trim(text.substr(0, text.find('\n'))));
+      for (size_t pos = 0; pos < text.size();) {
+        auto end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        auto line = trim(text.substr(pos, end - pos));
+        if (starts_with(line, "summary:")) directed = trim(line.substr(8));
+        pos = end + 1;
+      }
+    }
+  }
+  compaction_result out;
+  if (!directed.empty()) {
+    out.summary = directed;
+  } else {
+    out.summary = "The user wrote " + std::to_string(asked.size()) + " message(s)";
+    for (size_t i = 0; i < asked.size(); ++i) out.summary += (i ? "; " : ": ") + asked[i];
+    out.summary += ".";
+  }
+  out.message = wire::summary_message_text(out.summary);
+  out.replacement = wire::compacted_history(ctx.history, out.summary);
+  return out;
+}
+
 model_actor::behavior_type scripted_model(model_actor::pointer self,
                                           std::shared_ptr<const runtime_config>) {
   install_default_handlers(self, "model");
   return {
-      [](atom::step, const model_context& ctx) { return next_step(ctx); },
+      [](atom::step, const model_context& ctx) {
+        if (!ctx.compact) return next_step(ctx);
+        model_step done;
+        done.compacted = scripted_compaction(ctx);
+        return done;
+      },
   };
 }
 

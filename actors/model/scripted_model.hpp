@@ -6,6 +6,9 @@
 //   say: <text>      stream an agent message
 //   patch:           change files: the following lines, through
 //                    "*** End Patch", are a Codex apply_patch patch
+//   summary: <text>  what it answers when the thread is compacted (the
+//                    latest such line of the user's messages wins; none:
+//                    it lists the user's messages)
 //
 // Directives run in order. Text with no directive is answered with a message
 // that explains this language. A real model provider implements model_actor
@@ -27,6 +30,10 @@ std::vector<model_step> plan_steps(const std::string& user_text);
 /// The next step for a turn: the steps of its text, then of each message
 /// steered into it, indexed by the results so far; then done.
 model_step next_step(const model_context& ctx);
+
+/// A compaction's answer (thread/compact/start): the summary of
+/// `ctx.history` and the context that replaces it.
+compaction_result scripted_compaction(const model_context& ctx);
 
 /// Splits a message into the pieces streamed as deltas (a few words each).
 std::vector<std::string> split_into_deltas(const std::string& text);

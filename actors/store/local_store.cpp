@@ -189,8 +189,9 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
   bool first_turn = std::holds_alternative<turn_started_record>(record) && !f.listed;
   if (!std::holds_alternative<context_record>(record)
-      && !std::holds_alternative<action_record>(record)) {  // these change no metadata
-    stored_thread tracker{f.meta, f.archived, {}, std::nullopt};
+      && !std::holds_alternative<action_record>(record)
+      && !std::holds_alternative<compacted_record>(record)) {  // these change no metadata
+    stored_thread tracker{f.meta, f.archived, {}, {}, std::nullopt};
     apply_record(tracker, record);
     f.meta = std::move(tracker.meta);
     f.meta.turns.clear();
@@ -210,7 +211,7 @@ caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
   auto rp = self->make_response_promise<stored_thread>();
   if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
     rp.deliver(
-        stored_thread{i->second.meta, false, {}, std::nullopt});  // not written yet: no turns
+        stored_thread{i->second.meta, false, {}, {}, std::nullopt});  // not written yet: no turns
     return rp;
   }
   locate(

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/response_items.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/thread_index.hpp"
 
@@ -54,6 +55,11 @@ void apply_record(stored_thread& thread, const store_record& record) {
             if (r.turn.completed_at) thread.meta.updated_at = *r.turn.completed_at;
           }
           thread.pending.reset();
+        } else if constexpr (std::is_same_v<T, compacted_record>) {
+          std::vector<std::string> ids;
+          for (const auto& t : thread.meta.turns) ids.push_back(t.id);
+          store::compact_context(thread.context, thread.compacted_turns, std::move(ids), r.turn_id,
+                                 r.replacement);
         } else if constexpr (std::is_same_v<T, action_record>) {
           thread.pending = r;
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {

@@ -48,6 +48,7 @@ struct active_turn {
   /// It runs the user's own command (thread/shellCommand): no model, so it
   /// takes no steered input.
   bool user_shell = false;
+  bool compaction = false;  // thread/compact/start's turn: it takes no input
   /// A record of this turn was not stored: the turn stops and ends failed
   /// with this reason, never completed.
   std::optional<std::string> store_error;
@@ -69,6 +70,9 @@ struct conversation_state {
   /// on its way to the store shows it ended, not cut off.
   std::optional<protocol::turn> last_ended;
   protocol::token_breakdown tokens;  // what the thread's models used while loaded
+  /// The size of the thread's last model request (tokens; 0: unknown or
+  /// compacted since): its next turn's model compacts first at the limit.
+  int64_t last_request_tokens = 0;
   std::unordered_map<uint64_t, waiting_approval> approvals;  // by approval key
   event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;

@@ -62,6 +62,7 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
                            && place_of(ts.sandbox, true) == command_place::unconfined_host;
   ts.user_text = std::move(user_text);
   ts.tokens_before = st.tokens;
+  ts.last_request_tokens = st.last_request_tokens;
   return ts;
 }
 
@@ -133,6 +134,9 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
     return make_error(errc::invalid_request,
                       "the user's shell command is running (" + st.active->id
                           + "); a turn starts once it ends");
+  if (st.active && st.active->compaction)
+    return make_error(errc::invalid_request, "the thread is being compacted (" + st.active->id
+                                                 + "); a turn starts once it ends");
   if (st.active) {
     // As Codex: the input is steered into the active turn and the caller
     // gets that turn's id (and, if it just joined, the turn's waiting
@@ -205,6 +209,37 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
   return rp;
 }
 
+caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
+  auto& st = self->state;
+  // Codex 0.169 replaces a running turn with the compaction; parley keeps
+  // the turn and refuses, so nothing the user started is cut short.
+  if (st.active)
+    return make_error(errc::invalid_request,
+                      "a turn is running (" + st.active->id
+                          + "): thread/compact/start compacts between turns; interrupt it or wait");
+  if (!st.meta.ephemeral) {
+    if (auto refused = store_refusal(st.svc)) return refused;
+  }
+  subscribe(self, client);
+  auto t = new_active_turn(client);
+  st.meta.updated_at = t.started_at;
+  auto ts = snapshot_of(st, t.id, std::string{});
+  ts.tools_allowed = false;
+  ts.compact = true;
+  t.compaction = true;
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(ts));
+  st.active = std::move(t);
+  // The reply ({}) leaves before the turn's first event, as Codex orders them.
+  auto rp = self->make_response_promise<atom::ok>();
+  rp.deliver(atom::ok::value);
+  update_status(self);
+  emit_stored(
+      self, turn_started_record{st.active->id, st.active->started_at},
+      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+  return rp;
+}
+
 caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
                                                       protocol::turn_steer_params& params) {
   auto& st = self->state;
@@ -215,6 +250,9 @@ caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
   if (st.active->user_shell)
     return make_error(errc::invalid_request,
                       "the active turn runs the user's shell command and takes no input");
+  if (st.active->compaction)
+    return make_error(errc::invalid_request,
+                      "the active turn compacts the thread and takes no input");
   if (st.active->id != params.expected_turn_id)
     return make_error(errc::invalid_request, "expected active turn id `" + params.expected_turn_id
                                                  + "` but found `" + st.active->id + "`");
@@ -256,6 +294,7 @@ void finalize_turn(self_ptr self, turn_result result) {
   auto& st = self->state;
   if (!st.active) return;
   if (result.tokens) st.tokens = *result.tokens;
+  if (result.last_request_tokens) st.last_request_tokens = *result.last_request_tokens;
   auto now_ms = protocol::unix_ms();
   protocol::turn done;
   done.id = st.active->id;

@@ -366,6 +366,12 @@ thread_manager_actor::behavior_type thread_manager(
         return self->delegate(self->state.commands, atom::exec_resize::value, std::move(id), size,
                               std::move(client));
       },
+      [self](atom::compact, protocol::thread_id_params& params,
+             client_actor client) -> caf::result<atom::ok> {
+        auto conv = find(self, params.thread_id, "thread not found: ");
+        if (!conv) return std::move(conv.error());
+        return self->delegate(*conv, atom::compact::value, std::move(client));
+      },
       [self](atom::steer, protocol::turn_steer_params& params,
              client_actor client) -> caf::result<protocol::turn_steer_response> {
         auto conv = find(self, params.thread_id, "thread not found: ");

@@ -5,6 +5,7 @@
 
 #include "actors/approval/approval.hpp"
 #include "actors/core/handlers.hpp"
+#include "actors/store/response_items.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
 #include "protocol/ids.hpp"
@@ -42,11 +43,12 @@ void finish(self_ptr self, turn_result result) {
   complete_streamed(self);
   if (self->state.tokens.total_tokens > self->state.settings.tokens_before.total_tokens)
     result.tokens = self->state.tokens;
+  result.last_request_tokens = self->state.last_request_tokens;
   self->send(self->state.conversation, atom::turn_done::value, std::move(result));
 }
 
 void end_turn(self_ptr self, protocol::turn_status status) {
-  finish(self, turn_result{status, std::nullopt, std::nullopt});
+  finish(self, turn_result{status, std::nullopt, std::nullopt, std::nullopt});
   self->quit();
 }
 
@@ -167,7 +169,8 @@ void apply_accepted(self_ptr self, const protocol::approval_decision& d) {
 
 /// Ends the turn interrupted, after its pending approval has settled.
 void end_interrupted(self_ptr self, const caf::error& reason) {
-  finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt, std::nullopt});
+  finish(self,
+         turn_result{protocol::turn_status::interrupted, std::nullopt, std::nullopt, std::nullopt});
   self->quit(reason);
 }
 
@@ -334,10 +337,15 @@ caf::result<atom::ok> on_steer(self_ptr self, protocol::user_message_item& msg) 
   if (st.settings.shell)  // the user's own command asks no model to read it
     return make_error(errc::invalid_request,
                       "the active turn runs the user's shell command and takes no input");
+  if (st.settings.compact)
+    return make_error(errc::invalid_request,
+                      "the active turn compacts the thread and takes no input");
   PARLEY_DEBUG("turn {} event=steered item={}", st.settings.turn_id, msg.id);
   st.steered.push_back(std::move(msg));
   return atom::ok::value;
 }
+
+void model_failed(self_ptr self, const caf::error& err);
 
 void next_step(self_ptr self) {
   auto& st = self->state;
@@ -362,15 +370,43 @@ void next_step(self_ptr self) {
                 return change_files(self, step.patch, step.call_id);
             }
           },
-          [self](caf::error& err) {
-            protocol::turn_error e;
-            e.message = "model failed: " + message_of(err);
-            e.codex_error_info = "other";
-            auto& s = self->state.settings;
-            emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, false});
-            finish(self, turn_result{protocol::turn_status::failed, e, std::nullopt});
-            self->quit();
-          });
+          [self](caf::error& err) { model_failed(self, err); });
+}
+
+/// The model failed the turn: said, and the turn ends failed.
+void model_failed(self_ptr self, const caf::error& err) {
+  protocol::turn_error e;
+  e.message = "model failed: " + message_of(err);
+  e.codex_error_info = "other";
+  auto& s = self->state.settings;
+  emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, false});
+  finish(self, turn_result{protocol::turn_status::failed, e, std::nullopt, std::nullopt});
+  self->quit();
+}
+
+/// A compaction turn: the model summarises the thread's history as the
+/// store has it; the compacted history is stored and the turn completes.
+void compact_thread(self_ptr self) {
+  auto& st = self->state;
+  begin_compaction(self);
+  auto ask = [self](std::vector<nlohmann::json> history) {
+    auto& s = self->state;
+    s.context.compact = true;
+    s.context.history = std::move(history);
+    self->request(s.model, model_timeout, atom::step::value, s.context)
+        .then(
+            [self](model_step& step) {
+              if (!step.compacted)
+                return model_failed(self, make_error(errc::internal, "the model wrote no summary"));
+              end_compaction(self, std::move(*step.compacted));
+              end_turn(self, protocol::turn_status::completed);
+            },
+            [self](caf::error& err) { model_failed(self, err); });
+  };
+  self->request(st.svc.store, std::chrono::seconds(30), atom::load::value, st.settings.thread_id)
+      .then([self,
+             ask](stored_thread& t) { ask(store::model_history(t, self->state.settings.turn_id)); },
+            [ask](caf::error&) { ask({}); });  // nothing stored yet: nothing to summarise
 }
 
 /// turn/interrupt or shutdown: resolve what is pending, then end.
@@ -456,6 +492,7 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.context.steered = settings.steered;
   self->state.context.thread_id = settings.thread_id;
   self->state.context.turn_id = settings.turn_id;
+  self->state.context.last_request_tokens = settings.last_request_tokens;
   self->state.tokens = settings.tokens_before;
   self->state.settings = std::move(settings);
   // The user's own command asks no model: it gets none.
@@ -463,6 +500,8 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
   if (self->state.settings.shell) {
     run_user_shell(self);
+  } else if (self->state.settings.compact) {
+    compact_thread(self);
   } else if (self->state.settings.resume) {
     resume(self, *self->state.settings.resume);
   } else {

@@ -46,6 +46,12 @@ struct turn_settings {
   std::vector<std::string> steered;
   /// Tokens the thread's models used before this turn.
   protocol::token_breakdown tokens_before;
+  /// The size of the thread's last model request (tokens; 0: unknown).
+  int64_t last_request_tokens = 0;
+  /// A compaction turn (thread/compact/start): it asks the model for a
+  /// summary of the thread's history, stores the compacted history, and
+  /// completes; no step is asked.
+  bool compact = false;
   /// false for a structured turn (turn/start with an outputSchema, e.g. the
   /// TUI's title generation): it never runs a tool or asks for approval.
   bool tools_allowed = true;
@@ -97,6 +103,10 @@ struct turn_state {
   std::optional<streaming_message> streaming;
   std::optional<protocol::reasoning_item> reasoning;  // streaming, not yet completed
   protocol::token_breakdown tokens;  // the thread's, this turn's included
+  /// The size of the last request the model reported (tokens).
+  std::optional<int64_t> last_request_tokens;
+  /// The contextCompaction item in progress (started, not completed).
+  std::optional<protocol::context_compaction_item> compaction;
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<uint64_t> pending_ask;

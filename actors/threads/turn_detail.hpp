@@ -38,6 +38,11 @@ void on_model_delta(self_ptr self, model_delta& d);
 /// Tokens one request used, or a retry (which restarts the answer).
 void on_model_notice(self_ptr self, model_notice& n);
 
+/// A compaction of the thread's history: its item starts (once), and ends
+/// once the compacted history is on its way to the store.
+void begin_compaction(self_ptr self);
+void end_compaction(self_ptr self, compaction_result result);
+
 /// The model's context of this turn, to the conversation to store.
 void store_context(self_ptr self, std::vector<nlohmann::json> items);
 

@@ -86,6 +86,10 @@ class fake_runtime final : public runtime_port {
                      + (p.timeout_ms ? std::to_string(*p.timeout_ms) : "-"));
     done(atom::ok::value);
   }
+  void thread_compact(protocol::thread_id_params p, reply<atom::ok> done) override {
+    events.push_back("compact " + p.thread_id);
+    done(atom::ok::value);
+  }
   void thread_unsubscribe(protocol::thread_id_params,
                           reply<protocol::thread_unsubscribe_response> done) override {
     done(protocol::thread_unsubscribe_response{"unsubscribed"});

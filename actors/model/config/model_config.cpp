@@ -125,6 +125,8 @@ settings read_settings(const toml::table& root, const std::string& source) {
   if (auto* n = root.get("model_reasoning_summary"))
     s.model_reasoning_summary
         = choice(*n, "model_reasoning_summary", {"auto", "concise", "detailed", "none"});
+  if (auto* n = root.get("model_auto_compact_token_limit"))
+    s.auto_compact_token_limit = detail::read_positive(*n, "model_auto_compact_token_limit");
   if (auto* n = root.get("model_providers")) read_providers(*n, s);
   if (auto* n = root.get("shell_environment_policy")) read_shell_policy(*n, s.shell_environment);
   choose_provider(root, s);

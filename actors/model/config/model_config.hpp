@@ -82,6 +82,10 @@ struct settings {
   /// `developer_instructions` (added as a developer message); empty = not set.
   std::string instructions;
   std::string developer_instructions;
+  /// `model_auto_compact_token_limit`: a thread whose last model request
+  /// used this many tokens or more is compacted before its next request;
+  /// 0 = not set (parley then never compacts by itself).
+  uint64_t auto_compact_token_limit = 0;
   shell_environment_policy shell_environment;
 
   const provider& active_provider() const { return providers.at(model_provider); }
