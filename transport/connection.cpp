@@ -115,9 +115,9 @@ class thread_manager_port final : public rpc::runtime_port {
   self_ptr self_;
 };
 
-/// fs/* for the session: a detached worker runs the blocking jobs, a
-/// watcher owns the inotify watches; both spawned on first use, linked to
-/// the connection and stopped with it.
+/// fs/* for the session: a detached worker runs the blocking jobs, a second
+/// one the fuzzyFileSearch walks, a watcher owns the inotify watches; all
+/// spawned on first use, linked to the connection and stopped with it.
 class connection_file_port final : public rpc::file_port {
  public:
   explicit connection_file_port(self_ptr self) : self_(self) {}
@@ -128,6 +128,16 @@ class connection_file_port final : public rpc::file_port {
       stop_with_connection(worker_);
     }
     self_->request(worker_, job_timeout, atom::fs_job::value, std::move(job))
+        .then([done](files::file_answer& a) { done(std::move(a.value)); },
+              [done](caf::error& err) { done(failed(err)); });
+  }
+
+  void search(files::file_job job, reply done) override {
+    if (!searcher_) {
+      searcher_ = self_->spawn<caf::detached + caf::linked>(files::file_worker, 0);
+      stop_with_connection(searcher_);
+    }
+    self_->request(searcher_, job_timeout, atom::fs_job::value, std::move(job))
         .then([done](files::file_answer& a) { done(std::move(a.value)); },
               [done](caf::error& err) { done(failed(err)); });
   }
@@ -166,6 +176,7 @@ class connection_file_port final : public rpc::file_port {
 
   self_ptr self_;
   files::file_worker_actor worker_;
+  files::file_worker_actor searcher_;  // fuzzyFileSearch's walks
   files::fs_watcher_actor watcher_;
 };
 

@@ -63,6 +63,9 @@ session::session(session_config config, runtime_port& runtime, line_sink out)
 
 session::~session() {
   *alive_ = false;
+  for (const auto& cancelled : searches_) cancelled->store(true);  // the walks stop
+  for (auto& [id, search] : search_sessions_)
+    if (search.running) search.running->store(true);
 }
 
 template <class Params, class Result, class Check>
@@ -86,6 +89,14 @@ const std::map<std::string, session::handler>& session::methods() {
   };
   auto exec = [](void (session::*fn)(const request_id&, const json&)) -> handler {
     return [fn](session& s, const call& c) { (s.*fn)(c.id, c.params); };
+  };
+  auto search_session = [](const char* name) -> handler {
+    return [name](session& s, const call& c) {
+      // Experimental in Codex: only for a client that said it takes those.
+      if (auto err = require_experimental(s.capabilities_, true, name))
+        return s.reply_error(c.id, err);
+      s.search_session(name, c.id, c.params);
+    };
   };
   auto path_needs_experimental = [](const char* what) {
     return [what](const protocol::initialize_capabilities& caps, const auto& p) {
@@ -133,6 +144,10 @@ const std::map<std::string, session::handler>& session::methods() {
       {"fs/copy", file("fs/copy")},
       {"fs/watch", file("fs/watch")},
       {"fs/unwatch", file("fs/unwatch")},
+      {"fuzzyFileSearch", [](session& s, const call& c) { s.fuzzy_file_search(c.id, c.params); }},
+      {"fuzzyFileSearch/sessionStart", search_session("fuzzyFileSearch/sessionStart")},
+      {"fuzzyFileSearch/sessionUpdate", search_session("fuzzyFileSearch/sessionUpdate")},
+      {"fuzzyFileSearch/sessionStop", search_session("fuzzyFileSearch/sessionStop")},
   };
   return table;
 }

@@ -11,6 +11,7 @@
 // tests drive it in memory (tests/transport/rpc_session_test.cpp).
 
 #include <caf/expected.hpp>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -155,6 +156,11 @@ class session {
   void file_method(const std::string& method, const protocol::request_id& id,
                    const protocol::json& p);
   void learn_roots(const protocol::thread_session_response& r);
+  // fuzzyFileSearch (file_search_method.cpp)
+  void fuzzy_file_search(const protocol::request_id& id, const protocol::json& p);
+  void search_session(const std::string& method, const protocol::request_id& id,
+                      const protocol::json& p);
+  void run_session_query(const std::string& session_id, std::string query);
   static files::answer files_unavailable();
 
   session_config config_;
@@ -167,6 +173,17 @@ class session {
   std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing_;
   std::unordered_map<uint64_t, int64_t> request_of_key_;
   files::root_set roots_;
+  /// The running fuzzyFileSearch of each cancellationToken: a new search
+  /// with the same token cancels it.
+  std::map<std::string, std::shared_ptr<std::atomic<bool>>> search_tokens_;
+  /// Every search still running: cancelled when the connection goes.
+  std::set<std::shared_ptr<std::atomic<bool>>> searches_;
+  /// fuzzyFileSearch/session*: each session's roots and its running query.
+  struct search_session_state {
+    std::vector<std::string> roots;
+    std::shared_ptr<std::atomic<bool>> running;  // set: that query's answer is dropped
+  };
+  std::map<std::string, search_session_state> search_sessions_;
   /// Guards callbacks from the runtime that arrive after the session is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
