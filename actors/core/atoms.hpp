@@ -54,6 +54,8 @@ using pending    = caf::atom_constant<caf::atom("pending")>;    // threads with 
 using restore    = caf::atom_constant<caf::atom("restore")>;    // load a thread to go on with it
 using shell      = caf::atom_constant<caf::atom("shell")>;      // thread/shellCommand
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
+using erase      = caf::atom_constant<caf::atom("erase")>;      // thread/delete
+using goal       = caf::atom_constant<caf::atom("goal")>;       // thread/goal/*
 // clang-format on
 
 }  // namespace parley::atom
