@@ -332,7 +332,9 @@ void session::write_config(const protocol::request_id& id,
                    {"overriddenMetadata", nullptr}});
   };
   config_.files->run({[path, edits = std::move(edits), expected]() -> files::answer {
-                       auto r = mc::write_config(path, edits, expected);
+                       auto r = mc::write_config(path, edits, expected, [](const std::string& text) {
+                         return "sha256:" + hex_digest(text);  // Codex's version
+                       });
                        if (!r) return json{{"error", r.message}, {"code", mc::to_string(r.error)}};
                        return json{{"version", r.version}};
                      }},

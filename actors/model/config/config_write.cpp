@@ -10,7 +10,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "actors/approval/audit/sha256.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/model/config/toml_reading.hpp"
 
@@ -120,16 +119,6 @@ void apply(toml::table& root, const config_edit& e) {
   at->insert_or_assign(leaf, std::move(*node));
 }
 
-std::string hex(const audit::sha256::digest& d) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (auto b : d) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
-
 /// Reads the whole file; "" when it does not exist.
 bool read_file(const std::string& path, std::string& out, std::string& why) {
   std::ifstream in{path, std::ios::binary};
@@ -195,18 +184,13 @@ const char* to_string(write_error e) {
   return "configValidationError";
 }
 
-std::string config_version(const std::string& content) {
-  audit::sha256 h;
-  h.update(content);
-  return "sha256:" + config_write_detail::hex(h.finish());
-}
-
 write_result write_config(const std::string& path, const std::vector<config_edit>& edits,
-                          const std::optional<std::string>& expected_version) {
+                          const std::optional<std::string>& expected_version,
+                          const version_fn& version_of) {
   using namespace config_write_detail;
   std::string before, why;
   if (!read_file(path, before, why)) return failed(write_error::validation, why);
-  auto version = config_version(before);
+  auto version = version_of(before);
   if (expected_version && *expected_version != version)
     return failed(write_error::version_conflict,
                   "Configuration was modified since last read. Fetch latest version and retry.");
@@ -238,7 +222,7 @@ write_result write_config(const std::string& path, const std::vector<config_edit
   if (!check) return failed(write_error::validation, "Invalid configuration: " + check.error);
   if (!replace_file(path, after, why)) return failed(write_error::validation, why);
   write_result r;
-  r.version = config_version(after);
+  r.version = version_of(after);
   return r;
 }
 

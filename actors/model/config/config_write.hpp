@@ -10,6 +10,7 @@
 // The file is rewritten by toml++: values and tables are kept, comments and
 // the original formatting are not.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,14 +39,16 @@ struct write_result {
   explicit operator bool() const { return error == write_error::none; }
 };
 
-/// A file's version as Codex names it: "sha256:" + the hex SHA-256 of its
-/// bytes (of "" when the file does not exist).
-std::string config_version(const std::string& content);
+/// A file's version from its bytes ("" when it does not exist). The caller
+/// names it (Codex's: "sha256:" + the hex SHA-256), so this library needs no
+/// hash of its own.
+using version_fn = std::function<std::string(const std::string& content)>;
 
 /// Applies `edits` in order to the file at `path` (missing: empty) unless
 /// `expected_version` is given and is not the file's version now. The result
 /// must still be a config parley can read; else nothing is written.
 write_result write_config(const std::string& path, const std::vector<config_edit>& edits,
-                          const std::optional<std::string>& expected_version);
+                          const std::optional<std::string>& expected_version,
+                          const version_fn& version_of);
 
 }  // namespace parley::model_config

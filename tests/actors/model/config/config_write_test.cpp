@@ -15,6 +15,16 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+/// The version the tests name a file by: its bytes, so a change shows.
+std::string config_version(const std::string& content) {
+  return "v:" + content;
+}
+
+write_result write_config(const std::string& path, const std::vector<config_edit>& edits,
+                          const std::optional<std::string>& expected) {
+  return model_config::write_config(path, edits, expected, config_version);
+}
+
 struct config_write_fixture : ::testing::Test {
   void SetUp() override {
     dir = fs::temp_directory_path()
@@ -45,23 +55,21 @@ TEST_F(config_write_fixture, sets_a_key_in_a_file_that_does_not_exist_yet) {
   EXPECT_EQ(read.config->model, "o3");
 }
 
-TEST_F(config_write_fixture, the_version_is_the_sha256_of_the_bytes) {
-  EXPECT_EQ(config_version(""),
-            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-}
-
 TEST_F(config_write_fixture, replace_upsert_and_remove) {
-  put("model = \"a\"\n[model_providers.local]\nname = \"Local\"\nbase_url = \"http://h/v1\"\n");
+  put("model = \"a\"\ndeveloper_instructions = \"be brief\"\n[model_providers.local]\n"
+      "name = \"Local\"\nbase_url = \"http://h/v1\"\n");
   auto r = write_config(path,
                         {{"model_providers.local", json{{"env_key", "LOCAL_KEY"}}, true},
                          {"model_provider", "local", false},
-                         {"model", nullptr, false},
+                         {"developer_instructions", nullptr, false},
                          {"not.there.at_all", nullptr, false}},
                         std::nullopt);
   ASSERT_TRUE(r) << r.message;
   auto read = parse(text(), path);
   ASSERT_TRUE(read) << read.error;
-  EXPECT_EQ(read.config->model, "");
+  EXPECT_EQ(read.config->model, "a");
+  EXPECT_EQ(read.config->developer_instructions, "") << "null removes the key";
+  EXPECT_EQ(text().find("developer_instructions"), std::string::npos);
   EXPECT_EQ(read.config->model_provider, "local");
   const auto& p = read.config->providers.at("local");
   EXPECT_EQ(p.name, "Local") << "upsert keeps what it does not name";
