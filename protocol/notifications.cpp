@@ -75,6 +75,11 @@ void to_json(json& j, const error_notification& x) {
 void to_json(json& j, const thread_archived& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_unarchived& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_closed& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_deleted& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_goal_updated& x) {
+  j = json{{"threadId", x.thread_id}, {"turnId", nullptr}, {"goal", x.goal}};
+}
+void to_json(json& j, const thread_goal_cleared& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_name_updated& x) {
   j = json{{"threadId", x.thread_id}, {"threadName", or_null(x.thread_name)}};
 }
@@ -162,6 +167,12 @@ notification decode_notification(const std::string& method, const json& p) {
   if (method == thread_unarchived::method)
     return thread_unarchived{required<std::string>(p, "threadId")};
   if (method == thread_closed::method) return thread_closed{required<std::string>(p, "threadId")};
+  if (method == thread_deleted::method) return thread_deleted{required<std::string>(p, "threadId")};
+  if (method == thread_goal_updated::method)
+    return thread_goal_updated{required<std::string>(p, "threadId"),
+                               required<thread_goal>(p, "goal")};
+  if (method == thread_goal_cleared::method)
+    return thread_goal_cleared{required<std::string>(p, "threadId")};
   if (method == thread_name_updated::method)
     return thread_name_updated{required<std::string>(p, "threadId"),
                                optional<std::string>(p, "threadName")};

@@ -49,6 +49,12 @@ class thread_manager_port final : public rpc::runtime_port {
                       reply<protocol::thread> done) override {
     forward(std::move(done), atom::archive::value, std::move(p), archive, client());
   }
+  void thread_goal(goal_request r, reply<goal_answer> done) override {
+    forward(std::move(done), atom::goal::value, std::move(r), client());
+  }
+  void thread_delete(protocol::thread_id_params p, reply<atom::ok> done) override {
+    forward(std::move(done), atom::erase::value, std::move(p), client());
+  }
   void thread_name_set(protocol::thread_name_set_params p, reply<atom::ok> done) override {
     forward(std::move(done), atom::rename::value, std::move(p), client());
   }
@@ -213,6 +219,7 @@ rpc::session_config session_config_of(const connection_options& options) {
   sc.on_refused_reply = [t = options.telemetry] { t->approvals.on_refused_reply(); };
   sc.telemetry = options.telemetry;
   sc.label = options.label;
+  sc.runtime = options.config;
   sc.default_cwd = cfg.default_cwd;
   if (sc.default_cwd.empty()) {
     std::error_code ec;

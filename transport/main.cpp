@@ -99,6 +99,9 @@ int app_server(parley::command_line& cl) {
   cfg.sandbox = sandbox_of(cl);
   // A config that cannot be used stops the start (exit 2, as a usage error):
   // serving with another provider or policy than the one written is worse.
+  cfg.config_file = cl.config_file.empty() ? parley::model_config::default_config_path(
+                                                 std::getenv("CODEX_HOME"), cfg.home)
+                                           : cl.config_file;
   cfg.model_settings = load_config(cl);
   if (!cfg.model_settings) return 2;
   // Threads name the model that answers them (thread/start, model/list).

@@ -6,6 +6,7 @@
 #include "actors/core/log.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
+#include "transport/item_pages.hpp"
 #include "transport/not_offered.hpp"
 #include "transport/turn_pages.hpp"
 
@@ -98,6 +99,9 @@ const std::map<std::string, session::handler>& session::methods() {
       s.search_session(name, c.id, c.params);
     };
   };
+  auto configuration = [](const char* name) -> handler {
+    return [name](session& s, const call& c) { s.config_method(name, c.id, c.params); };
+  };
   auto path_needs_experimental = [](const char* what) {
     return [what](const protocol::initialize_capabilities& caps, const auto& p) {
       return require_experimental(caps, p.path.has_value(), what);
@@ -126,7 +130,12 @@ const std::map<std::string, session::handler>& session::methods() {
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},
+      {"thread/delete", method(&session::thread_delete)},
       {"thread/turns/list", method(&session::thread_turns_list)},
+      {"thread/items/list", method(&session::thread_items_list)},
+      {"thread/goal/get", method(&session::thread_goal_get)},
+      {"thread/goal/set", method(&session::thread_goal_set)},
+      {"thread/goal/clear", method(&session::thread_goal_clear)},
       {"skills/list", method(&session::skills_list)},
       {"plugin/installed", method(&session::plugin_installed)},
       {"account/read", method(&session::account_read)},
@@ -135,6 +144,15 @@ const std::map<std::string, session::handler>& session::methods() {
       {"configRequirements/read", method(&session::config_requirements_read)},
       {"parley/debug/counts", method(&session::debug_counts)},
       {"parley/stats", method(&session::stats)},
+      {"config/value/write", configuration("config/value/write")},
+      {"config/batchWrite", configuration("config/batchWrite")},
+      {"modelProvider/list", configuration("modelProvider/list")},
+      {"modelProvider/capabilities/read", configuration("modelProvider/capabilities/read")},
+      {"modelProvider/config/write", configuration("modelProvider/config/write")},
+      {"permissionProfile/list", configuration("permissionProfile/list")},
+      {"experimentalFeature/list", configuration("experimentalFeature/list")},
+      {"experimentalFeature/enablement/set", configuration("experimentalFeature/enablement/set")},
+      {"hooks/list", configuration("hooks/list")},
       {"fs/readFile", file("fs/readFile")},
       {"fs/writeFile", file("fs/writeFile")},
       {"fs/createDirectory", file("fs/createDirectory")},
@@ -328,6 +346,13 @@ void session::thread_unarchive(const call& c) {
                           }));
 }
 
+void session::thread_delete(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_delete(std::move(*params),
+                         reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
 void session::thread_name_set(const call& c) {
   auto params = decode_params<protocol::thread_name_set_params>(c.params);
   if (!params) return reply_error(c.id, params.error());
@@ -348,6 +373,53 @@ void session::thread_turns_list(const call& c) {
                              if (!page) return std::move(page.error());
                              return json(*page);
                            }));
+}
+
+void session::thread_items_list(const call& c) {
+  auto params = decode_params<protocol::thread_items_list_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  protocol::thread_read_params read{params->thread_id, true};
+  runtime_.thread_read(std::move(read),
+                       reply_with<protocol::thread_read_response>(
+                           c.id,
+                           [params = std::move(*params)](
+                               const protocol::thread_read_response& r) -> caf::expected<json> {
+                             auto page = page_items(r.thread_.turns, params);
+                             if (!page) return std::move(page.error());
+                             return json(*page);
+                           }));
+}
+
+void session::thread_goal_get(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  goal_request r;
+  r.params.thread_id = params->thread_id;
+  runtime_.thread_goal(std::move(r), reply_with<goal_answer>(c.id, [](const goal_answer& a) {
+    return json{{"goal", protocol::or_null(a.goal)}};
+  }));
+}
+
+void session::thread_goal_set(const call& c) {
+  auto params = decode_params<protocol::thread_goal_set_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  goal_request r;
+  r.what = goal_request::kind::set;
+  r.params = std::move(*params);
+  runtime_.thread_goal(std::move(r), reply_with<goal_answer>(c.id, [](const goal_answer& a) {
+    return json{{"goal", protocol::or_null(a.goal)}};
+  }));
+}
+
+void session::thread_goal_clear(const call& c) {
+  auto params = decode_params<protocol::thread_goal_set_params>(c.params);  // threadId, origin
+  if (!params) return reply_error(c.id, params.error());
+  goal_request r;
+  r.what = goal_request::kind::clear;
+  r.params.thread_id = params->thread_id;
+  runtime_.thread_goal(std::move(r), reply_with<goal_answer>(c.id, [](const goal_answer& a) {
+    return json{{"cleared", a.cleared}};
+  }));
 }
 
 // Skills and plugins are Codex features parley does not have: the honest

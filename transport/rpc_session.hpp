@@ -21,7 +21,9 @@
 #include <unordered_map>
 
 #include "actors/core/messages.hpp"
+#include "actors/core/config.hpp"
 #include "actors/core/telemetry.hpp"
+#include "actors/model/config/config_write.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
@@ -48,6 +50,9 @@ struct session_config {
   std::string default_cwd;
   /// Runs fs/* jobs and watches (the connection's); null: fs/* unavailable.
   file_port* files = nullptr;
+  /// What the configuration and discovery methods answer from (its config
+  /// file, model providers, hooks); null: built-in defaults only.
+  std::shared_ptr<const runtime_config> runtime;
 };
 
 /// A method's params need no check beyond decoding.
@@ -142,6 +147,11 @@ class session {
   void thread_compact_start(const call& c);
   void thread_archive(const call& c);
   void thread_unarchive(const call& c);
+  void thread_delete(const call& c);
+  void thread_items_list(const call& c);
+  void thread_goal_get(const call& c);
+  void thread_goal_set(const call& c);
+  void thread_goal_clear(const call& c);
   void thread_name_set(const call& c);
   void thread_turns_list(const call& c);
   void skills_list(const call& c);
@@ -152,6 +162,19 @@ class session {
   void config_requirements_read(const call& c);
   void debug_counts(const call& c);
   void stats(const call& c);
+  // config/*, modelProvider/*, permissionProfile/list, experimentalFeature/*,
+  // hooks/list (config_methods.cpp)
+  void config_method(const std::string& method, const protocol::request_id& id,
+                     const protocol::json& params);
+  void hooks_list(const protocol::request_id& id, const protocol::json& p);
+  void provider_config_write(const protocol::request_id& id, const protocol::json& p);
+  /// Writes config.toml by a job off the scheduler; answers the write's
+  /// ConfigWriteResponse, or runs `then` with the new version instead.
+  void write_config(const protocol::request_id& id, std::vector<model_config::config_edit> edits,
+                    std::optional<std::string> expected, std::optional<std::string> file,
+                    std::function<void(const std::string& version)> then = {});
+  void reply_config_error(const protocol::request_id& id, const std::string& code,
+                          const std::string& message);
   // fs/* (file_methods.cpp)
   void file_method(const std::string& method, const protocol::request_id& id,
                    const protocol::json& p);

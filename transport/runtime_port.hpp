@@ -35,6 +35,10 @@ class runtime_port {
   /// thread/archive (archive = true) and thread/unarchive.
   virtual void thread_archive(protocol::thread_id_params p, bool archive,
                               reply<protocol::thread> done) = 0;
+  /// thread/goal/get, /set, /clear.
+  virtual void thread_goal(goal_request r, reply<goal_answer> done) = 0;
+  /// thread/delete: ok once its rollout and index entry are gone.
+  virtual void thread_delete(protocol::thread_id_params p, reply<parley::atom::ok> done) = 0;
   virtual void thread_name_set(protocol::thread_name_set_params p, reply<parley::atom::ok> done) = 0;
   virtual void thread_unsubscribe(protocol::thread_id_params p,
                                   reply<protocol::thread_unsubscribe_response> done) = 0;

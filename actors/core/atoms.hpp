@@ -61,6 +61,8 @@ using exec_resize = caf::atom_constant<caf::atom("execresize")>; // command/exec
 using exec_gone  = caf::atom_constant<caf::atom("execgone")>;   // a command/exec ended
 using compact    = caf::atom_constant<caf::atom("compact")>;    // thread/compact/start
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
+using erase      = caf::atom_constant<caf::atom("erase")>;      // thread/delete
+using goal       = caf::atom_constant<caf::atom("goal")>;       // thread/goal/*
 // clang-format on
 
 }  // namespace parley::atom

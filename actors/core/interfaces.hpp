@@ -56,6 +56,9 @@ using store_actor = caf::typed_actor<
     caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
     // Archive (true) or unarchive (false) a thread; its metadata afterwards.
     caf::replies_to<atom::archive, std::string, bool>::with<stored_thread>,
+    // Delete a thread: its rollout, then its index entry; ok once both are
+    // gone ("no rollout found for thread id" when there is none).
+    caf::replies_to<atom::erase, std::string>::with<atom::ok>,
     // The threads whose last turn has an action pending (asked, decided,
     // started), without reading them: what a restart goes on with.
     caf::replies_to<atom::pending>::with<std::vector<pending_thread>>,
@@ -211,6 +214,11 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::archive, protocol::thread_id_params, bool,
                     client_actor>::with<protocol::thread>,
     caf::replies_to<atom::rename, protocol::thread_name_set_params, client_actor>::with<atom::ok>,
+    // thread/delete: unloads the thread (its turn ends interrupted), then
+    // deletes what is stored of it.
+    caf::replies_to<atom::erase, protocol::thread_id_params, client_actor>::with<atom::ok>,
+    // thread/goal/get, /set, /clear: stored in the thread's rollout.
+    caf::replies_to<atom::goal, goal_request, client_actor>::with<goal_answer>,
     caf::replies_to<atom::unsub, protocol::thread_id_params,
                     client_actor>::with<protocol::thread_unsubscribe_response>,
     // Live counts of runtime objects.

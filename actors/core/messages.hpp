@@ -17,6 +17,7 @@
 #include "protocol/command_exec.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
+#include "protocol/thread_extras.hpp"
 
 namespace parley {
 
@@ -273,6 +274,11 @@ struct turn_completed_record {
 struct thread_renamed_record {
   std::optional<std::string> name;
 };
+/// thread/goal/set and thread/goal/clear: the thread's goal now (none:
+/// cleared). Written as Codex writes a goal's update (thread_goal_updated).
+struct goal_record {
+  std::optional<protocol::thread_goal> goal;
+};
 
 /// An action of a turn (a command or a file change) on its way to running,
 /// as the store keeps it: a restart knows from it where the action stood.
@@ -317,7 +323,19 @@ const char* to_string(action_record::phase x);
 using store_record
     = std::variant<thread_created_record, turn_started_record, item_record, context_record,
                    turn_completed_record, thread_renamed_record, action_record,
-                   compacted_record>;
+                   compacted_record, goal_record>;
+
+/// thread/goal/get, /set and /clear, as the thread manager takes them.
+struct goal_request {
+  enum class kind { get, set, clear };
+  kind what = kind::get;
+  protocol::thread_goal_set_params params;  // threadId always; the rest for set
+};
+/// The goal afterwards (get, set), and whether one was cleared (clear).
+struct goal_answer {
+  std::optional<protocol::thread_goal> goal;
+  bool cleared = false;
+};
 
 /// A thread as the store holds it.
 struct stored_thread {
@@ -333,6 +351,8 @@ struct stored_thread {
   /// The action of the last turn that had not ended when the thread was last
   /// written (asked, decided or started, its item not completed).
   std::optional<action_record> pending;
+  /// The thread's goal (thread/goal/*), as last stored.
+  std::optional<protocol::thread_goal> goal;
 };
 
 /// A thread whose last turn has an action pending, as the store lists it
@@ -390,6 +410,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::action_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::resumed_turn)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::pending_thread>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_params)

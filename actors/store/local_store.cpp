@@ -190,8 +190,9 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   bool first_turn = std::holds_alternative<turn_started_record>(record) && !f.listed;
   if (!std::holds_alternative<context_record>(record)
       && !std::holds_alternative<action_record>(record)
-      && !std::holds_alternative<compacted_record>(record)) {  // these change no metadata
-    stored_thread tracker{f.meta, f.archived, {}, {}, std::nullopt};
+      && !std::holds_alternative<compacted_record>(record)
+      && !std::holds_alternative<goal_record>(record)) {  // these change no metadata
+    stored_thread tracker{f.meta, f.archived, {}, {}, std::nullopt, std::nullopt};
     apply_record(tracker, record);
     f.meta = std::move(tracker.meta);
     f.meta.turns.clear();
@@ -211,7 +212,7 @@ caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
   auto rp = self->make_response_promise<stored_thread>();
   if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
     rp.deliver(
-        stored_thread{i->second.meta, false, {}, {}, std::nullopt});  // not written yet: no turns
+        stored_thread{i->second.meta, false, {}, {}, std::nullopt, std::nullopt});  // not written yet: no turns
     return rp;
   }
   locate(
@@ -322,6 +323,34 @@ caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool
             .then(
                 [self, rp, archive, from](stored_thread& t) mutable {
                   move_rollout(self, rp, from, archive, std::move(t));
+                },
+                [fail](caf::error& err) mutable { fail(std::move(err)); });
+      },
+      fail);
+  return rp;
+}
+
+/// thread/delete: the rollout first, then the index entry (rollout_delete.hpp
+/// says why in that order).
+caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
+  auto rp = self->make_response_promise<atom::ok>();
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  if (self->state.sealed) {
+    fail(make_error(errc::internal, "the server is stopping: nothing more is stored"));
+    return rp;
+  }
+  locate(
+      self, id,
+      [self, rp, id, fail](const std::string& path) mutable {
+        // Forgotten now: an append that comes later is refused (unknown
+        // thread) instead of writing the file again.
+        self->state.files.erase(id);
+        self->request(io_for(self, path), io_timeout, atom::erase::value, path)
+            .then(
+                [self, rp, id, fail](atom::ok) mutable {
+                  self->request(self->state.index, io_timeout, atom::erase::value, id)
+                      .then([rp](atom::ok) mutable { rp.deliver(atom::ok::value); },
+                            [fail](caf::error& err) mutable { fail(std::move(err)); });
                 },
                 [fail](caf::error& err) mutable { fail(std::move(err)); });
       },
@@ -471,6 +500,7 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
       [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
         return on_archive(self, id, archive);
       },
+      [self](atom::erase, const std::string& id) { return on_erase(self, id); },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
   };

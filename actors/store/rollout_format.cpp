@@ -224,6 +224,17 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
           out.push_back(event(json{{"type", "thread_name_updated"},
                                    {"thread_id", meta.id},
                                    {"thread_name", protocol::or_null(r.name)}}));
+        } else if constexpr (std::is_same_v<T, goal_record>) {
+          // As Codex writes a goal's update; Codex writes nothing when a
+          // goal is cleared, parley writes that the goal is gone.
+          if (r.goal) {
+            json goal = *r.goal;
+            if (!r.goal->token_budget) goal.erase("tokenBudget");  // as Codex leaves it out
+            out.push_back(event(json{{"type", "thread_goal_updated"}, {"threadId", meta.id},
+                                     {"goal", std::move(goal)}}));
+          } else {
+            out.push_back(event(json{{"type", "thread_goal_cleared"}, {"threadId", meta.id}}));
+          }
         }
       },
       record);

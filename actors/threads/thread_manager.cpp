@@ -408,6 +408,21 @@ thread_manager_actor::behavior_type thread_manager(
         archive_thread(self, params.thread_id, archive, std::move(client), rp);
         return rp.promise();
       },
+      [self](atom::erase, const protocol::thread_id_params& params,
+             client_actor client) -> caf::result<atom::ok> {
+        if (!protocol::is_uuid(params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
+        auto rp = owed_reply<atom::ok>(self);
+        delete_thread(self, params.thread_id, std::move(client), rp);
+        return rp.promise();
+      },
+      [self](atom::goal, goal_request& req, client_actor client) -> caf::result<goal_answer> {
+        if (!protocol::is_uuid(req.params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + req.params.thread_id);
+        auto rp = owed_reply<goal_answer>(self);
+        goal_of_thread(self, std::move(req), std::move(client), rp);
+        return rp.promise();
+      },
       [self](atom::rename, const protocol::thread_name_set_params& params, client_actor client) {
         return rename_thread(self, params, std::move(client));
       },

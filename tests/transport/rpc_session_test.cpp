@@ -76,6 +76,14 @@ class fake_runtime final : public runtime_port {
     t.id = p.thread_id;
     done(std::move(t));
   }
+  void thread_goal(goal_request r, reply<goal_answer> done) override {
+    events.push_back("goal " + r.params.thread_id);
+    done(goal_answer{});
+  }
+  void thread_delete(protocol::thread_id_params p, reply<atom::ok> done) override {
+    events.push_back("delete " + p.thread_id);
+    done(atom::ok::value);
+  }
   void thread_name_set(protocol::thread_name_set_params p, reply<atom::ok> done) override {
     events.push_back("rename " + p.thread_id + " " + p.name.value_or("-"));
     done(atom::ok::value);
