@@ -101,6 +101,10 @@ struct http_model_state {
   unsigned stream_retries = 0;
   std::minstd_rand jitter{std::random_device{}()};
   std::string thread_id;
+  /// The thread's client-declared tools, as offered, and their names (a
+  /// call of one becomes a call_tool step).
+  std::vector<nlohmann::json> client_tools;
+  std::set<std::string> client_tool_names;
 
   ~http_model_state() {
     if (attempt.running && setup) setup->client->abort(attempt.request);
@@ -167,9 +171,13 @@ void take_results(self_ptr self, const model_context& ctx) {
     if (st.handed.empty()) continue;
     auto call = std::move(st.handed.front());
     st.handed.pop_front();
-    if (call)
-      st.input.push_back(wire::tool_output_item(
-          *call, tool_result_text(ctx.step_results[st.results_seen], *call)));
+    if (!call) continue;
+    const auto& result = ctx.step_results[st.results_seen];
+    // A client tool's answer goes back as its content (text, images).
+    if (result.what == step_result::kind::answered && result.content_items.is_array())
+      st.input.push_back(wire::tool_output_item(*call, result.content_items));
+    else
+      st.input.push_back(wire::tool_output_item(*call, tool_result_text(result, *call)));
   }
 }
 
@@ -207,7 +215,7 @@ void resume_input(self_ptr self, const model_context& ctx, std::vector<json> his
     auto first = at, last = at + 1;
     while (first != st.input.begin() && is_output_item(*(first - 1))) --first;
     while (last != st.input.end() && is_output_item(*last)) ++last;
-    auto plan = plan_response(std::vector<json>(first, last));
+    auto plan = plan_response(std::vector<json>(first, last), st.client_tool_names);
     bool after = false;
     for (auto& p : plan.steps) {
       if (after) st.ready.push_back(std::move(p));
@@ -266,7 +274,7 @@ void send_request(self_ptr self) {
   a.number = number;
   if (st.setup->provider.wire == model_config::wire_api::chat)
     a.stream.emplace<wire::chat_stream>();
-  auto req = model_request::build(*st.setup, st.input, st.thread_id);
+  auto req = model_request::build(*st.setup, st.input, st.thread_id, st.client_tools);
   st.sent_headers = req.headers;
   a.last_bytes = clock_type::now();
   a.running = true;
@@ -311,7 +319,7 @@ void on_completed(self_ptr self, const wire::response_completed& done) {
                                         done.usage->reasoning_output_tokens};
     self->send(st.turn, atom::notice::value, std::move(n));
   }
-  auto plan = plan_response(st.attempt.output);
+  auto plan = plan_response(st.attempt.output, st.client_tool_names);
   for (auto& item : st.attempt.output) st.input.push_back(std::move(item));
   for (auto& out : plan.immediate_outputs) st.input.push_back(std::move(out));
   for (auto& p : plan.steps) st.ready.push_back(std::move(p));
@@ -406,6 +414,9 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
   }
   st.promise = rp;
   st.thread_id = ctx.thread_id;
+  st.client_tools = ctx.offered_tools;
+  st.client_tool_names.clear();
+  for (const auto& t : st.client_tools) st.client_tool_names.insert(t.value("name", std::string{}));
   if (!st.loaded && ctx.resumed) {
     load_input(self, ctx);  // takes the result once the turn's calls are known
     return rp;

@@ -38,6 +38,9 @@ struct request_options {
   std::optional<std::string> prompt_cache_key;
   /// Responses only: the tool shapes the server accepts.
   tool_flavour tools = tool_flavour::responses;
+  /// Function tools offered besides exec_command and apply_patch (the
+  /// Responses shape: {type: "function", name, description, parameters}).
+  std::vector<nlohmann::json> extra_tools;
 };
 
 /// A user message item: {"type":"message","role":"user","content":[{"type":"input_text","text":...}]}.

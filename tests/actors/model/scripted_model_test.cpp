@@ -11,6 +11,16 @@ std::string joined(const std::vector<std::string>& deltas) {
   return s;
 }
 
+TEST(scripted_model, ask_is_a_question_for_the_user) {
+  auto steps = plan_steps("ask: Which one?\nask: {\"questions\": [{\"id\": \"x\"}]}\nask: {broken");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].what, model_step::kind::ask_user);
+  EXPECT_EQ(steps[0].arguments["questions"][0]["question"], "Which one?");
+  EXPECT_EQ(steps[0].arguments["questions"][0]["id"], "q1");
+  EXPECT_EQ(steps[1].arguments["questions"][0]["id"], "x");  // as given, checked by the turn
+  EXPECT_TRUE(steps[2].arguments.is_discarded());             // the turn tells the model
+}
+
 TEST(scripted_model, directives_become_steps_in_order) {
   auto steps = plan_steps("say: hello world\n  run: make test  \nnot a directive\nrun:   \nsay: bye");
   ASSERT_EQ(steps.size(), 3u);
