@@ -175,7 +175,7 @@ void take_results(self_ptr self, const model_context& ctx) {
     const auto& result = ctx.step_results[st.results_seen];
     // A client tool's answer goes back as its content (text, images).
     if (result.what == step_result::kind::answered && result.content_items.is_array())
-      st.input.push_back(wire::tool_output_item(*call, result.content_items));
+      st.input.push_back(wire::tool_content_output_item(*call, result.content_items));
     else
       st.input.push_back(wire::tool_output_item(*call, tool_result_text(result, *call)));
   }

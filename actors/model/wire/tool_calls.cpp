@@ -218,7 +218,7 @@ nlohmann::json tool_output_item(output_type type, std::string call_id, std::stri
   return {{"type", name}, {"call_id", std::move(call_id)}, {"output", std::move(output)}};
 }
 
-nlohmann::json tool_output_item(const tool_call& call, nlohmann::json content) {
+nlohmann::json tool_content_output_item(const tool_call& call, nlohmann::json content) {
   const char* name = call.output == output_type::custom_tool_call_output ? "custom_tool_call_output"
                                                                          : "function_call_output";
   return {{"type", name}, {"call_id", call.call_id}, {"output", std::move(content)}};

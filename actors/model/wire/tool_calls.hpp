@@ -66,7 +66,7 @@ tool_call decode_tool_call(const nlohmann::json& item, const std::set<std::strin
 nlohmann::json tool_output_item(const tool_call& call, std::string output);
 nlohmann::json tool_output_item(output_type type, std::string call_id, std::string output);
 /// The same with content items as the output (input_text, input_image).
-nlohmann::json tool_output_item(const tool_call& call, nlohmann::json content);
+nlohmann::json tool_content_output_item(const tool_call& call, nlohmann::json content);
 
 /// One script from an argument list, each argument quoted for a POSIX shell
 /// where it needs to be: {"echo", "a b", "it's"} -> echo 'a b' 'it'\''s'.

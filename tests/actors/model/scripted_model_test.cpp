@@ -60,7 +60,7 @@ TEST(scripted_model, next_step_walks_the_plan_then_is_done) {
   model_context ctx;
   ctx.user_text = "run: a\nsay: b";
   EXPECT_EQ(next_step(ctx).what, model_step::kind::run);
-  ctx.step_results.push_back(step_result{step_result::kind::ran, 0, 1, "", "", {}});
+  ctx.step_results.push_back(step_result{step_result::kind::ran, 0, 1, "", "", {}, true, {}});
   EXPECT_EQ(next_step(ctx).what, model_step::kind::say);
   ctx.step_results.push_back(step_result{});
   EXPECT_EQ(next_step(ctx).what, model_step::kind::done);
