@@ -109,7 +109,12 @@ const std::map<std::string, session::handler>& session::methods() {
   };
   static const std::map<std::string, handler> table = {
       {"initialize", method(&session::initialize)},
-      {"thread/start", forwarded(&runtime_port::thread_start)},
+      {"thread/start",
+       forwarded(&runtime_port::thread_start,
+                 [](const protocol::initialize_capabilities& caps, const protocol::thread_start_params& p) {
+                   return require_experimental(caps, p.dynamic_tools.has_value(),
+                                               "thread/start.dynamicTools");
+                 })},
       {"thread/resume",
        forwarded(&runtime_port::thread_resume, path_needs_experimental("thread/resume.path"))},
       {"thread/fork",

@@ -39,6 +39,16 @@ notification_ptr make_notification(T&& x, bool encode) {
   return e;
 }
 
+/// A request to a client that is no approval of an action but lives as one
+/// (asked through the approval actor: first answer wins, deadline, cancel).
+enum class client_request {
+  none,          ///< an approval of a command or file change
+  user_input,    ///< item/tool/requestUserInput: the model's questions
+  dynamic_tool,  ///< item/tool/call: a tool the client declared
+  permissions,   ///< item/permissions/requestApproval: more sandbox permissions
+};
+const char* to_string(client_request x);
+
 /// What a turn asks to have decided. `key` is unique in the runtime and
 /// names the ask until it is answered or withdrawn. `digest` binds the
 /// decision to exactly the action that was shown.
@@ -52,10 +62,23 @@ struct approval_ask {
   std::string raw_command;  // command: the line /bin/sh -c runs
   std::string cwd;
   std::string digest;  // "sha256:<hex>" of the command + cwd, or of the changes
+  /// A request that is no approval: its kind, the v2 params the client is
+  /// sent, and the turn and item (or call) it belongs to.
+  client_request request = client_request::none;
+  nlohmann::json request_params;
+  std::string request_turn;
+  std::string request_item;
 
   bool is_file_change() const { return what == hooks::action_kind::file_change; }
-  const std::string& turn_id() const { return is_file_change() ? file.turn_id : command.turn_id; }
-  const std::string& item_id() const { return is_file_change() ? file.item_id : command.item_id; }
+  bool is_client_request() const { return request != client_request::none; }
+  const std::string& turn_id() const {
+    if (is_client_request()) return request_turn;
+    return is_file_change() ? file.turn_id : command.turn_id;
+  }
+  const std::string& item_id() const {
+    if (is_client_request()) return request_item;
+    return is_file_change() ? file.item_id : command.item_id;
+  }
 };
 
 /// Which approval a conversation hears about: its key, and the turn and item
@@ -64,6 +87,9 @@ struct approval_ref {
   uint64_t key = 0;
   std::string turn_id;
   std::string item_id;
+  /// What the thread's status says while it waits: waitingOnApproval, or
+  /// waitingOnUserInput for a question (a client tool's call sets neither).
+  client_request request = client_request::none;
 };
 
 /// Files accepted for the rest of the session ("acceptForSession" on a patch).
@@ -125,6 +151,8 @@ struct step_result {
     patch_failed,     // detail
     refused,          // tools are not allowed in this turn
     lost,             // the server stopped while it ran; it is never run again
+    answered,         // a client answered the model's request: output (JSON text), success
+    not_answered,     // nobody answered it (timeout, error, malformed answer): detail
   };
   kind what = kind::said;
   int exit_code = 0;
@@ -132,6 +160,11 @@ struct step_result {
   std::string output;
   std::string detail;
   std::vector<std::pair<char, std::string>> files;
+  /// answered: whether the client's tool says it succeeded; its content
+  /// items as the Responses API takes a call's output (input_text /
+  /// input_image), when the answer was a client tool's.
+  bool success = true;
+  nlohmann::json content_items;
 };
 
 /// Context the model gets for its next step: the thread so far, the user's
@@ -152,6 +185,10 @@ struct model_context {
   /// call whose result the next step brings.
   bool resumed = false;
   std::string resumed_call;
+  /// Function tools offered besides the model's own (the tools the thread's
+  /// client declared), in the Responses shape {type: "function", name,
+  /// description, parameters}; `name` is what the model calls.
+  std::vector<nlohmann::json> offered_tools;
   /// A compaction turn (thread/compact/start): no step is asked, only a
   /// summary of `history` (the thread's model context, from the store).
   bool compact = false;
@@ -173,7 +210,11 @@ struct compaction_result {
 
 /// One step of a turn, as decided by the model.
 struct model_step {
-  enum class kind { say, run, patch, done };
+  /// ask_user: request_user_input (arguments: {"questions": [...]});
+  /// call_tool: a tool the client declared (tool, tool_namespace,
+  /// arguments); request_permissions: more sandbox permissions
+  /// (arguments: {"permissions": {...}, "reason"?}).
+  enum class kind { say, run, patch, done, ask_user, call_tool, request_permissions };
   kind what = kind::done;
   std::vector<std::string> deltas;  // say: the message in pieces (whole when streamed)
   std::string command;              // run: a shell command for /bin/sh -c
@@ -194,6 +235,11 @@ struct model_step {
   std::string call_id;
   /// say: "commentary" (more work follows) or "final_answer" (empty).
   std::string phase;
+  /// ask_user, call_tool, request_permissions: the call's arguments as the
+  /// model gave them (checked by the turn); call_tool: which tool.
+  nlohmann::json arguments;
+  std::string tool;
+  std::optional<std::string> tool_namespace;
   /// A model that keeps its context verbatim (the HTTP provider): the
   /// Responses API items it produced or sent since its previous step (output
   /// items as the endpoint sent them, tool outputs as it answered them), to

@@ -115,6 +115,10 @@ struct http_model_state {
   int64_t last_tokens = 0;
   bool requested = false;  // this turn sent a request already
   std::optional<compaction_state> compaction;
+  /// The thread's client-declared tools, as offered, and their names (a
+  /// call of one becomes a call_tool step).
+  std::vector<nlohmann::json> client_tools;
+  std::set<std::string> client_tool_names;
 
   ~http_model_state() {
     if (attempt.running && setup) setup->client->abort(attempt.request);
@@ -190,9 +194,13 @@ void take_results(self_ptr self, const model_context& ctx) {
     if (st.handed.empty()) continue;
     auto call = std::move(st.handed.front());
     st.handed.pop_front();
-    if (call)
-      st.input.push_back(wire::tool_output_item(
-          *call, tool_result_text(ctx.step_results[st.results_seen], *call)));
+    if (!call) continue;
+    const auto& result = ctx.step_results[st.results_seen];
+    // A client tool's answer goes back as its content (text, images).
+    if (result.what == step_result::kind::answered && result.content_items.is_array())
+      st.input.push_back(wire::tool_content_output_item(*call, result.content_items));
+    else
+      st.input.push_back(wire::tool_output_item(*call, tool_result_text(result, *call)));
   }
 }
 
@@ -230,7 +238,7 @@ void resume_input(self_ptr self, const model_context& ctx, std::vector<json> his
     auto first = at, last = at + 1;
     while (first != st.input.begin() && is_output_item(*(first - 1))) --first;
     while (last != st.input.end() && is_output_item(*last)) ++last;
-    auto plan = plan_response(std::vector<json>(first, last));
+    auto plan = plan_response(std::vector<json>(first, last), st.client_tool_names);
     bool after = false;
     for (auto& p : plan.steps) {
       if (after) st.ready.push_back(std::move(p));
@@ -300,7 +308,7 @@ void send_request(self_ptr self) {
     a.stream.emplace<wire::chat_stream>();
   auto req = st.compaction
                  ? model_request::build(*st.setup, compaction_input(st), st.thread_id, false)
-                 : model_request::build(*st.setup, st.input, st.thread_id);
+                 : model_request::build(*st.setup, st.input, st.thread_id, true, st.client_tools);
   st.requested = true;
   st.sent_headers = req.headers;
   a.last_bytes = clock_type::now();
@@ -392,7 +400,7 @@ void on_completed(self_ptr self, const wire::response_completed& done) {
   }
   st.request_retries = st.stream_retries = 0;
   if (st.compaction) return finish_compaction(self, st.attempt.output);
-  auto plan = plan_response(st.attempt.output);
+  auto plan = plan_response(st.attempt.output, st.client_tool_names);
   for (auto& item : st.attempt.output) st.input.push_back(std::move(item));
   for (auto& out : plan.immediate_outputs) st.input.push_back(std::move(out));
   for (auto& p : plan.steps) st.ready.push_back(std::move(p));
@@ -493,6 +501,9 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
   }
   st.promise = rp;
   st.thread_id = ctx.thread_id;
+  st.client_tools = ctx.offered_tools;
+  st.client_tool_names.clear();
+  for (const auto& t : st.client_tools) st.client_tool_names.insert(t.value("name", std::string{}));
   if (!st.loaded) st.last_tokens = ctx.last_request_tokens;
   if (ctx.compact) {  // thread/compact/start: the history comes with the ask
     st.loaded = true;

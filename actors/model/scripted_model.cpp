@@ -57,6 +57,9 @@ const std::string& scripted_model_help() {
       "`run[timeout_ms=N]: <command>` with a timeout, `run[escalate]: <command>` asks to run it "
       "outside the sandbox, "
       "`say: <text>` makes me say the text, "
+      "`ask: <question>` asks the user (or `ask: {\"questions\": [...]}` as "
+      "request_user_input's arguments), "
+      "`call[NAME]: {json}` calls a tool the client declared, "
       "`patch:` followed by an apply_patch patch (through `*** End Patch`) changes files "
       "(after approval).";
   return text;
@@ -105,6 +108,32 @@ std::vector<model_step> plan_steps(const std::string& user_text) {
       }
       s.command = trim(line.substr(colon + 1));
       if (s.command.empty()) continue;
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "ask:")) {
+      // A question for the user: plain text is one question (id "q1"); a
+      // JSON object is request_user_input's arguments as a model sends them.
+      model_step s;
+      s.what = model_step::kind::ask_user;
+      auto text = trim(line.substr(4));
+      if (!text.empty() && text[0] == '{') {
+        s.arguments = nlohmann::json::parse(text, nullptr, false);  // discarded: the turn says so
+      } else {
+        s.arguments = {{"questions",
+                        nlohmann::json::array(
+                            {{{"id", "q1"}, {"header", "Question"}, {"question", text}}})}};
+      }
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "call[")) {
+      // A tool the client declared: `call[NAME]: {json arguments}` (a
+      // namespaced tool as the model names it, NAMESPACE__NAME).
+      auto close = line.find("]:");
+      if (close == std::string::npos || close == 5) continue;
+      model_step s;
+      s.what = model_step::kind::call_tool;
+      s.tool = trim(line.substr(5, close - 5));
+      auto text = trim(line.substr(close + 2));
+      s.arguments = text.empty() ? nlohmann::json::object()
+                                 : nlohmann::json::parse(text, nullptr, false);
       steps.push_back(std::move(s));
     } else if (starts_with(line, "say:")) {
       model_step s;

@@ -4,6 +4,9 @@
 //
 //   run: <command>   run a shell command (asks for approval per policy)
 //   say: <text>      stream an agent message
+//   ask: <question>  ask the user (item/tool/requestUserInput); `ask: {json}`
+//                    gives request_user_input's whole arguments
+//   call[NAME]: {json}  call a tool the client declared (item/tool/call)
 //   patch:           change files: the following lines, through
 //                    "*** End Patch", are a Codex apply_patch patch
 //   summary: <text>  what it answers when the thread is compacted (the

@@ -28,6 +28,8 @@ struct conversation_settings {
   protocol::sandbox_policy sandbox;
   std::string reviewer = "user";
   std::string model;
+  /// The tools its client declared on thread/start (kept while it is loaded).
+  std::vector<protocol::dynamic_tool> dynamic_tools;
 };
 
 /// An approval of the active turn that waits on someone: a client that
@@ -44,6 +46,7 @@ struct active_turn {
   int64_t started_ms = 0;
   client_actor owner;             // the client that started it answers its asks
   std::set<std::string> waiting;  // items whose approval waits on someone
+  std::set<std::string> waiting_input;  // questions to the user (never parked)
   bool interrupt_sent = false;
   /// It runs the user's own command (thread/shellCommand): no model, so it
   /// takes no steered input.

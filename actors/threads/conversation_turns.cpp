@@ -63,6 +63,7 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
   ts.user_text = std::move(user_text);
   ts.tokens_before = st.tokens;
   ts.last_request_tokens = st.last_request_tokens;
+  ts.dynamic_tools = st.settings.dynamic_tools;
   return ts;
 }
 
@@ -381,7 +382,12 @@ caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) 
 void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& approval) {
   auto& st = self->state;
   if (!st.active || st.active->id != ref.turn_id) return;
-  st.active->waiting.insert(ref.item_id);
+  // A question shows waitingOnUserInput; a client tool's call waits on no
+  // person (no flag, and it never lets the thread park).
+  if (ref.request == client_request::user_input)
+    st.active->waiting_input.insert(ref.item_id);
+  else if (ref.request != client_request::dynamic_tool)
+    st.active->waiting.insert(ref.item_id);
   waiting_approval w;
   w.handle = approval;
   w.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
@@ -392,7 +398,10 @@ void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& 
 void settle_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
   st.approvals.erase(ref.key);
-  if (st.active && st.active->id == ref.turn_id) st.active->waiting.erase(ref.item_id);
+  if (st.active && st.active->id == ref.turn_id) {
+    st.active->waiting.erase(ref.item_id);
+    st.active->waiting_input.erase(ref.item_id);
+  }
   update_status(self);
 }
 

@@ -8,6 +8,7 @@
 #include "actors/store/response_items.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
+#include "protocol/client_requests.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley {
@@ -66,6 +67,15 @@ void complete_current(self_ptr self, item_status status, step_result result) {
     st.patch.reset();
     item.status = status;
     item_completed(self, std::move(item));
+  } else if (st.request) {
+    // A question shows no item; a client tool's call does (inProgress,
+    // completed or failed: never declined).
+    if (auto item = std::move(st.request->item)) {
+      item->status = status == item_status::completed ? item_status::completed : item_status::failed;
+      if (!item->duration_ms) item->duration_ms = protocol::unix_ms() - st.request->started_ms;
+      item_completed(self, std::move(*item));
+    }
+    st.request.reset();
   }
   st.context.step_results.push_back(std::move(result));
 }
@@ -187,6 +197,7 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     complete_current(self, item_status::declined, outcome(step_result::kind::interrupted));
     return end_interrupted(self, *st.interrupting);
   }
+  if (st.request) return settle_request(self, out);
   if (st.command)
     settle(self, out, item_status::failed, [&] { run_accepted(self, out.decision); });
   else
@@ -368,6 +379,11 @@ void next_step(self_ptr self) {
                 if (step.what == model_step::kind::run)
                   return run_command(self, step);
                 return change_files(self, step.patch, step.call_id);
+              case model_step::kind::ask_user:
+              case model_step::kind::call_tool:
+              case model_step::kind::request_permissions:
+                if (!self->state.settings.tools_allowed) return refuse_tool(self);
+                return ask_client(self, step);
             }
           },
           [self](caf::error& err) { model_failed(self, err); });
@@ -494,6 +510,8 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.context.turn_id = settings.turn_id;
   self->state.context.last_request_tokens = settings.last_request_tokens;
   self->state.tokens = settings.tokens_before;
+  for (const auto& t : settings.dynamic_tools)
+    self->state.context.offered_tools.push_back(protocol::model_function_tool(t));
   self->state.settings = std::move(settings);
   // The user's own command asks no model: it gets none.
   if (!self->state.settings.shell) self->state.model = model_of(self);

@@ -61,6 +61,9 @@ struct turn_settings {
   /// Set: the turn runs this one command of the user's, confined to the
   /// thread's sandbox, asks no model and no person, then completes.
   std::optional<user_shell_command> shell;
+  /// The tools the thread's client declared (thread/start dynamicTools):
+  /// offered to the model, called with item/tool/call.
+  std::vector<protocol::dynamic_tool> dynamic_tools;
 };
 
 /// The command item in progress.
@@ -83,6 +86,19 @@ struct patch_step {
   protocol::file_change_item item;
   std::vector<patch::file_change> planned;
   int64_t started_ms = 0;
+};
+
+/// A request of the model's to a client in progress (a question, a client
+/// tool's call, a permission request): asked through an approval actor.
+struct request_step {
+  client_request what = client_request::user_input;
+  std::string call_id;
+  int64_t started_ms = 0;
+  /// The request's params as sent (the questions an answer may name, the
+  /// permissions asked, which bound what may be granted).
+  nlohmann::json params;
+  /// dynamic_tool: the item that shows the call.
+  std::optional<protocol::dynamic_tool_call_item> item;
 };
 
 /// An agent message the model is streaming: started, not yet completed.
@@ -109,6 +125,7 @@ struct turn_state {
   std::optional<protocol::context_compaction_item> compaction;
   std::optional<command_step> command;
   std::optional<patch_step> patch;
+  std::optional<request_step> request;
   std::optional<uint64_t> pending_ask;
   /// Input the user steered in (turn/steer) that the model has not seen:
   /// shown and handed over at its next request.

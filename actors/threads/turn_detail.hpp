@@ -86,6 +86,18 @@ void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
                   notification_ptr item_started, bool restored);
 void on_outcome(self_ptr self, uint64_t key, approval_outcome out);
 
+// -- requests to a client (turn_requests.cpp) ---------------------------------
+
+/// The model asks a client: the user a question (request_user_input ->
+/// item/tool/requestUserInput), a tool the client declared (item/tool/call)
+/// or for more permissions (item/permissions/requestApproval), each through
+/// an approval actor; the answer, or why there is none, goes back to the
+/// model.
+void ask_client(self_ptr self, const model_step& step);
+/// The outcome of the request in progress: the model is told; the turn goes
+/// on, or ends interrupted when the request was cancelled.
+void settle_request(self_ptr self, const approval_outcome& out);
+
 // -- the store's view of actions (turn_durable.cpp) ---------------------------
 
 /// The action in progress as the store keeps it (phase asked).

@@ -87,6 +87,13 @@ struct settings {
   /// 0 = not set (parley then never compacts by itself).
   uint64_t auto_compact_token_limit = 0;
   shell_environment_policy shell_environment;
+  /// `[features]` that offer a model more tools, as Codex names them (both
+  /// off by default, as in Codex 0.169): `default_mode_request_user_input`
+  /// offers request_user_input (item/tool/requestUserInput), and
+  /// `request_permissions_tool` offers request_permissions
+  /// (item/permissions/requestApproval).
+  bool request_user_input_tool = false;
+  bool request_permissions_tool = false;
 
   const provider& active_provider() const { return providers.at(model_provider); }
 };

@@ -41,6 +41,9 @@ struct request_options {
   /// false: no tool is offered (a compaction's summary request): Responses
   /// sends `tools: []`, Chat no tools at all.
   bool offer_tools = true;
+  /// Function tools offered besides exec_command and apply_patch (the
+  /// Responses shape: {type: "function", name, description, parameters}).
+  std::vector<nlohmann::json> extra_tools;
 };
 
 /// A user message item: {"type":"message","role":"user","content":[{"type":"input_text","text":...}]}.
