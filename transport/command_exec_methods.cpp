@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "actors/files/base64.hpp"
+#include "protocol/base64.hpp"
 #include "protocol/command_exec.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "transport/rpc_session.hpp"
@@ -66,7 +66,7 @@ void session::command_exec_write(const protocol::request_id& id, const json& par
   std::string bytes;
   if (p.delta_base64) {
     std::string why;
-    auto decoded = files::base64_decode(*p.delta_base64, why);
+    auto decoded = protocol::base64_decode(*p.delta_base64, why);
     if (!decoded) return fail(protocol::rpc_code::invalid_params, "invalid deltaBase64: " + why);
     bytes = std::move(*decoded);
   }

@@ -2,7 +2,7 @@
 
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
-#include "actors/files/base64.hpp"
+#include "protocol/base64.hpp"
 #include "actors/threads/process_reactor.hpp"
 
 namespace parley {
@@ -32,7 +32,7 @@ void on_chunk(exec_self self, captured_stream& c, const char* stream, std::strin
     return;
   }
   protocol::command_exec_output_delta d{"", st.setup.process_id, stream,
-                                        files::base64_encode(chunk), c.cap_reached};
+                                        protocol::base64_encode(chunk), c.cap_reached};
   self->send(st.setup.client, atom::event::value, make_notification(std::move(d), false));
 }
 
