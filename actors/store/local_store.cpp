@@ -341,7 +341,9 @@ caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
   }
   locate(
       self, id,
-      [self, rp, id, fail](const std::string& path) mutable {
+      [self, rp, id, fail](const std::string& where) mutable {
+        // A copy: `where` may be the entry's own path, which the erase frees.
+        std::string path = where;
         // Forgotten now: an append that comes later is refused (unknown
         // thread) instead of writing the file again.
         self->state.files.erase(id);
