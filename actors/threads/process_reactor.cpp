@@ -2,6 +2,7 @@
 
 #include <caf/send.hpp>
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -275,12 +276,16 @@ void process_reactor::drain_commands() {
     std::lock_guard<std::mutex> guard{mtx_};
     batch.swap(commands_);
   }
-  // The processes first, then what is asked of them.
-  std::stable_partition(batch.begin(), batch.end(),
-                        [](const request& c) { return c.what == request::kind::add; });
+  // The processes first, then what is asked of them: what waited for its
+  // process before what came since (a write deferred earlier must reach
+  // stdin before a later one that closes it).
+  auto adds_end = std::stable_partition(batch.begin(), batch.end(), [](const request& c) {
+    return c.what == request::kind::add;
+  });
   auto waiting = std::move(deferred_);
   deferred_.clear();
-  for (auto& c : waiting) batch.push_back(std::move(c));
+  batch.insert(adds_end, std::make_move_iterator(waiting.begin()),
+               std::make_move_iterator(waiting.end()));
   for (auto& c : batch) {
     bool for_process = c.what == request::kind::write || c.what == request::kind::resize;
     if (for_process && procs_.count(c.id) == 0) {
