@@ -2,9 +2,9 @@
 
 namespace parley::wire {
 
-namespace {
+using json = nlohmann::json;  // at namespace scope: unity builds put compaction.cpp's beside it
 
-using json = nlohmann::json;
+namespace {
 
 const char* const exec_command_description =
     "Runs a shell command on the user's machine (with /bin/sh -c, in the conversation's "
