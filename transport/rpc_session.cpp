@@ -365,34 +365,32 @@ void session::thread_name_set(const call& c) {
                            reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
 }
 
-void session::thread_turns_list(const call& c) {
-  auto params = decode_params<protocol::thread_turns_list_params>(c.params);
+// thread/turns/list and thread/items/list: a page of the thread's turns as
+// thread/read gives them (loaded or not).
+template <class Params, class Pager>
+void session::page_of_thread(const call& c, Pager pager) {
+  auto params = decode_params<Params>(c.params);
   if (!params) return reply_error(c.id, params.error());
   protocol::thread_read_params read{params->thread_id, true};
   runtime_.thread_read(std::move(read),
                        reply_with<protocol::thread_read_response>(
                            c.id,
-                           [params = std::move(*params)](
+                           [params = std::move(*params), pager](
                                const protocol::thread_read_response& r) -> caf::expected<json> {
-                             auto page = page_turns(r.thread_.turns, params);
+                             auto page = pager(r.thread_.turns, params);
                              if (!page) return std::move(page.error());
                              return json(*page);
                            }));
 }
 
+void session::thread_turns_list(const call& c) {
+  page_of_thread<protocol::thread_turns_list_params>(
+      c, [](const auto& turns, const auto& p) { return page_turns(turns, p); });
+}
+
 void session::thread_items_list(const call& c) {
-  auto params = decode_params<protocol::thread_items_list_params>(c.params);
-  if (!params) return reply_error(c.id, params.error());
-  protocol::thread_read_params read{params->thread_id, true};
-  runtime_.thread_read(std::move(read),
-                       reply_with<protocol::thread_read_response>(
-                           c.id,
-                           [params = std::move(*params)](
-                               const protocol::thread_read_response& r) -> caf::expected<json> {
-                             auto page = page_items(r.thread_.turns, params);
-                             if (!page) return std::move(page.error());
-                             return json(*page);
-                           }));
+  page_of_thread<protocol::thread_items_list_params>(
+      c, [](const auto& turns, const auto& p) { return page_items(turns, p); });
 }
 
 void session::thread_goal_get(const call& c) {

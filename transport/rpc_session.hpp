@@ -149,6 +149,8 @@ class session {
   void thread_unarchive(const call& c);
   void thread_delete(const call& c);
   void thread_items_list(const call& c);
+  template <class Params, class Pager>
+  void page_of_thread(const call& c, Pager pager);
   void thread_goal_get(const call& c);
   void thread_goal_set(const call& c);
   void thread_goal_clear(const call& c);

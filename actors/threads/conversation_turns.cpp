@@ -121,6 +121,22 @@ active_turn new_active_turn(const client_actor& owner) {
   return t;
 }
 
+/// Spawns the active turn `t` with its settings and says it started: the
+/// reply ({}) leaves before the turn's first event, as Codex orders them.
+caf::result<atom::ok> launch_turn(self_ptr self, active_turn t, turn_settings ts) {
+  auto& st = self->state;
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(ts));
+  st.active = std::move(t);
+  auto rp = self->make_response_promise<atom::ok>();
+  rp.deliver(atom::ok::value);
+  update_status(self);
+  emit_stored(
+      self, turn_started_record{st.active->id, st.active->started_at},
+      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+  return rp;
+}
+
 }  // namespace
 
 caf::result<protocol::turn_start_response> start_turn(self_ptr self,
@@ -197,17 +213,7 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
   shell.command = params.command;
   shell.timeout_ms = !params.timeout_ms ? int64_t{3'600'000} : std::max<int64_t>(1, *params.timeout_ms);
   ts.shell = std::move(shell);
-  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
-                                         std::move(ts));
-  st.active = std::move(t);
-  // The reply ({}) leaves before the turn's first event, as Codex orders them.
-  auto rp = self->make_response_promise<atom::ok>();
-  rp.deliver(atom::ok::value);
-  update_status(self);
-  emit_stored(
-      self, turn_started_record{st.active->id, st.active->started_at},
-      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
-  return rp;
+  return launch_turn(self, std::move(t), std::move(ts));
 }
 
 caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
@@ -228,17 +234,7 @@ caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
   ts.tools_allowed = false;
   ts.compact = true;
   t.compaction = true;
-  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
-                                         std::move(ts));
-  st.active = std::move(t);
-  // The reply ({}) leaves before the turn's first event, as Codex orders them.
-  auto rp = self->make_response_promise<atom::ok>();
-  rp.deliver(atom::ok::value);
-  update_status(self);
-  emit_stored(
-      self, turn_started_record{st.active->id, st.active->started_at},
-      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
-  return rp;
+  return launch_turn(self, std::move(t), std::move(ts));
 }
 
 caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
