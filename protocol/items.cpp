@@ -177,6 +177,14 @@ json encode(const context_compaction_item& x) {
   return json{{"type", "contextCompaction"}, {"id", x.id}};
 }
 
+json encode(const entered_review_mode_item& x) {
+  return json{{"type", "enteredReviewMode"}, {"id", x.id}, {"review", x.review}};
+}
+
+json encode(const exited_review_mode_item& x) {
+  return json{{"type", "exitedReviewMode"}, {"id", x.id}, {"review", x.review}};
+}
+
 }  // namespace
 
 const char* to_string(file_update_change::kind x) {
@@ -274,9 +282,16 @@ void from_json(const json& j, thread_item& x) {
     i.success = optional<bool>(j, "success");
     i.duration_ms = optional<int64_t>(j, "durationMs");
     x = std::move(i);
+  } else if (type == "enteredReviewMode") {
+    x = entered_review_mode_item{required<std::string>(j, "id"), required<std::string>(j, "review"),
+                                 json(nullptr)};
+  } else if (type == "exitedReviewMode") {
+    x = exited_review_mode_item{required<std::string>(j, "id"), required<std::string>(j, "review"),
+                                json(nullptr)};
   } else {
     throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange",
-                                 "reasoning", "contextCompaction", "dynamicToolCall"});
+                                 "reasoning", "contextCompaction", "dynamicToolCall",
+                                 "enteredReviewMode", "exitedReviewMode"});
   }
 }
 

@@ -117,9 +117,28 @@ struct dynamic_tool_call_item {
   std::optional<int64_t> duration_ms;
 };
 
+/// A review (review/start) began: `review` is what it looks at, as a
+/// client shows it; `target` is the request's target (ReviewTarget), kept
+/// for the rollout (Codex's EnteredReviewMode carries it).
+struct entered_review_mode_item {
+  std::string id;
+  std::string review;
+  json target;
+};
+
+/// A review ended: `review` is the reviewer's answer as text; `output` is
+/// its structured form (Codex's ReviewOutputEvent), null when there is none
+/// (the review was cut short).
+struct exited_review_mode_item {
+  std::string id;
+  std::string review;
+  json output;
+};
+
 using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item,
                                  file_change_item, reasoning_item, context_compaction_item,
-                                 dynamic_tool_call_item>;
+                                 dynamic_tool_call_item, entered_review_mode_item,
+                                 exited_review_mode_item>;
 
 const std::string& item_id(const thread_item& x);
 

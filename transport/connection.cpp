@@ -76,6 +76,10 @@ class thread_manager_port final : public rpc::runtime_port {
   void thread_compact(protocol::thread_id_params p, reply<atom::ok> done) override {
     forward(std::move(done), atom::compact::value, std::move(p), client());
   }
+  void review_start(protocol::review_start_params p,
+                    reply<protocol::review_start_response> done) override {
+    forward(std::move(done), atom::review::value, std::move(p), client());
+  }
   void turn_steer(protocol::turn_steer_params p,
                   reply<protocol::turn_steer_response> done) override {
     forward(std::move(done), atom::steer::value, std::move(p), client());

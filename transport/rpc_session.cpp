@@ -132,6 +132,7 @@ const std::map<std::string, session::handler>& session::methods() {
       {"command/exec/terminate", exec(&session::command_exec_terminate)},
       {"command/exec/resize", exec(&session::command_exec_resize)},
       {"thread/compact/start", method(&session::thread_compact_start)},
+      {"review/start", forwarded(&runtime_port::review_start)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},

@@ -50,6 +50,9 @@ class runtime_port {
                                     reply<parley::atom::ok> done) = 0;
   /// thread/compact/start: ok once the compaction's turn has started.
   virtual void thread_compact(protocol::thread_id_params p, reply<parley::atom::ok> done) = 0;
+  /// review/start: the review's turn once it has started.
+  virtual void review_start(protocol::review_start_params p,
+                            reply<protocol::review_start_response> done) = 0;
   virtual void turn_steer(protocol::turn_steer_params p,
                           reply<protocol::turn_steer_response> done) = 0;
   /// command/exec: answered when the process has ended (after its deltas).

@@ -60,6 +60,7 @@ using exec_kill  = caf::atom_constant<caf::atom("execkill")>;   // command/exec/
 using exec_resize = caf::atom_constant<caf::atom("execresize")>; // command/exec/resize
 using exec_gone  = caf::atom_constant<caf::atom("execgone")>;   // a command/exec ended
 using compact    = caf::atom_constant<caf::atom("compact")>;    // thread/compact/start
+using review     = caf::atom_constant<caf::atom("review")>;     // review/start
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
 using erase      = caf::atom_constant<caf::atom("erase")>;      // thread/delete
 using goal       = caf::atom_constant<caf::atom("goal")>;       // thread/goal/*

@@ -137,6 +137,10 @@ using conversation_actor = caf::typed_actor<
     // thread/compact/start: compact the thread's history as a turn of its
     // own (ok at once; its events follow), or an error while a turn runs.
     caf::replies_to<atom::compact, client_actor>::with<atom::ok>,
+    // review/start: review the target as a turn of its own (its turn at
+    // once; its events follow), or an error while a turn runs.
+    caf::replies_to<atom::review, protocol::review_start_params,
+                    client_actor>::with<protocol::review_start_response>,
     // Interrupt the active turn with this id.
     caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
     // Steer input into the active turn, which must be the expected one.
@@ -202,6 +206,8 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::exec_resize, std::string, protocol::terminal_size,
                     client_actor>::with<atom::ok>,
     caf::replies_to<atom::compact, protocol::thread_id_params, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::review, protocol::review_start_params,
+                    client_actor>::with<protocol::review_start_response>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,

@@ -17,6 +17,7 @@
 #include "protocol/command_exec.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
+#include "protocol/review.hpp"
 #include "protocol/thread_extras.hpp"
 
 namespace parley {
@@ -197,6 +198,15 @@ struct model_context {
   /// turn (0: unknown); a model past its automatic compaction limit
   /// compacts before its next request.
   int64_t last_request_tokens = 0;
+  /// A review turn (review/start) when set: the reviewer's instructions.
+  /// The model starts afresh from them and `user_text` (the review's
+  /// prompt), not from the thread's history, and what it does in the
+  /// review stays out of the thread's context.
+  std::string review_instructions;
+  /// A review: the directives the scripted model follows (a custom
+  /// target's instructions) and the files git says changed.
+  std::string review_script;
+  std::vector<std::string> review_files;
 };
 
 /// A thread's history compacted: the model's summary, and the model
@@ -460,6 +470,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::review_start_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::review_start_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_resume_params)

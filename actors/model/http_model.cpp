@@ -119,6 +119,9 @@ struct http_model_state {
   /// call of one becomes a call_tool step).
   std::vector<nlohmann::json> client_tools;
   std::set<std::string> client_tool_names;
+  /// A review turn: the input is the review's own (instructions, prompt),
+  /// and nothing of it becomes the thread's context.
+  bool review = false;
 
   ~http_model_state() {
     if (attempt.running && setup) setup->client->abort(attempt.request);
@@ -132,6 +135,10 @@ void start_compaction(self_ptr self, size_t keep_from, bool manual);
 
 /// This turn's items the turn has not been handed yet, verbatim.
 std::vector<json> unrecorded(http_model_state& st) {
+  if (st.review) {
+    st.recorded = st.input.size();
+    return {};
+  }
   auto from = st.input.begin() + static_cast<std::ptrdiff_t>(std::min(st.recorded, st.input.size()));
   std::vector<json> out(from, st.input.end());
   st.recorded = st.input.size();
@@ -510,6 +517,21 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
     st.input = ctx.history;
     st.recorded = st.input.size();
     start_compaction(self, st.input.size(), true);
+    return rp;
+  }
+  if (!st.loaded && !ctx.review_instructions.empty()) {
+    // A review starts afresh: the reviewer's instructions and the review's
+    // prompt, none of the thread's history (nor its compaction limit).
+    st.loaded = true;
+    st.review = true;
+    st.last_tokens = 0;
+    st.input = {json{{"type", "message"},
+                     {"role", "developer"},
+                     {"content", json::array({{{"type", "input_text"},
+                                               {"text", ctx.review_instructions}}})}},
+                wire::user_message(ctx.user_text)};
+    st.recorded = st.input.size();
+    answer_step(self);
     return rp;
   }
   if (!st.loaded && ctx.resumed) {

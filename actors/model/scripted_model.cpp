@@ -178,6 +178,30 @@ model_step next_step(const model_context& ctx) {
   return model_step{};
 }
 
+/// A review: the custom target's directives when it has any, else a
+/// deterministic review naming the files git said changed.
+model_step scripted_review(const model_context& ctx) {
+  if (!ctx.review_script.empty()) {
+    auto steps = plan_steps(ctx.review_script);
+    if (ctx.step_results.size() < steps.size()) return steps[ctx.step_results.size()];
+    return model_step{};
+  }
+  if (!ctx.step_results.empty()) return model_step{};
+  std::string files;
+  for (const auto& f : ctx.review_files) files += (files.empty() ? "" : ", ") + f;
+  nlohmann::json answer{
+      {"findings", nlohmann::json::array()},
+      {"overall_correctness", "patch is correct"},
+      {"overall_explanation",
+       "The scripted model read " + std::to_string(ctx.review_files.size()) + " changed file(s)"
+           + (files.empty() ? std::string{} : ": " + files) + ". It has nothing to report."},
+      {"overall_confidence_score", 0.5}};
+  model_step s;
+  s.what = model_step::kind::say;
+  s.deltas = {answer.dump()};
+  return s;
+}
+
 compaction_result scripted_compaction(const model_context& ctx) {
   std::string directed;            // the latest `summary:` line
   std::vector<std::string> asked;  // each user message's first line
@@ -216,6 +240,7 @@ model_actor::behavior_type scripted_model(model_actor::pointer self,
   install_default_handlers(self, "model");
   return {
       [](atom::step, const model_context& ctx) {
+        if (!ctx.review_instructions.empty()) return scripted_review(ctx);
         if (!ctx.compact) return next_step(ctx);
         model_step done;
         done.compacted = scripted_compaction(ctx);

@@ -39,9 +39,19 @@ std::string user_shell_text(const protocol::command_execution_item& c) {
          + "\n</result>\n</user_shell_command>";
 }
 
+/// What the thread's model is told after a review (review/start): that
+/// the user asked for one, and what the reviewer found, in parley's words.
+std::string review_result_text(const std::string& review) {
+  return "<review_result>\nThe user asked for a code review of their changes; the reviewer's "
+         "answer follows. The user may ask you to act on parts of it.\n\n"
+         + review + "\n</review_result>";
+}
+
 }  // namespace
 
 std::vector<json> response_items_of(const protocol::thread_item& item) {
+  if (auto* r = std::get_if<protocol::exited_review_mode_item>(&item))
+    return {message("user", "input_text", review_result_text(r->review))};
   if (auto* u = std::get_if<protocol::user_message_item>(&item))
     return {message("user", "input_text", protocol::joined_text(u->content))};
   if (auto* a = std::get_if<protocol::agent_message_item>(&item))
@@ -85,6 +95,10 @@ std::vector<json> model_history(const stored_thread& thread, const std::string& 
     for (const auto* item : before->second) out.push_back(*item);
   for (const auto& t : thread.meta.turns) {
     if (t.id == except_turn) continue;
+    // A review's own work (its commands) is the reviewer's, not the
+    // thread's: only its result and answer stand for it.
+    bool review = !t.items.empty()
+                  && std::holds_alternative<protocol::entered_review_mode_item>(t.items.front());
     auto own = by_turn.find(t.id);
     bool compacted = std::find(thread.compacted_turns.begin(), thread.compacted_turns.end(), t.id)
                      != thread.compacted_turns.end();
@@ -93,8 +107,12 @@ std::vector<json> model_history(const stored_thread& thread, const std::string& 
       for (const auto* item : own->second) out.push_back(*item);
       continue;
     }
-    for (const auto& item : t.items)
+    for (const auto& item : t.items) {
+      if (review && !std::holds_alternative<protocol::exited_review_mode_item>(item)
+          && !std::holds_alternative<protocol::agent_message_item>(item))
+        continue;
       for (auto& r : response_items_of(item)) out.push_back(std::move(r));
+    }
   }
   return out;
 }

@@ -62,6 +62,21 @@ std::vector<std::string> encode_item(const protocol::thread& meta, const std::st
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*f)}}));
+  } else if (auto* e = std::get_if<protocol::entered_review_mode_item>(&item)) {
+    out.push_back(event(json{{"type", "item_completed"},
+                             {"thread_id", meta.id},
+                             {"turn_id", turn_id},
+                             {"item", json{{"type", "EnteredReviewMode"},
+                                           {"id", e->id},
+                                           {"target", e->target},
+                                           {"user_facing_hint", e->review}}}}));
+  } else if (auto* x = std::get_if<protocol::exited_review_mode_item>(&item)) {
+    out.push_back(event(json{{"type", "item_completed"},
+                             {"thread_id", meta.id},
+                             {"turn_id", turn_id},
+                             {"item", json{{"type", "ExitedReviewMode"},
+                                           {"id", x->id},
+                                           {"review_output", x->output}}}}));
   } else if (auto* k = std::get_if<protocol::context_compaction_item>(&item)) {
     out.push_back(event(json{{"type", "item_completed"},
                              {"thread_id", meta.id},

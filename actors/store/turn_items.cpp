@@ -184,6 +184,18 @@ std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
   if (type == "CommandExecution") return command_of(item);
   if (type == "FileChange") return file_change_of(item);
   if (type == "ContextCompaction") return protocol::context_compaction_item{str_of(item, "id", "")};
+  if (type == "EnteredReviewMode") {
+    auto target = item.find("target");
+    return protocol::entered_review_mode_item{
+        str_of(item, "id", ""), str_of(item, "user_facing_hint", ""),
+        target != item.end() ? *target : json(nullptr)};
+  }
+  if (type == "ExitedReviewMode") {
+    auto output = item.find("review_output");
+    auto kept = output != item.end() ? *output : json(nullptr);
+    return protocol::exited_review_mode_item{str_of(item, "id", ""),
+                                             protocol::render_review(kept), kept};
+  }
   return std::nullopt;  // Reasoning, web search, ...: not shown by parley yet
 }
 

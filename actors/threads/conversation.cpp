@@ -214,10 +214,15 @@ void on_turn_event(self_ptr self, notification_ptr& n) {
     // is told of it is derived from the item, whatever the model.
     auto* cmd = std::get_if<protocol::command_execution_item>(&done->item);
     bool user_shell = cmd && cmd->source == "userShell";
-    emit_stored(self,
-                item_record{done->turn_id, done->item,
-                            user_shell || !self->state.svc.model_keeps_context},
-                std::move(n));
+    bool derive = user_shell || !self->state.svc.model_keeps_context;
+    auto& active = self->state.active;
+    if (active && active->review && active->id == done->turn_id) {
+      // A review's own work is the reviewer's: the thread's model is told
+      // only its result and the review (whatever the model).
+      derive = std::holds_alternative<protocol::exited_review_mode_item>(done->item)
+               || std::holds_alternative<protocol::agent_message_item>(done->item);
+    }
+    emit_stored(self, item_record{done->turn_id, done->item, derive}, std::move(n));
   } else {
     emit(self, std::move(n));
   }
@@ -330,6 +335,11 @@ conversation_actor::behavior_type conversation(
       [self](atom::compact, client_actor client) -> caf::result<atom::ok> {
         if (self->state.closing) return unloading_error(self);
         return start_compact_turn(self, std::move(client));
+      },
+      [self](atom::review, protocol::review_start_params& params,
+             client_actor client) -> caf::result<protocol::review_start_response> {
+        if (self->state.closing) return unloading_error(self);
+        return start_review_turn(self, params, std::move(client));
       },
       [self](atom::interrupt, const std::string& turn_id) { return interrupt_turn(self, turn_id); },
       [self](atom::steer, protocol::turn_steer_params& params,

@@ -52,6 +52,7 @@ struct active_turn {
   /// takes no steered input.
   bool user_shell = false;
   bool compaction = false;  // thread/compact/start's turn: it takes no input
+  bool review = false;      // review/start's turn: it takes no input
   /// A record of this turn was not stored: the turn stops and ends failed
   /// with this reason, never completed.
   std::optional<std::string> store_error;

@@ -97,6 +97,10 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
 /// history through the model (ok at once; its events follow); refused while
 /// a turn runs.
 caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client);
+/// review/start: a turn of its own that reviews the target through the
+/// model (its turn at once; its events follow); refused while a turn runs.
+caf::result<protocol::review_start_response> start_review_turn(
+    self_ptr self, protocol::review_start_params& params, client_actor client);
 caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
                                                       protocol::turn_steer_params& params);
 

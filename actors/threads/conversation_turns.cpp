@@ -8,6 +8,7 @@
 #include "actors/store/response_items.hpp"
 #include "actors/core/command_sandbox.hpp"
 #include "actors/threads/conversation_detail.hpp"
+#include "actors/threads/review_prompt.hpp"
 #include "actors/threads/turn.hpp"
 #include "protocol/ids.hpp"
 
@@ -121,19 +122,25 @@ active_turn new_active_turn(const client_actor& owner) {
   return t;
 }
 
-/// Spawns the active turn `t` with its settings and says it started: the
-/// reply ({}) leaves before the turn's first event, as Codex orders them.
-caf::result<atom::ok> launch_turn(self_ptr self, active_turn t, turn_settings ts) {
+/// Spawns the active turn `t` with its settings and says it started (the
+/// caller has answered its request already: the reply leaves first).
+void begin_turn(self_ptr self, active_turn t, turn_settings ts) {
   auto& st = self->state;
   t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
                                          std::move(ts));
   st.active = std::move(t);
-  auto rp = self->make_response_promise<atom::ok>();
-  rp.deliver(atom::ok::value);
   update_status(self);
   emit_stored(
       self, turn_started_record{st.active->id, st.active->started_at},
       make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+}
+
+/// begin_turn after the reply ({}): it leaves before the turn's first
+/// event, as Codex orders them.
+caf::result<atom::ok> launch_turn(self_ptr self, active_turn t, turn_settings ts) {
+  auto rp = self->make_response_promise<atom::ok>();
+  rp.deliver(atom::ok::value);
+  begin_turn(self, std::move(t), std::move(ts));
   return rp;
 }
 
@@ -153,6 +160,9 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                           + "); a turn starts once it ends");
   if (st.active && st.active->compaction)
     return make_error(errc::invalid_request, "the thread is being compacted (" + st.active->id
+                                                 + "); a turn starts once it ends");
+  if (st.active && st.active->review)
+    return make_error(errc::invalid_request, "a review is running (" + st.active->id
                                                  + "); a turn starts once it ends");
   if (st.active) {
     // As Codex: the input is steered into the active turn and the caller
@@ -237,6 +247,42 @@ caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
   return launch_turn(self, std::move(t), std::move(ts));
 }
 
+caf::result<protocol::review_start_response> start_review_turn(
+    self_ptr self, protocol::review_start_params& params, client_actor client) {
+  auto& st = self->state;
+  if (auto refusal = protocol::review_target_refusal(params.target))
+    return make_error(errc::invalid_request, *refusal);
+  // Codex 0.169 replaces a running turn with the review; parley keeps the
+  // turn and refuses, as it does for a compaction.
+  if (st.active)
+    return make_error(errc::invalid_request,
+                      "a turn is running (" + st.active->id
+                          + "): review/start reviews between turns; interrupt it or wait");
+  if (!st.meta.ephemeral) {
+    if (auto refused = store_refusal(st.svc)) return refused;
+  }
+  subscribe(self, client);
+  auto t = new_active_turn(client);
+  t.review = true;
+  st.meta.updated_at = t.started_at;
+  auto ts = snapshot_of(st, t.id, std::string{});
+  ts.review = params.target;
+  // The reply carries the turn as Codex's does: in progress, its one item
+  // the review's label as the user's request.
+  protocol::review_start_response r;
+  r.turn_.id = t.id;
+  r.turn_.items_view = "notLoaded";
+  protocol::user_message_item asked;
+  asked.id = t.id;
+  asked.content.push_back(protocol::user_input::make_text(review::hint(params.target)));
+  r.turn_.items.emplace_back(std::move(asked));
+  r.review_thread_id = st.meta.id;
+  auto rp = self->make_response_promise<protocol::review_start_response>();
+  rp.deliver(std::move(r));
+  begin_turn(self, std::move(t), std::move(ts));
+  return rp;
+}
+
 caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
                                                       protocol::turn_steer_params& params) {
   auto& st = self->state;
@@ -250,6 +296,7 @@ caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
   if (st.active->compaction)
     return make_error(errc::invalid_request,
                       "the active turn compacts the thread and takes no input");
+  if (st.active->review) return make_error(errc::invalid_request, "cannot steer a review turn");
   if (st.active->id != params.expected_turn_id)
     return make_error(errc::invalid_request, "expected active turn id `" + params.expected_turn_id
                                                  + "` but found `" + st.active->id + "`");

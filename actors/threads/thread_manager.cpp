@@ -373,6 +373,12 @@ thread_manager_actor::behavior_type thread_manager(
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::compact::value, std::move(client));
       },
+      [self](atom::review, protocol::review_start_params& params,
+             client_actor client) -> caf::result<protocol::review_start_response> {
+        auto conv = find(self, params.thread_id, "thread not found: ");
+        if (!conv) return std::move(conv.error());
+        return self->delegate(*conv, atom::review::value, std::move(params), std::move(client));
+      },
       [self](atom::steer, protocol::turn_steer_params& params,
              client_actor client) -> caf::result<protocol::turn_steer_response> {
         auto conv = find(self, params.thread_id, "thread not found: ");

@@ -315,6 +315,12 @@ void refuse_tool(self_ptr self) {
 /// A message the model said: completed if it streamed, else said now.
 void on_said(self_ptr self, model_step& step) {
   auto& st = self->state;
+  if (st.settings.review) {  // the reviewer's answer is shown as the review, at the end
+    st.review_answer.clear();
+    for (auto& d : step.deltas) st.review_answer += d;
+    st.context.step_results.push_back(step_result{});
+    return next_step(self);
+  }
   auto phase = step.phase.empty() ? std::string{"final_answer"} : step.phase;
   if (!step.streamed_item.empty() && st.streaming && st.streaming->model_id == step.streamed_item) {
     std::string text;
@@ -351,12 +357,11 @@ caf::result<atom::ok> on_steer(self_ptr self, protocol::user_message_item& msg) 
   if (st.settings.compact)
     return make_error(errc::invalid_request,
                       "the active turn compacts the thread and takes no input");
+  if (st.settings.review) return make_error(errc::invalid_request, "cannot steer a review turn");
   PARLEY_DEBUG("turn {} event=steered item={}", st.settings.turn_id, msg.id);
   st.steered.push_back(std::move(msg));
   return atom::ok::value;
 }
-
-void model_failed(self_ptr self, const caf::error& err);
 
 void next_step(self_ptr self) {
   auto& st = self->state;
@@ -370,6 +375,7 @@ void next_step(self_ptr self) {
               case model_step::kind::done:
                 // Input steered in while the model answered: it goes on.
                 if (!self->state.steered.empty()) return next_step(self);
+                if (self->state.settings.review) return end_review(self);
                 return end_turn(self, protocol::turn_status::completed);
               case model_step::kind::say:
                 return on_said(self, step);
@@ -520,6 +526,8 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
     run_user_shell(self);
   } else if (self->state.settings.compact) {
     compact_thread(self);
+  } else if (self->state.settings.review) {
+    start_review(self);
   } else if (self->state.settings.resume) {
     resume(self, *self->state.settings.resume);
   } else {

@@ -52,6 +52,9 @@ struct turn_settings {
   /// summary of the thread's history, stores the compacted history, and
   /// completes; no step is asked.
   bool compact = false;
+  /// A review turn (review/start): it reads its target with git, asks the
+  /// model to review it, and ends with the review.
+  std::optional<protocol::review_target> review;
   /// false for a structured turn (turn/start with an outputSchema, e.g. the
   /// TUI's title generation): it never runs a tool or asks for approval.
   bool tools_allowed = true;
@@ -123,6 +126,9 @@ struct turn_state {
   std::optional<int64_t> last_request_tokens;
   /// The contextCompaction item in progress (started, not completed).
   std::optional<protocol::context_compaction_item> compaction;
+  /// A review turn: the reviewer's last message (it is not shown as the
+  /// model says it, but as the review when the turn ends).
+  std::string review_answer;
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<request_step> request;

@@ -41,6 +41,13 @@ void on_model_notice(self_ptr self, model_notice& n);
 /// A compaction of the thread's history: its item starts (once), and ends
 /// once the compacted history is on its way to the store.
 void begin_compaction(self_ptr self);
+
+/// A review turn (turn_review.cpp): its enteredReviewMode item, git, then
+/// the model's steps; at the end its exitedReviewMode and the review.
+void start_review(self_ptr self);
+void end_review(self_ptr self);
+/// The model failed the turn: said, and the turn ends failed.
+void model_failed(self_ptr self, const caf::error& err);
 void end_compaction(self_ptr self, compaction_result result);
 
 /// The model's context of this turn, to the conversation to store.
@@ -54,6 +61,8 @@ void next_step(self_ptr self);
 void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase);
 /// Ends the item in progress with `status`; the model sees `result`.
 void complete_current(self_ptr self, protocol::item_status status, step_result result);
+/// Reports the turn's end to its conversation (once; it does not quit).
+void finish(self_ptr self, turn_result result);
 /// Ends the turn (its result to the conversation) and quits.
 void end_turn(self_ptr self, protocol::turn_status status);
 /// What an approval's outcome does to the item in progress: `accepted` runs

@@ -79,6 +79,8 @@ void on_reasoning_delta(self_ptr self, model_delta& d) {
 void on_model_delta(self_ptr self, model_delta& d) {
   auto& st = self->state;
   if (st.finished || d.text.empty()) return;
+  // A reviewer's words are shown as the review, once it has ended.
+  if (st.settings.review) return;
   if (d.what != model_delta::kind::text) return on_reasoning_delta(self, d);
   complete_reasoning(self);
   if (st.streaming && st.streaming->restarting) {

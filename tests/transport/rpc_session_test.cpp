@@ -98,6 +98,11 @@ class fake_runtime final : public runtime_port {
     events.push_back("compact " + p.thread_id);
     done(atom::ok::value);
   }
+  void review_start(protocol::review_start_params p,
+                    reply<protocol::review_start_response> done) override {
+    events.push_back("review " + p.thread_id);
+    done(protocol::review_start_response{protocol::turn{}, p.thread_id});
+  }
   void thread_unsubscribe(protocol::thread_id_params,
                           reply<protocol::thread_unsubscribe_response> done) override {
     done(protocol::thread_unsubscribe_response{"unsubscribed"});
