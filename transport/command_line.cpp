@@ -80,10 +80,17 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
   auto& cfg = out.server;
   std::vector<CLI::Option*> all;
   all.push_back(add_choice(app, "--store", cfg.store,
-                           {{"local", store::local}, {"memory", store::memory}},
+                           {{"local", store::local}, {"memory", store::memory},
+                            {"postgres", store::postgres}},
                            "local (default): rollouts + SQLite index under --home; "
-                           "memory: nothing outlives the process")
+                           "memory: nothing outlives the process; postgres: a PostgreSQL "
+                           "database (--store-url)")
                     ->type_name("KIND"));
+  all.push_back(app.add_option("--store-url", cfg.store_url,
+                               "the PostgreSQL store's database, postgresql://USER@HOST[:PORT]/DB "
+                               "(default $PARLEY_STORE_URL); a password only from PGPASSWORD "
+                               "or a PGPASSFILE")
+                    ->type_name("URL"));
   all.push_back(app.add_option("--home", cfg.home,
                                "where threads are stored, reported as codexHome (default "
                                "$PARLEY_HOME or ~/.parley); one process at a time")
@@ -267,6 +274,14 @@ struct parser {
                     "is kept beside it as NAME.damaged-TIME), then rebuild the index; exit 0 "
                     "once everything found was repaired");
     check->callback([&out] { out.what = action::store_check; });
+    auto* migrate = store->add_subcommand(
+        "migrate",
+        "Creates the PostgreSQL store's schema in --store-url's database, or upgrades it to "
+        "this parley's version. Exit 0 when it is current, 1 otherwise.");
+    migrate->add_option("--store-url", out.server.store_url,
+                        "the database (default $PARLEY_STORE_URL)")
+        ->type_name("URL");
+    migrate->callback([&out] { out.what = action::store_migrate; });
 
     auto* audit = app.add_subcommand("audit", "The approval audit log.")->require_subcommand(1);
     auto* verify = audit->add_subcommand(
@@ -291,6 +306,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
   command_line out;
   out.server.home = default_home();
   out.server.store = runtime_config::store_kind::local;
+  if (const char* url = std::getenv("PARLEY_STORE_URL")) out.server.store_url = url;
   out.rules.home = out.server.home;
   out.store_check.home = out.server.home;
   // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).

@@ -7,6 +7,7 @@
 //     (both: --config FILE, -c key=value: Codex's config.toml)
 //   parley store reindex [--home DIR]
 //   parley store check [--home DIR] [--repair]
+//   parley store migrate [--store-url URL]
 //   parley audit verify [--home DIR | FILE]
 //   parley rules check [--home DIR] [--json] (-- COMMAND WORDS... | --path P...)
 //
@@ -32,6 +33,7 @@ struct command_line {
     chat,
     store_reindex,
     store_check,
+    store_migrate,
     audit_verify,
     rules_check
   };
