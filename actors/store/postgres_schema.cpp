@@ -62,8 +62,17 @@ struct result_closer {
 using result_ptr = std::unique_ptr<PGresult, result_closer>;
 
 std::string trimmed(const char* msg) {
-  std::string s = msg ? msg : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  // libpq's messages span lines ("FATAL: ...\nDETAIL: ..."): one line
+  // for a log or a turn's error.
+  std::string s;
+  for (const char* c = msg ? msg : ""; *c; ++c) {
+    if (*c == '\n' || *c == '\t') {
+      if (!s.empty() && s.back() != ' ') s += ' ';
+    } else {
+      s += *c;
+    }
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 

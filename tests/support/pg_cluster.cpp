@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -72,6 +73,15 @@ pg_cluster::~pg_cluster() {
 
 std::string pg_cluster::create_database(const std::string& name) {
   return pg_fixture::run("createdb " + dir_ + " " + name);
+}
+
+std::string pg_cluster::psql(const std::string& db, const std::string& sql) {
+  auto file = dir_ + "/query.sql";
+  {
+    std::ofstream out{file, std::ios::trunc};
+    out << sql;
+  }
+  return pg_fixture::run("psql " + dir_ + " " + db + " " + file);
 }
 
 void pg_cluster::restart() {

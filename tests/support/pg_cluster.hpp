@@ -21,6 +21,9 @@ class pg_cluster {
 
   /// A new, empty database; its URL (postgresql://parley@127.0.0.1:PORT/NAME).
   std::string create_database(const std::string& name);
+  /// Runs `sql` in database `db` (psql -At: one row a line, `|` between
+  /// columns); throws when it fails.
+  std::string psql(const std::string& db, const std::string& sql);
   /// Stops the server (immediate: as a crash would) and starts it again.
   void restart();
   int port() const { return port_; }

@@ -11,6 +11,7 @@ From python:   with pg_cluster.started() as pg: url = pg.create_database("t1")
 From C++ (tests/support/pg_cluster.hpp) and the shell, the same as commands:
   pg_cluster.py start DIR [--owner-pid PID]   prints {"url", "port", "socket", "dir"}
   pg_cluster.py createdb DIR NAME             prints the database's URL
+  pg_cluster.py psql DIR DB FILE              runs FILE's SQL in DB, prints the rows
   pg_cluster.py restart DIR [--mode immediate|fast]
   pg_cluster.py stop DIR                      stops it and removes DIR
 
@@ -208,6 +209,9 @@ def main(argv):
         print(json.dumps(start(d, owner).describe()))
     elif cmd == "createdb":
         print(attach(d).create_database(argv[3]))
+    elif cmd == "psql":
+        with open(argv[4]) as f:
+            sys.stdout.write(attach(d).psql(f.read(), argv[3]))
     elif cmd == "restart":
         mode = argv[4] if len(argv) > 4 and argv[3] == "--mode" else "immediate"
         attach(d).restart(mode)
