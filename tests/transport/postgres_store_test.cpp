@@ -230,5 +230,69 @@ TEST_F(postgres_store, the_database_restarted_under_load_loses_nothing_reported_
   EXPECT_EQ(again->close_and_wait(), 0);
 }
 
+// parley's connection killed by the server (pg_terminate_backend) again
+// and again while turns run: what was in flight is rolled back, never half
+// written; the turns it carried fail with the reason; parley reconnects.
+TEST_F(postgres_store, connections_dropped_mid_transaction_leave_nothing_half_written) {
+  migrate();
+  auto c = server();
+  std::vector<std::string> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.push_back(c->start_thread(json{{"approvalPolicy", "never"}, {"cwd", dir}}));
+  std::atomic<bool> stop{false};
+  std::atomic<int> killed{0};
+  std::thread killer([&] {
+    while (!stop) {
+      auto n = pg_cluster::shared().psql(
+          db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '"
+                  + db + "' AND pid <> pg_backend_pid()");
+      killed += std::atoi(n.c_str());
+      std::this_thread::sleep_for(150ms);
+    }
+  });
+  std::map<std::string, std::vector<std::string>> completed;
+  int failed = 0;
+  for (int round = 0; round < 30; ++round) {
+    for (auto& t : threads) c->start_turn(t, "say: round " + std::to_string(round) + "\nrun: echo x");
+    for (auto& t : threads) {
+      auto done = turn_done_of(*c, t)["params"]["turn"];
+      if (done["status"] == "completed")
+        completed[t].push_back(done["id"].get<std::string>());
+      else
+        ++failed;
+    }
+  }
+  stop = true;
+  killer.join();
+  EXPECT_GT(killed.load(), 0) << "the connection was dropped";
+  c->start_turn(threads[0], "say: after");
+  EXPECT_EQ(turn_done_of(*c, threads[0])["params"]["turn"]["status"], "completed")
+      << "parley reconnects";
+  completed[threads[0]].push_back("");  // the last one: checked by count below
+  EXPECT_EQ(c->close_and_wait(), 0);
+  std::cerr << "[ info ] connections killed " << killed << ", turns failed " << failed << "\n";
+
+  // Every turn reported completed is stored whole; no turn is half written
+  // (a stored turn that completed has all its items).
+  auto again = server();
+  for (auto& [t, turns] : completed) {
+    auto read = again->call_ok("thread/read", json{{"threadId", t}, {"includeTurns", true}});
+    std::map<std::string, json> stored;
+    for (auto& turn : read["thread"]["turns"]) {
+      stored[turn["id"].get<std::string>()] = turn;
+      bool last_of_first = t == threads[0] && turn == read["thread"]["turns"].back();
+      if (turn["status"] == "completed") {
+        EXPECT_EQ(turn["items"].size(), last_of_first ? 2u : 3u) << turn.dump();
+      }
+    }
+    for (auto& id : turns) {
+      if (id.empty()) continue;
+      ASSERT_TRUE(stored.count(id)) << "turn " << id << " was reported completed and is lost";
+      EXPECT_EQ(stored[id]["status"], "completed");
+    }
+  }
+  EXPECT_EQ(again->close_and_wait(), 0);
+}
+
 }  // namespace
 }  // namespace parley::test
