@@ -112,11 +112,12 @@ class client::loop {
         if (conn_.current() == connection::state::ready) backoff_ = first_backoff;
         if (conn_.current() == connection::state::closed) connect_failed();
         return;
+      case connection::state::ready:
       case connection::state::busy:
         if (auto done = conn_.on_events(revents)) settle(*done);
         if (conn_.current() == connection::state::closed) retry_at_ = clock_type::now();
         return;
-      default:
+      case connection::state::closed:
         return;
     }
   }

@@ -89,7 +89,7 @@ void connection::advance_connect() {
         return;
       }
       state_ = state::ready;
-      wanted_ = 0;
+      wanted_ = POLLIN;  // an idle connection the server ends is noticed at once
       return;
     default:
       close(trimmed(PQerrorMessage(conn_)));
@@ -132,6 +132,14 @@ bool connection::flush() {
 }
 
 std::unique_ptr<finished_batch> connection::on_events(short revents) {
+  if (state_ == state::ready) {
+    // Idle: the server only writes to say it is ending the connection
+    // (terminated, shutting down): close now, so the next job connects
+    // afresh instead of failing on a dead socket.
+    if (PQconsumeInput(conn_) != 1 || PQstatus(conn_) == CONNECTION_BAD)
+      return close(trimmed(PQerrorMessage(conn_)));
+    return nullptr;
+  }
   if (state_ != state::busy) return nullptr;
   if ((revents & POLLOUT) && !flush()) return close(trimmed(PQerrorMessage(conn_)));
   if (revents & (POLLIN | POLLERR | POLLHUP)) {
@@ -170,7 +178,7 @@ std::unique_ptr<finished_batch> connection::read_results() {
       jobs_.clear();
       outcomes_.clear();
       state_ = state::ready;
-      wanted_ = 0;
+      wanted_ = POLLIN;
       return done;
     }
     if (next_slot_ < slots_.size()) {
