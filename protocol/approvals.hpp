@@ -88,11 +88,16 @@ struct approval_decision {
   kind value = kind::decline;
   std::vector<std::string> execpolicy_amendment;  // accept_with_execpolicy_amendment
   network_policy_amendment network;               // apply_network_policy_amendment
+  /// A request that is no approval (a question to the user, a client tool's
+  /// call, a permission request): the client's result, checked against the
+  /// schema and normalised (protocol/client_requests.hpp); `value` is
+  /// accept when it answered.
+  json answer;
 
-  static approval_decision accept() { return {kind::accept, {}, {}}; }
-  static approval_decision accept_for_session() { return {kind::accept_for_session, {}, {}}; }
-  static approval_decision decline() { return {kind::decline, {}, {}}; }
-  static approval_decision cancel() { return {kind::cancel, {}, {}}; }
+  static approval_decision accept() { return {kind::accept, {}, {}, {}}; }
+  static approval_decision accept_for_session() { return {kind::accept_for_session, {}, {}, {}}; }
+  static approval_decision decline() { return {kind::decline, {}, {}, {}}; }
+  static approval_decision cancel() { return {kind::cancel, {}, {}, {}}; }
 
   /// Whether the action may run. Only an explicit accept runs it.
   bool allows_run() const;

@@ -160,8 +160,21 @@ json encode(const file_change_item& x) {
   return json{{"type", "fileChange"}, {"id", x.id}, {"changes", x.changes}, {"status", x.status}};
 }
 
+json encode(const dynamic_tool_call_item& x) {
+  return json{{"type", "dynamicToolCall"}, {"id", x.id},
+              {"tool", x.tool},            {"namespace", or_null(x.ns)},
+              {"arguments", x.arguments},  {"status", x.status},
+              {"contentItems", x.content_items ? *x.content_items : json(nullptr)},
+              {"success", or_null(x.success)},
+              {"durationMs", or_null(x.duration_ms)}};
+}
+
 json encode(const reasoning_item& x) {
   return json{{"type", "reasoning"}, {"id", x.id}, {"summary", x.summary}, {"content", x.content}};
+}
+
+json encode(const context_compaction_item& x) {
+  return json{{"type", "contextCompaction"}, {"id", x.id}};
 }
 
 }  // namespace
@@ -248,9 +261,22 @@ void from_json(const json& j, thread_item& x) {
     i.summary = optional<std::vector<std::string>>(j, "summary").value_or(std::vector<std::string>{});
     i.content = optional<std::vector<std::string>>(j, "content").value_or(std::vector<std::string>{});
     x = std::move(i);
+  } else if (type == "contextCompaction") {
+    x = context_compaction_item{required<std::string>(j, "id")};
+  } else if (type == "dynamicToolCall") {
+    dynamic_tool_call_item i;
+    i.id = required<std::string>(j, "id");
+    i.tool = required<std::string>(j, "tool");
+    i.ns = optional<std::string>(j, "namespace");
+    i.arguments = j.contains("arguments") ? j["arguments"] : json(nullptr);
+    i.status = required<item_status>(j, "status");
+    if (auto c = j.find("contentItems"); c != j.end() && !c->is_null()) i.content_items = *c;
+    i.success = optional<bool>(j, "success");
+    i.duration_ms = optional<int64_t>(j, "durationMs");
+    x = std::move(i);
   } else {
     throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange",
-                                 "reasoning"});
+                                 "reasoning", "contextCompaction", "dynamicToolCall"});
   }
 }
 

@@ -97,8 +97,29 @@ struct reasoning_item {
   std::vector<std::string> content;
 };
 
+/// The thread's history was compacted here (thread/compact/start, or
+/// automatically near the model's context window).
+struct context_compaction_item {
+  std::string id;
+};
+
+/// A call of a tool the client declared (dynamicTools): its arguments, and
+/// the client's answer once it came. Its status is inProgress, completed or
+/// failed (never declined).
+struct dynamic_tool_call_item {
+  std::string id;  // the model's call id
+  std::string tool;
+  std::optional<std::string> ns;
+  json arguments;
+  item_status status = item_status::in_progress;
+  std::optional<json> content_items;
+  std::optional<bool> success;
+  std::optional<int64_t> duration_ms;
+};
+
 using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item,
-                                 file_change_item, reasoning_item>;
+                                 file_change_item, reasoning_item, context_compaction_item,
+                                 dynamic_tool_call_item>;
 
 const std::string& item_id(const thread_item& x);
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/client_requests.hpp"
 #include "protocol/types.hpp"
 
 namespace parley::protocol {
@@ -54,6 +55,9 @@ struct thread_start_params {
   std::optional<bool> ephemeral;
   std::optional<std::string> base_instructions;
   std::optional<std::string> developer_instructions;
+  /// Tools the client declares for the thread (experimental): offered to the
+  /// model, called with item/tool/call.
+  std::optional<std::vector<dynamic_tool>> dynamic_tools;
 };
 void from_json(const json& j, thread_start_params& x);
 void to_json(json& j, const thread_start_params& x);

@@ -75,6 +75,11 @@ void to_json(json& j, const error_notification& x) {
 void to_json(json& j, const thread_archived& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_unarchived& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_closed& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_deleted& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_goal_updated& x) {
+  j = json{{"threadId", x.thread_id}, {"turnId", nullptr}, {"goal", x.goal}};
+}
+void to_json(json& j, const thread_goal_cleared& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_name_updated& x) {
   j = json{{"threadId", x.thread_id}, {"threadName", or_null(x.thread_name)}};
 }
@@ -118,6 +123,13 @@ void to_json(json& j, const reasoning_delta& x) {
            {x.summary ? "summaryIndex" : "contentIndex", x.index}};
 }
 
+void to_json(json& j, const command_exec_output_delta& x) {
+  j = json{{"processId", x.process_id},
+           {"stream", x.stream},
+           {"deltaBase64", x.delta_base64},
+           {"capReached", x.cap_reached}};
+}
+
 notification decode_notification(const std::string& method, const json& p) {
   require_object(p);
   if (method == thread_started::method) return thread_started{required<thread>(p, "thread")};
@@ -155,6 +167,12 @@ notification decode_notification(const std::string& method, const json& p) {
   if (method == thread_unarchived::method)
     return thread_unarchived{required<std::string>(p, "threadId")};
   if (method == thread_closed::method) return thread_closed{required<std::string>(p, "threadId")};
+  if (method == thread_deleted::method) return thread_deleted{required<std::string>(p, "threadId")};
+  if (method == thread_goal_updated::method)
+    return thread_goal_updated{required<std::string>(p, "threadId"),
+                               required<thread_goal>(p, "goal")};
+  if (method == thread_goal_cleared::method)
+    return thread_goal_cleared{required<std::string>(p, "threadId")};
   if (method == thread_name_updated::method)
     return thread_name_updated{required<std::string>(p, "threadId"),
                                optional<std::string>(p, "threadName")};
@@ -175,6 +193,11 @@ notification decode_notification(const std::string& method, const json& p) {
   if (method == turn_diff_updated::method)
     return turn_diff_updated{required<std::string>(p, "threadId"),
                              required<std::string>(p, "turnId"), required<std::string>(p, "diff")};
+  if (method == command_exec_output_delta::method)
+    return command_exec_output_delta{"", required<std::string>(p, "processId"),
+                                     required<std::string>(p, "stream"),
+                                     required<std::string>(p, "deltaBase64"),
+                                     required<bool>(p, "capReached")};
   throw decode_error("unknown notification `" + method + "`");
 }
 

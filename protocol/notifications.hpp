@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "protocol/jsonrpc.hpp"
+#include "protocol/thread_extras.hpp"
 #include "protocol/types.hpp"
 
 namespace parley::protocol {
@@ -93,6 +94,22 @@ struct thread_closed {
   static constexpr const char* method = "thread/closed";
   std::string thread_id;
 };
+/// thread/goal/updated: the goal as set; turnId null (set by a client).
+struct thread_goal_updated {
+  static constexpr const char* method = "thread/goal/updated";
+  std::string thread_id;
+  thread_goal goal;
+};
+/// thread/goal/cleared: `{threadId}`.
+struct thread_goal_cleared {
+  static constexpr const char* method = "thread/goal/cleared";
+  std::string thread_id;
+};
+/// thread/deleted: `{threadId}`, once its rollout and index entry are gone.
+struct thread_deleted {
+  static constexpr const char* method = "thread/deleted";
+  std::string thread_id;
+};
 
 struct thread_name_updated {
   static constexpr const char* method = "thread/name/updated";
@@ -138,11 +155,24 @@ struct token_usage_updated {
   token_breakdown last;
 };
 
+/// A chunk of a command/exec process's output (issue 29). It belongs to a
+/// connection, not a thread: `thread_id` stays empty.
+struct command_exec_output_delta {
+  static constexpr const char* method = "command/exec/outputDelta";
+  std::string thread_id;  // always empty
+  std::string process_id;
+  std::string stream;        // "stdout" | "stderr"
+  std::string delta_base64;  // the bytes, base64 as on the wire
+  bool cap_reached = false;
+};
+
 using notification =
     std::variant<thread_started, thread_status_changed, turn_started, turn_completed, item_started,
                  item_completed, agent_message_delta, command_output_delta,
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
-                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta>;
+                 thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta,
+                 command_exec_output_delta, thread_deleted,
+                 thread_goal_updated, thread_goal_cleared>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -161,12 +191,16 @@ void to_json(json& j, const error_notification& x);
 void to_json(json& j, const thread_archived& x);
 void to_json(json& j, const thread_unarchived& x);
 void to_json(json& j, const thread_closed& x);
+void to_json(json& j, const thread_deleted& x);
+void to_json(json& j, const thread_goal_updated& x);
+void to_json(json& j, const thread_goal_cleared& x);
 void to_json(json& j, const thread_name_updated& x);
 void to_json(json& j, const turn_diff_updated& x);
 void to_json(json& j, const token_breakdown& x);
 void from_json(const json& j, token_breakdown& x);
 void to_json(json& j, const token_usage_updated& x);
 void to_json(json& j, const reasoning_delta& x);
+void to_json(json& j, const command_exec_output_delta& x);
 
 /// The params object of a notification.
 json params_of(const notification& n);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "actors/core/errors.hpp"
+#include "protocol/client_requests.hpp"
 
 namespace parley::rpc {
 
@@ -53,10 +54,36 @@ approval_request command_request(const approval_ask& ask, bool legacy) {
   return r;
 }
 
+/// A question, a client tool's call or a permission request: the same for
+/// every client (v1 has none of them).
+approval_request client_request_for(const approval_ask& ask) {
+  approval_request r;
+  r.params = ask.request_params;
+  switch (ask.request) {
+    case client_request::user_input:
+      r.binding.what = approval_binding::kind::user_input;
+      r.method = protocol::user_input_request_method;
+      r.binding.questions = ask.request_params.value("questions", protocol::json::array());
+      break;
+    case client_request::dynamic_tool:
+      r.binding.what = approval_binding::kind::dynamic_tool;
+      r.method = protocol::dynamic_tool_call_method;
+      break;
+    case client_request::permissions:
+    case client_request::none:
+      r.binding.what = approval_binding::kind::permissions;
+      r.method = protocol::permissions_approval_method;
+      break;
+  }
+  return r;
+}
+
 }  // namespace
 
 approval_request approval_request_for(const approval_ask& ask, bool legacy) {
-  auto r = ask.is_file_change() ? file_change_request(ask, legacy) : command_request(ask, legacy);
+  auto r = ask.is_client_request()  ? client_request_for(ask)
+           : ask.is_file_change() ? file_change_request(ask, legacy)
+                                  : command_request(ask, legacy);
   r.binding.thread_id = ask.thread_id;
   r.binding.turn_id = ask.turn_id();
   r.binding.item_id = ask.item_id();
@@ -80,6 +107,17 @@ std::optional<std::string> binding_mismatch(const approval_binding& b, const jso
   return std::nullopt;
 }
 
+namespace {
+
+/// A request that is no approval, answered: its checked result.
+protocol::approval_decision answered(protocol::json answer) {
+  auto d = protocol::approval_decision::accept();
+  d.answer = std::move(answer);
+  return d;
+}
+
+}  // namespace
+
 caf::expected<protocol::approval_decision> decode_decision(const approval_binding& b,
                                                            const json& result) {
   try {
@@ -91,6 +129,12 @@ caf::expected<protocol::approval_decision> decode_decision(const approval_bindin
       case approval_binding::kind::v1_exec:
       case approval_binding::kind::v1_patch:
         return protocol::decode_review_decision_result(result);
+      case approval_binding::kind::user_input:
+        return answered(protocol::decode_user_input_answer(result, b.questions));
+      case approval_binding::kind::dynamic_tool:
+        return answered(protocol::decode_dynamic_tool_answer(result));
+      case approval_binding::kind::permissions:
+        return answered(protocol::decode_permissions_answer(result));
     }
     return protocol::decode_approval_result(result);
   } catch (const protocol::decode_error& e) {

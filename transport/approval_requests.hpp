@@ -15,12 +15,14 @@ namespace parley::rpc {
 /// What a server->client request was about, so an answer that names another
 /// thread, turn, item or action is refused.
 struct approval_binding {
-  enum class kind { command, file_change, v1_exec, v1_patch };
+  enum class kind { command, file_change, v1_exec, v1_patch, user_input, dynamic_tool, permissions };
   kind what = kind::command;
   std::string thread_id;
   std::string turn_id;
   std::string item_id;
   std::string digest;
+  /// user_input: the questions asked (an answer may name only those).
+  protocol::json questions;
 
   bool is_v1() const { return what == kind::v1_exec || what == kind::v1_patch; }
 };

@@ -49,6 +49,12 @@ class thread_manager_port final : public rpc::runtime_port {
                       reply<protocol::thread> done) override {
     forward(std::move(done), atom::archive::value, std::move(p), archive, client());
   }
+  void thread_goal(goal_request r, reply<goal_answer> done) override {
+    forward(std::move(done), atom::goal::value, std::move(r), client());
+  }
+  void thread_delete(protocol::thread_id_params p, reply<atom::ok> done) override {
+    forward(std::move(done), atom::erase::value, std::move(p), client());
+  }
   void thread_name_set(protocol::thread_name_set_params p, reply<atom::ok> done) override {
     forward(std::move(done), atom::rename::value, std::move(p), client());
   }
@@ -67,9 +73,33 @@ class thread_manager_port final : public rpc::runtime_port {
                             reply<atom::ok> done) override {
     forward(std::move(done), atom::shell::value, std::move(p), client());
   }
+  void thread_compact(protocol::thread_id_params p, reply<atom::ok> done) override {
+    forward(std::move(done), atom::compact::value, std::move(p), client());
+  }
   void turn_steer(protocol::turn_steer_params p,
                   reply<protocol::turn_steer_response> done) override {
     forward(std::move(done), atom::steer::value, std::move(p), client());
+  }
+  void command_exec(protocol::command_exec_params p,
+                    reply<protocol::command_exec_response> done) override {
+    // No deadline here: the command's own timeout ends it, and the thread
+    // manager (or the command) answers even when it fails.
+    self_->request(self_->state.threads, caf::infinite, atom::exec_start::value, std::move(p),
+                   client())
+        .then([done](protocol::command_exec_response& r) { done(std::move(r)); },
+              [done](caf::error& err) { done(std::move(err)); });
+  }
+  void command_exec_write(std::string process_id, std::string bytes, bool close_stdin,
+                          reply<atom::ok> done) override {
+    forward(std::move(done), atom::exec_write::value, std::move(process_id), std::move(bytes),
+            close_stdin, client());
+  }
+  void command_exec_terminate(std::string process_id, reply<atom::ok> done) override {
+    forward(std::move(done), atom::exec_kill::value, std::move(process_id), client());
+  }
+  void command_exec_resize(std::string process_id, protocol::terminal_size size,
+                           reply<atom::ok> done) override {
+    forward(std::move(done), atom::exec_resize::value, std::move(process_id), size, client());
   }
   void debug_counts(reply<runtime_counts> done) override {
     forward(std::move(done), atom::stats::value);
@@ -91,9 +121,9 @@ class thread_manager_port final : public rpc::runtime_port {
   self_ptr self_;
 };
 
-/// fs/* for the session: a detached worker runs the blocking jobs, a
-/// watcher owns the inotify watches; both spawned on first use, linked to
-/// the connection and stopped with it.
+/// fs/* for the session: a detached worker runs the blocking jobs, a second
+/// one the fuzzyFileSearch walks, a watcher owns the inotify watches; all
+/// spawned on first use, linked to the connection and stopped with it.
 class connection_file_port final : public rpc::file_port {
  public:
   explicit connection_file_port(self_ptr self) : self_(self) {}
@@ -104,6 +134,16 @@ class connection_file_port final : public rpc::file_port {
       stop_with_connection(worker_);
     }
     self_->request(worker_, job_timeout, atom::fs_job::value, std::move(job))
+        .then([done](files::file_answer& a) { done(std::move(a.value)); },
+              [done](caf::error& err) { done(failed(err)); });
+  }
+
+  void search(files::file_job job, reply done) override {
+    if (!searcher_) {
+      searcher_ = self_->spawn<caf::detached + caf::linked>(files::file_worker, 0);
+      stop_with_connection(searcher_);
+    }
+    self_->request(searcher_, job_timeout, atom::fs_job::value, std::move(job))
         .then([done](files::file_answer& a) { done(std::move(a.value)); },
               [done](caf::error& err) { done(failed(err)); });
   }
@@ -142,6 +182,7 @@ class connection_file_port final : public rpc::file_port {
 
   self_ptr self_;
   files::file_worker_actor worker_;
+  files::file_worker_actor searcher_;  // fuzzyFileSearch's walks
   files::fs_watcher_actor watcher_;
 };
 
@@ -178,6 +219,7 @@ rpc::session_config session_config_of(const connection_options& options) {
   sc.on_refused_reply = [t = options.telemetry] { t->approvals.on_refused_reply(); };
   sc.telemetry = options.telemetry;
   sc.label = options.label;
+  sc.runtime = options.config;
   sc.default_cwd = cfg.default_cwd;
   if (sc.default_cwd.empty()) {
     std::error_code ec;

@@ -19,6 +19,9 @@ class file_port {
 
   /// Runs a blocking job; jobs of one connection run one at a time, in order.
   virtual void run(files::file_job job, reply done) = 0;
+  /// Runs a fuzzyFileSearch job, in order with the connection's other
+  /// searches but beside its fs/* jobs (a long walk does not hold them up).
+  virtual void search(files::file_job job, reply done) = 0;
   /// fs/watch and fs/unwatch.
   virtual void watch(std::string id, files::root_set roots, std::string path, reply done) = 0;
   virtual void unwatch(std::string id, reply done) = 0;

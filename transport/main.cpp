@@ -17,6 +17,7 @@
 #include "actors/store/local_store.hpp"
 #include "actors/store/pg_client.hpp"
 #include "actors/store/postgres_schema.hpp"
+#include "actors/store/postgres_transfer.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/core/command_sandbox.hpp"
 #include "transport/app_server.hpp"
@@ -113,6 +114,25 @@ int store_migrate(const std::string& url) {
   return report.ok ? 0 : 1;
 }
 
+int store_transfer(const parley::command_line& cl) {
+  const auto& url = cl.server.store_url;
+  if (url.empty()) {
+    std::cerr << "parley: the store's transfers need --store-url (or PARLEY_STORE_URL)\n";
+    return 2;
+  }
+  const auto& t = cl.transfer;
+  if (cl.what == parley::command_line::action::store_export && t.out_file.empty()
+      && t.codex_home.empty()) {
+    std::cerr << "parley: store export needs --out FILE or --codex-home DIR\n";
+    return 2;
+  }
+  auto report = cl.what == parley::command_line::action::store_export
+                    ? parley::pg::export_thread(url, t.thread, t.out_file, t.codex_home)
+                    : parley::pg::import_rollout(url, t.rollout);
+  (report.ok ? std::cout : std::cerr) << (report.ok ? "" : "parley: ") << report.message << "\n";
+  return report.ok ? 0 : 1;
+}
+
 int app_server(parley::command_line& cl) {
   auto& cfg = cl.server;
   parley::log::set_level(cl.log_level);
@@ -135,6 +155,9 @@ int app_server(parley::command_line& cl) {
   cfg.sandbox = sandbox_of(cl);
   // A config that cannot be used stops the start (exit 2, as a usage error):
   // serving with another provider or policy than the one written is worse.
+  cfg.config_file = cl.config_file.empty() ? parley::model_config::default_config_path(
+                                                 std::getenv("CODEX_HOME"), cfg.home)
+                                           : cl.config_file;
   cfg.model_settings = load_config(cl);
   if (!cfg.model_settings) return 2;
   // Threads name the model that answers them (thread/start, model/list).
@@ -202,6 +225,8 @@ int main(int argc, char** argv) {
     case action::store_reindex: return store_reindex(cl.server.home);
     case action::store_check: return parley::run_store_check(cl.store_check);
     case action::store_migrate: return store_migrate(cl.server.store_url);
+    case action::store_export:
+    case action::store_import: return store_transfer(cl);
     case action::audit_verify: return audit_verify(cl.audit_file);
     case action::rules_check: return parley::run_rules_check(cl.rules);
   }

@@ -26,11 +26,15 @@ constexpr std::string_view agents
 constexpr std::string_view guardian
     = "Codex's guardian reviewer is an OpenAI subagent; parley's approvals are decided by its "
       "rules, hooks and clients";
+constexpr std::string_view sidebar
+    = "thread sections and attachments arrange threads in Codex's desktop app (its sidebar and "
+      "its cross-thread links); parley serves conversations and keeps no app layout (thread/list, "
+      "thread/name/set and thread/archive organise its threads)";
 constexpr std::string_view skills
     = "parley has no skills (skills/list answers an empty list), so there is nothing to configure";
 
 // Sorted by method, for a binary search.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 40> table{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 49> table{{
     {"account/gatewayOAuth/cancel", accounts},
     {"account/gatewayOAuth/login", accounts},
     {"account/gatewayOAuth/read", accounts},
@@ -69,6 +73,15 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 40> table{{
     {"skills/config/write", skills},
     {"skills/extraRoots/set", skills},
     {"thread/approveGuardianDeniedAction", guardian},
+    {"thread/attachment/add", sidebar},
+    {"thread/attachment/list", sidebar},
+    {"thread/attachment/remove", sidebar},
+    {"thread/attachmentOwner/list", sidebar},
+    {"thread/section/move", sidebar},
+    {"threadSection/create", sidebar},
+    {"threadSection/delete", sidebar},
+    {"threadSection/list", sidebar},
+    {"threadSection/update", sidebar},
     {"windowsSandbox/readiness", windows},
     {"windowsSandbox/setupStart", windows},
 }};

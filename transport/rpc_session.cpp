@@ -6,6 +6,7 @@
 #include "actors/core/log.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
+#include "transport/item_pages.hpp"
 #include "transport/not_offered.hpp"
 #include "transport/turn_pages.hpp"
 
@@ -63,6 +64,9 @@ session::session(session_config config, runtime_port& runtime, line_sink out)
 
 session::~session() {
   *alive_ = false;
+  for (const auto& cancelled : searches_) cancelled->store(true);  // the walks stop
+  for (auto& [id, search] : search_sessions_)
+    if (search.running) search.running->store(true);
 }
 
 template <class Params, class Result, class Check>
@@ -84,6 +88,20 @@ const std::map<std::string, session::handler>& session::methods() {
   auto file = [](const char* name) -> handler {
     return [name](session& s, const call& c) { s.file_method(name, c.id, c.params); };
   };
+  auto exec = [](void (session::*fn)(const request_id&, const json&)) -> handler {
+    return [fn](session& s, const call& c) { (s.*fn)(c.id, c.params); };
+  };
+  auto search_session = [](const char* name) -> handler {
+    return [name](session& s, const call& c) {
+      // Experimental in Codex: only for a client that said it takes those.
+      if (auto err = require_experimental(s.capabilities_, true, name))
+        return s.reply_error(c.id, err);
+      s.search_session(name, c.id, c.params);
+    };
+  };
+  auto configuration = [](const char* name) -> handler {
+    return [name](session& s, const call& c) { s.config_method(name, c.id, c.params); };
+  };
   auto path_needs_experimental = [](const char* what) {
     return [what](const protocol::initialize_capabilities& caps, const auto& p) {
       return require_experimental(caps, p.path.has_value(), what);
@@ -91,7 +109,12 @@ const std::map<std::string, session::handler>& session::methods() {
   };
   static const std::map<std::string, handler> table = {
       {"initialize", method(&session::initialize)},
-      {"thread/start", forwarded(&runtime_port::thread_start)},
+      {"thread/start",
+       forwarded(&runtime_port::thread_start,
+                 [](const protocol::initialize_capabilities& caps, const protocol::thread_start_params& p) {
+                   return require_experimental(caps, p.dynamic_tools.has_value(),
+                                               "thread/start.dynamicTools");
+                 })},
       {"thread/resume",
        forwarded(&runtime_port::thread_resume, path_needs_experimental("thread/resume.path"))},
       {"thread/fork",
@@ -104,10 +127,20 @@ const std::map<std::string, session::handler>& session::methods() {
       {"turn/interrupt", method(&session::turn_interrupt)},
       {"thread/shellCommand", method(&session::thread_shell_command)},
       {"turn/steer", forwarded(&runtime_port::turn_steer)},
+      {"command/exec", exec(&session::command_exec)},
+      {"command/exec/write", exec(&session::command_exec_write)},
+      {"command/exec/terminate", exec(&session::command_exec_terminate)},
+      {"command/exec/resize", exec(&session::command_exec_resize)},
+      {"thread/compact/start", method(&session::thread_compact_start)},
       {"thread/archive", method(&session::thread_archive)},
       {"thread/unarchive", method(&session::thread_unarchive)},
       {"thread/name/set", method(&session::thread_name_set)},
+      {"thread/delete", method(&session::thread_delete)},
       {"thread/turns/list", method(&session::thread_turns_list)},
+      {"thread/items/list", method(&session::thread_items_list)},
+      {"thread/goal/get", method(&session::thread_goal_get)},
+      {"thread/goal/set", method(&session::thread_goal_set)},
+      {"thread/goal/clear", method(&session::thread_goal_clear)},
       {"skills/list", method(&session::skills_list)},
       {"plugin/installed", method(&session::plugin_installed)},
       {"account/read", method(&session::account_read)},
@@ -116,6 +149,15 @@ const std::map<std::string, session::handler>& session::methods() {
       {"configRequirements/read", method(&session::config_requirements_read)},
       {"parley/debug/counts", method(&session::debug_counts)},
       {"parley/stats", method(&session::stats)},
+      {"config/value/write", configuration("config/value/write")},
+      {"config/batchWrite", configuration("config/batchWrite")},
+      {"modelProvider/list", configuration("modelProvider/list")},
+      {"modelProvider/capabilities/read", configuration("modelProvider/capabilities/read")},
+      {"modelProvider/config/write", configuration("modelProvider/config/write")},
+      {"permissionProfile/list", configuration("permissionProfile/list")},
+      {"experimentalFeature/list", configuration("experimentalFeature/list")},
+      {"experimentalFeature/enablement/set", configuration("experimentalFeature/enablement/set")},
+      {"hooks/list", configuration("hooks/list")},
       {"fs/readFile", file("fs/readFile")},
       {"fs/writeFile", file("fs/writeFile")},
       {"fs/createDirectory", file("fs/createDirectory")},
@@ -125,6 +167,10 @@ const std::map<std::string, session::handler>& session::methods() {
       {"fs/copy", file("fs/copy")},
       {"fs/watch", file("fs/watch")},
       {"fs/unwatch", file("fs/unwatch")},
+      {"fuzzyFileSearch", [](session& s, const call& c) { s.fuzzy_file_search(c.id, c.params); }},
+      {"fuzzyFileSearch/sessionStart", search_session("fuzzyFileSearch/sessionStart")},
+      {"fuzzyFileSearch/sessionUpdate", search_session("fuzzyFileSearch/sessionUpdate")},
+      {"fuzzyFileSearch/sessionStop", search_session("fuzzyFileSearch/sessionStop")},
   };
   return table;
 }
@@ -282,6 +328,13 @@ void session::thread_shell_command(const call& c) {
       std::move(*params), reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
 }
 
+void session::thread_compact_start(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_compact(std::move(*params),
+                          reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
 void session::thread_archive(const call& c) {
   auto params = decode_params<protocol::thread_id_params>(c.params);
   if (!params) return reply_error(c.id, params.error());
@@ -298,6 +351,13 @@ void session::thread_unarchive(const call& c) {
                           }));
 }
 
+void session::thread_delete(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  runtime_.thread_delete(std::move(*params),
+                         reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
 void session::thread_name_set(const call& c) {
   auto params = decode_params<protocol::thread_name_set_params>(c.params);
   if (!params) return reply_error(c.id, params.error());
@@ -305,19 +365,64 @@ void session::thread_name_set(const call& c) {
                            reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
 }
 
-void session::thread_turns_list(const call& c) {
-  auto params = decode_params<protocol::thread_turns_list_params>(c.params);
+// thread/turns/list and thread/items/list: a page of the thread's turns as
+// thread/read gives them (loaded or not).
+template <class Params, class Pager>
+void session::page_of_thread(const call& c, Pager pager) {
+  auto params = decode_params<Params>(c.params);
   if (!params) return reply_error(c.id, params.error());
   protocol::thread_read_params read{params->thread_id, true};
   runtime_.thread_read(std::move(read),
                        reply_with<protocol::thread_read_response>(
                            c.id,
-                           [params = std::move(*params)](
+                           [params = std::move(*params), pager](
                                const protocol::thread_read_response& r) -> caf::expected<json> {
-                             auto page = page_turns(r.thread_.turns, params);
+                             auto page = pager(r.thread_.turns, params);
                              if (!page) return std::move(page.error());
                              return json(*page);
                            }));
+}
+
+void session::thread_turns_list(const call& c) {
+  page_of_thread<protocol::thread_turns_list_params>(
+      c, [](const auto& turns, const auto& p) { return page_turns(turns, p); });
+}
+
+void session::thread_items_list(const call& c) {
+  page_of_thread<protocol::thread_items_list_params>(
+      c, [](const auto& turns, const auto& p) { return page_items(turns, p); });
+}
+
+void session::thread_goal_get(const call& c) {
+  auto params = decode_params<protocol::thread_id_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  goal_request r;
+  r.params.thread_id = params->thread_id;
+  runtime_.thread_goal(std::move(r), reply_with<goal_answer>(c.id, [](const goal_answer& a) {
+    return json{{"goal", protocol::or_null(a.goal)}};
+  }));
+}
+
+void session::thread_goal_set(const call& c) {
+  auto params = decode_params<protocol::thread_goal_set_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  goal_request r;
+  r.what = goal_request::kind::set;
+  r.params = std::move(*params);
+  runtime_.thread_goal(std::move(r), reply_with<goal_answer>(c.id, [](const goal_answer& a) {
+    return json{{"goal", protocol::or_null(a.goal)}};
+  }));
+}
+
+void session::thread_goal_clear(const call& c) {
+  auto params = decode_params<protocol::thread_goal_set_params>(c.params);  // threadId, origin
+  if (!params) return reply_error(c.id, params.error());
+  goal_request r;
+  r.what = goal_request::kind::clear;
+  r.params.thread_id = params->thread_id;
+  runtime_.thread_goal(std::move(r), reply_with<goal_answer>(c.id, [](const goal_answer& a) {
+    return json{{"cleared", a.cleared}};
+  }));
 }
 
 // Skills and plugins are Codex features parley does not have: the honest

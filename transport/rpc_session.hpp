@@ -11,6 +11,7 @@
 // tests drive it in memory (tests/transport/rpc_session_test.cpp).
 
 #include <caf/expected.hpp>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,7 +21,9 @@
 #include <unordered_map>
 
 #include "actors/core/messages.hpp"
+#include "actors/core/config.hpp"
 #include "actors/core/telemetry.hpp"
+#include "actors/model/config/config_write.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
@@ -47,6 +50,9 @@ struct session_config {
   std::string default_cwd;
   /// Runs fs/* jobs and watches (the connection's); null: fs/* unavailable.
   file_port* files = nullptr;
+  /// What the configuration and discovery methods answer from (its config
+  /// file, model providers, hooks); null: built-in defaults only.
+  std::shared_ptr<const runtime_config> runtime;
 };
 
 /// A method's params need no check beyond decoding.
@@ -131,8 +137,23 @@ class session {
   void initialize(const call& c);
   void turn_interrupt(const call& c);
   void thread_shell_command(const call& c);
+  // command/exec and its follow-ups (transport/command_exec_methods.cpp).
+  void command_exec(const protocol::request_id& id, const protocol::json& params);
+  void command_exec_write(const protocol::request_id& id, const protocol::json& params);
+  void command_exec_terminate(const protocol::request_id& id, const protocol::json& params);
+  void command_exec_resize(const protocol::request_id& id, const protocol::json& params);
+  template <class Result>
+  runtime_port::reply<Result> exec_reply(const protocol::request_id& id);
+  void thread_compact_start(const call& c);
   void thread_archive(const call& c);
   void thread_unarchive(const call& c);
+  void thread_delete(const call& c);
+  void thread_items_list(const call& c);
+  template <class Params, class Pager>
+  void page_of_thread(const call& c, Pager pager);
+  void thread_goal_get(const call& c);
+  void thread_goal_set(const call& c);
+  void thread_goal_clear(const call& c);
   void thread_name_set(const call& c);
   void thread_turns_list(const call& c);
   void skills_list(const call& c);
@@ -143,10 +164,28 @@ class session {
   void config_requirements_read(const call& c);
   void debug_counts(const call& c);
   void stats(const call& c);
+  // config/*, modelProvider/*, permissionProfile/list, experimentalFeature/*,
+  // hooks/list (config_methods.cpp)
+  void config_method(const std::string& method, const protocol::request_id& id,
+                     const protocol::json& params);
+  void hooks_list(const protocol::request_id& id, const protocol::json& p);
+  void provider_config_write(const protocol::request_id& id, const protocol::json& p);
+  /// Writes config.toml by a job off the scheduler; answers the write's
+  /// ConfigWriteResponse, or runs `then` with the new version instead.
+  void write_config(const protocol::request_id& id, std::vector<model_config::config_edit> edits,
+                    std::optional<std::string> expected, std::optional<std::string> file,
+                    std::function<void(const std::string& version)> then = {});
+  void reply_config_error(const protocol::request_id& id, const std::string& code,
+                          const std::string& message);
   // fs/* (file_methods.cpp)
   void file_method(const std::string& method, const protocol::request_id& id,
                    const protocol::json& p);
   void learn_roots(const protocol::thread_session_response& r);
+  // fuzzyFileSearch (file_search_method.cpp)
+  void fuzzy_file_search(const protocol::request_id& id, const protocol::json& p);
+  void search_session(const std::string& method, const protocol::request_id& id,
+                      const protocol::json& p);
+  void run_session_query(const std::string& session_id, std::string query);
   static files::answer files_unavailable();
 
   session_config config_;
@@ -159,6 +198,17 @@ class session {
   std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing_;
   std::unordered_map<uint64_t, int64_t> request_of_key_;
   files::root_set roots_;
+  /// The running fuzzyFileSearch of each cancellationToken: a new search
+  /// with the same token cancels it.
+  std::map<std::string, std::shared_ptr<std::atomic<bool>>> search_tokens_;
+  /// Every search still running: cancelled when the connection goes.
+  std::set<std::shared_ptr<std::atomic<bool>>> searches_;
+  /// fuzzyFileSearch/session*: each session's roots and its running query.
+  struct search_session_state {
+    std::vector<std::string> roots;
+    std::shared_ptr<std::atomic<bool>> running;  // set: that query's answer is dropped
+  };
+  std::map<std::string, search_session_state> search_sessions_;
   /// Guards callbacks from the runtime that arrive after the session is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 

@@ -35,6 +35,10 @@ class runtime_port {
   /// thread/archive (archive = true) and thread/unarchive.
   virtual void thread_archive(protocol::thread_id_params p, bool archive,
                               reply<protocol::thread> done) = 0;
+  /// thread/goal/get, /set, /clear.
+  virtual void thread_goal(goal_request r, reply<goal_answer> done) = 0;
+  /// thread/delete: ok once its rollout and index entry are gone.
+  virtual void thread_delete(protocol::thread_id_params p, reply<parley::atom::ok> done) = 0;
   virtual void thread_name_set(protocol::thread_name_set_params p, reply<parley::atom::ok> done) = 0;
   virtual void thread_unsubscribe(protocol::thread_id_params p,
                                   reply<protocol::thread_unsubscribe_response> done) = 0;
@@ -44,8 +48,20 @@ class runtime_port {
   /// thread/shellCommand: ok once the command's turn has started.
   virtual void thread_shell_command(protocol::thread_shell_command_params p,
                                     reply<parley::atom::ok> done) = 0;
+  /// thread/compact/start: ok once the compaction's turn has started.
+  virtual void thread_compact(protocol::thread_id_params p, reply<parley::atom::ok> done) = 0;
   virtual void turn_steer(protocol::turn_steer_params p,
                           reply<protocol::turn_steer_response> done) = 0;
+  /// command/exec: answered when the process has ended (after its deltas).
+  virtual void command_exec(protocol::command_exec_params p,
+                            reply<protocol::command_exec_response> done) = 0;
+  /// command/exec/write: `bytes` (decoded) to the process's stdin, then
+  /// maybe close it.
+  virtual void command_exec_write(std::string process_id, std::string bytes, bool close_stdin,
+                                  reply<parley::atom::ok> done) = 0;
+  virtual void command_exec_terminate(std::string process_id, reply<parley::atom::ok> done) = 0;
+  virtual void command_exec_resize(std::string process_id, protocol::terminal_size size,
+                                   reply<parley::atom::ok> done) = 0;
   virtual void debug_counts(reply<runtime_counts> done) = 0;
   /// parley/stats: the approval counters, as JSON.
   virtual protocol::json approval_stats() = 0;

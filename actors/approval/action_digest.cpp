@@ -36,4 +36,12 @@ std::string changes_digest(const std::vector<patch::file_change>& changes) {
   return "sha256:" + audit::to_hex(h.finish());
 }
 
+std::string request_digest(const std::string& kind, const std::string& params_json) {
+  audit::sha256 h;
+  field(h, "request");
+  field(h, kind);
+  field(h, params_json);
+  return "sha256:" + audit::to_hex(h.finish());
+}
+
 }  // namespace parley

@@ -16,4 +16,8 @@ std::string command_digest(const std::string& command, const std::string& cwd);
 /// content before and after.
 std::string changes_digest(const std::vector<patch::file_change>& changes);
 
+/// "sha256:<hex>" of a request to a client that is no approval (its kind
+/// and its params as sent).
+std::string request_digest(const std::string& kind, const std::string& params_json);
+
 }  // namespace parley

@@ -65,6 +65,23 @@ nlohmann::json audit_fields(const approval_ask& ask) {
                    {"type", hooks::to_string(ask.what)},
                    {"cwd", ask.cwd},
                    {"digest", ask.digest}};
+  if (ask.is_client_request()) {
+    // What was asked, never what was answered to a question (an answer may
+    // be secret): the questions' ids, the tool, the permissions asked.
+    j["type"] = to_string(ask.request);
+    const auto& p = ask.request_params;
+    if (ask.request == client_request::user_input) {
+      auto ids = nlohmann::json::array();
+      for (const auto& q : p.value("questions", nlohmann::json::array())) ids.push_back(q.value("id", ""));
+      j["questions"] = std::move(ids);
+    } else if (ask.request == client_request::dynamic_tool) {
+      j["tool"] = p.value("tool", "");
+      j["namespace"] = p.value("namespace", nlohmann::json());
+    } else {
+      j["permissions"] = p.value("permissions", nlohmann::json::object());
+    }
+    return j;
+  }
   if (ask.is_file_change()) {
     auto paths = nlohmann::json::array();
     for (const auto& c : ask.changes) paths.push_back(c.path);
@@ -98,6 +115,13 @@ void audit_then(self_ptr self, approval_outcome out, std::function<void(approval
   fields["runs"] = runs;
   if (out.how == approval_outcome::kind::decided)
     fields["decision"] = protocol::to_string(out.decision.value);
+  // What a client granted is the audit's point; a tool's answer says only
+  // whether it succeeded, and a question's answers stay out (they may be
+  // secret).
+  if (out.how == approval_outcome::kind::decided && st.ask.request == client_request::permissions)
+    fields["granted"] = out.decision.answer;
+  if (out.how == approval_outcome::kind::decided && st.ask.request == client_request::dynamic_tool)
+    fields["success"] = out.decision.answer.value("success", false);
   if (!out.detail.empty()) fields["detail"] = out.detail;
   audit::record line{to_string(out.how), std::move(fields)};
   if (!runs) {
@@ -122,17 +146,19 @@ void announce(self_ptr self) {
   auto started = [&] {
     if (st.item_started) self->send(st.conversation, atom::event::value, st.item_started);
   };
-  if (st.ask.is_file_change()) started();
+  // A client tool's item, like a file change's, starts before the request.
+  bool item_first = st.ask.is_file_change() || st.ask.is_client_request();
+  if (item_first) started();
   if (st.plan.waits())
     self->send(st.conversation, atom::awaiting::value, ref_of(st.ask),
                caf::actor_cast<approval_actor>(self));
-  if (!st.ask.is_file_change()) started();
+  if (!item_first) started();
 }
 
 }  // namespace
 
 approval_ref ref_of(const approval_ask& ask) {
-  return approval_ref{ask.key, ask.turn_id(), ask.item_id()};
+  return approval_ref{ask.key, ask.turn_id(), ask.item_id(), ask.request};
 }
 
 namespace {
@@ -254,7 +280,9 @@ void start(self_ptr self) {
                    audit::record{"requested", audit_fields(st.ask)});
   announce(self);
   // Asked before a restart: every stage before the client's had passed.
-  if (st.restored) return ask_clients(self);
+  // A request that is no approval has no rules, grants or hooks: only a
+  // client can answer it.
+  if (st.restored || st.ask.is_client_request()) return ask_clients(self);
   // Rules: what the deployment wrote down (as planned: the rules are not
   // read again). "ask" keeps the client in the loop.
   if (const auto& m = st.plan.rule) {

@@ -53,7 +53,16 @@ using seal       = caf::atom_constant<caf::atom("seal")>;       // the store tak
 using pending    = caf::atom_constant<caf::atom("pending")>;    // threads with an action pending
 using restore    = caf::atom_constant<caf::atom("restore")>;    // load a thread to go on with it
 using shell      = caf::atom_constant<caf::atom("shell")>;      // thread/shellCommand
+using err_output = caf::atom_constant<caf::atom("erroutput")>;  // command stderr bytes (kept apart)
+using exec_start = caf::atom_constant<caf::atom("execstart")>;  // command/exec
+using exec_write = caf::atom_constant<caf::atom("execwrite")>;  // command/exec/write
+using exec_kill  = caf::atom_constant<caf::atom("execkill")>;   // command/exec/terminate
+using exec_resize = caf::atom_constant<caf::atom("execresize")>; // command/exec/resize
+using exec_gone  = caf::atom_constant<caf::atom("execgone")>;   // a command/exec ended
+using compact    = caf::atom_constant<caf::atom("compact")>;    // thread/compact/start
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
+using erase      = caf::atom_constant<caf::atom("erase")>;      // thread/delete
+using goal       = caf::atom_constant<caf::atom("goal")>;       // thread/goal/*
 // clang-format on
 
 }  // namespace parley::atom

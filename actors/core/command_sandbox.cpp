@@ -116,6 +116,21 @@ std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings
   return out;
 }
 
+std::variant<command_launch, launch_refusal> program_argv(const sandbox_settings& settings,
+                                                          const protocol::sandbox_policy& policy,
+                                                          const std::string& cwd,
+                                                          const std::vector<std::string>& program,
+                                                          const std::vector<std::string>* env) {
+  // The shell's launch, with the program in the shell's place (its last
+  // three arguments: /bin/sh -c SCRIPT).
+  auto launch = command_argv(settings, policy, cwd, std::string{}, false, env);
+  if (auto* ok = std::get_if<command_launch>(&launch)) {
+    ok->argv.resize(ok->argv.size() - 3);
+    ok->argv.insert(ok->argv.end(), program.begin(), program.end());
+  }
+  return launch;
+}
+
 std::chrono::milliseconds command_timeout(const command_limits& limits, int64_t timeout_ms) {
   if (timeout_ms <= 0) return std::min(limits.default_timeout, limits.max_timeout);
   return std::min(std::chrono::milliseconds{timeout_ms}, limits.max_timeout);

@@ -79,6 +79,15 @@ std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings
                                                           bool escalated,
                                                           const std::vector<std::string>* env);
 
+/// The same for a program and its arguments (command/exec: an argv, no
+/// shell), confined to `policy` (never escalated: a client's command has
+/// no approval to leave the sandbox).
+std::variant<command_launch, launch_refusal> program_argv(const sandbox_settings& settings,
+                                                          const protocol::sandbox_policy& policy,
+                                                          const std::string& cwd,
+                                                          const std::vector<std::string>& program,
+                                                          const std::vector<std::string>* env);
+
 /// The timeout a command gets: the call's `timeout_ms` (0 = none given)
 /// bounded by the limits.
 std::chrono::milliseconds command_timeout(const command_limits& limits, int64_t timeout_ms);

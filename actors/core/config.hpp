@@ -75,6 +75,9 @@ struct runtime_config {
   /// config.toml with the -c overrides (model provider, shell environment
   /// policy); null = the built-in defaults.
   std::shared_ptr<const model_config::settings> model_settings;
+  /// The config.toml parley read at start (or would have read: the default
+  /// path when none exists yet); config/value/write writes it. Empty: none.
+  std::string config_file;
   /// The whole environment ("NAME=value") of every command a turn runs. The
   /// runtime makes it as it starts, from the shell environment policy and
   /// its own environment, unless the host set it; null (services built

@@ -21,4 +21,18 @@ const char* to_string(approval_outcome::kind x) {
   return "cancelled";
 }
 
+const char* to_string(client_request x) {
+  switch (x) {
+    case client_request::none:
+      return "approval";
+    case client_request::user_input:
+      return "userInput";
+    case client_request::dynamic_tool:
+      return "dynamicTool";
+    case client_request::permissions:
+      return "permissions";
+  }
+  return "approval";
+}
+
 }  // namespace parley

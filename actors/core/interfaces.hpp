@@ -56,6 +56,9 @@ using store_actor = caf::typed_actor<
     caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
     // Archive (true) or unarchive (false) a thread; its metadata afterwards.
     caf::replies_to<atom::archive, std::string, bool>::with<stored_thread>,
+    // Delete a thread: its rollout, then its index entry; ok once both are
+    // gone ("no rollout found for thread id" when there is none).
+    caf::replies_to<atom::erase, std::string>::with<atom::ok>,
     // The threads whose last turn has an action pending (asked, decided,
     // started), without reading them: what a restart goes on with.
     caf::replies_to<atom::pending>::with<std::vector<pending_thread>>,
@@ -131,6 +134,9 @@ using conversation_actor = caf::typed_actor<
     // at once; its events follow), or an error while a turn runs.
     caf::replies_to<atom::shell, protocol::thread_shell_command_params,
                     client_actor>::with<atom::ok>,
+    // thread/compact/start: compact the thread's history as a turn of its
+    // own (ok at once; its events follow), or an error while a turn runs.
+    caf::replies_to<atom::compact, client_actor>::with<atom::ok>,
     // Interrupt the active turn with this id.
     caf::replies_to<atom::interrupt, std::string>::with<atom::ok>,
     // Steer input into the active turn, which must be the expected one.
@@ -163,6 +169,8 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, path_grant>,
     // The turn's model context, to store in order with its items.
     caf::reacts_to<atom::append, context_record>,
+    // The turn compacted the thread's history: stored in order with its items.
+    caf::reacts_to<atom::append, compacted_record>,
     // A phase of an action (from its turn or approval), stored in order with
     // the turn's items; ok once it is durable.
     caf::replies_to<atom::append, action_record>::with<atom::ok>,
@@ -184,6 +192,16 @@ using thread_manager_actor = caf::typed_actor<
                     client_actor>::with<atom::ok>,
     caf::replies_to<atom::steer, protocol::turn_steer_params,
                     client_actor>::with<protocol::turn_steer_response>,
+    // command/exec (answered when the process has ended, after its deltas)
+    // and its follow-ups by processId: write (bytes, closeStdin),
+    // terminate, resize. The commands belong to the client.
+    caf::replies_to<atom::exec_start, protocol::command_exec_params,
+                    client_actor>::with<protocol::command_exec_response>,
+    caf::replies_to<atom::exec_write, std::string, std::string, bool, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::exec_kill, std::string, client_actor>::with<atom::ok>,
+    caf::replies_to<atom::exec_resize, std::string, protocol::terminal_size,
+                    client_actor>::with<atom::ok>,
+    caf::replies_to<atom::compact, protocol::thread_id_params, client_actor>::with<atom::ok>,
     caf::replies_to<atom::read, protocol::thread_read_params>::with<protocol::thread_read_response>,
     caf::replies_to<atom::loaded, protocol::thread_loaded_list_params>::with<
         protocol::thread_loaded_list_response>,
@@ -196,6 +214,11 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::archive, protocol::thread_id_params, bool,
                     client_actor>::with<protocol::thread>,
     caf::replies_to<atom::rename, protocol::thread_name_set_params, client_actor>::with<atom::ok>,
+    // thread/delete: unloads the thread (its turn ends interrupted), then
+    // deletes what is stored of it.
+    caf::replies_to<atom::erase, protocol::thread_id_params, client_actor>::with<atom::ok>,
+    // thread/goal/get, /set, /clear: stored in the thread's rollout.
+    caf::replies_to<atom::goal, goal_request, client_actor>::with<goal_answer>,
     caf::replies_to<atom::unsub, protocol::thread_id_params,
                     client_actor>::with<protocol::thread_unsubscribe_response>,
     // Live counts of runtime objects.

@@ -14,8 +14,10 @@
 
 #include "actors/core/approval_types.hpp"
 #include "protocol/approvals.hpp"
+#include "protocol/command_exec.hpp"
 #include "protocol/methods.hpp"
 #include "protocol/notifications.hpp"
+#include "protocol/thread_extras.hpp"
 
 namespace parley {
 
@@ -37,6 +39,16 @@ notification_ptr make_notification(T&& x, bool encode) {
   return e;
 }
 
+/// A request to a client that is no approval of an action but lives as one
+/// (asked through the approval actor: first answer wins, deadline, cancel).
+enum class client_request {
+  none,          ///< an approval of a command or file change
+  user_input,    ///< item/tool/requestUserInput: the model's questions
+  dynamic_tool,  ///< item/tool/call: a tool the client declared
+  permissions,   ///< item/permissions/requestApproval: more sandbox permissions
+};
+const char* to_string(client_request x);
+
 /// What a turn asks to have decided. `key` is unique in the runtime and
 /// names the ask until it is answered or withdrawn. `digest` binds the
 /// decision to exactly the action that was shown.
@@ -50,10 +62,23 @@ struct approval_ask {
   std::string raw_command;  // command: the line /bin/sh -c runs
   std::string cwd;
   std::string digest;  // "sha256:<hex>" of the command + cwd, or of the changes
+  /// A request that is no approval: its kind, the v2 params the client is
+  /// sent, and the turn and item (or call) it belongs to.
+  client_request request = client_request::none;
+  nlohmann::json request_params;
+  std::string request_turn;
+  std::string request_item;
 
   bool is_file_change() const { return what == hooks::action_kind::file_change; }
-  const std::string& turn_id() const { return is_file_change() ? file.turn_id : command.turn_id; }
-  const std::string& item_id() const { return is_file_change() ? file.item_id : command.item_id; }
+  bool is_client_request() const { return request != client_request::none; }
+  const std::string& turn_id() const {
+    if (is_client_request()) return request_turn;
+    return is_file_change() ? file.turn_id : command.turn_id;
+  }
+  const std::string& item_id() const {
+    if (is_client_request()) return request_item;
+    return is_file_change() ? file.item_id : command.item_id;
+  }
 };
 
 /// Which approval a conversation hears about: its key, and the turn and item
@@ -62,6 +87,9 @@ struct approval_ref {
   uint64_t key = 0;
   std::string turn_id;
   std::string item_id;
+  /// What the thread's status says while it waits: waitingOnApproval, or
+  /// waitingOnUserInput for a question (a client tool's call sets neither).
+  client_request request = client_request::none;
 };
 
 /// Files accepted for the rest of the session ("acceptForSession" on a patch).
@@ -88,6 +116,10 @@ struct turn_result {
   std::optional<protocol::turn_error> error;
   /// The thread's tokens after the turn, when its model reported usage.
   std::optional<protocol::token_breakdown> tokens;
+  /// The tokens of the thread's last model request (its context's size, as
+  /// the provider counted it), when the turn's model reported one; 0 after
+  /// a compaction. What decides the next automatic compaction.
+  std::optional<int64_t> last_request_tokens;
 };
 
 /// A finished subprocess.
@@ -119,6 +151,8 @@ struct step_result {
     patch_failed,     // detail
     refused,          // tools are not allowed in this turn
     lost,             // the server stopped while it ran; it is never run again
+    answered,         // a client answered the model's request: output (JSON text), success
+    not_answered,     // nobody answered it (timeout, error, malformed answer): detail
   };
   kind what = kind::said;
   int exit_code = 0;
@@ -126,6 +160,11 @@ struct step_result {
   std::string output;
   std::string detail;
   std::vector<std::pair<char, std::string>> files;
+  /// answered: whether the client's tool says it succeeded; its content
+  /// items as the Responses API takes a call's output (input_text /
+  /// input_image), when the answer was a client tool's.
+  bool success = true;
+  nlohmann::json content_items;
 };
 
 /// Context the model gets for its next step: the thread so far, the user's
@@ -146,11 +185,36 @@ struct model_context {
   /// call whose result the next step brings.
   bool resumed = false;
   std::string resumed_call;
+  /// Function tools offered besides the model's own (the tools the thread's
+  /// client declared), in the Responses shape {type: "function", name,
+  /// description, parameters}; `name` is what the model calls.
+  std::vector<nlohmann::json> offered_tools;
+  /// A compaction turn (thread/compact/start): no step is asked, only a
+  /// summary of `history` (the thread's model context, from the store).
+  bool compact = false;
+  std::vector<nlohmann::json> history;
+  /// The size in tokens of the thread's last model request before this
+  /// turn (0: unknown); a model past its automatic compaction limit
+  /// compacts before its next request.
+  int64_t last_request_tokens = 0;
+};
+
+/// A thread's history compacted: the model's summary, and the model
+/// context that replaces everything before it (Codex's `compacted` rollout
+/// line: the summary message and the replacement history).
+struct compaction_result {
+  std::string summary;
+  std::string message;  // the summary as the model is given it (replacement's last item)
+  std::vector<nlohmann::json> replacement;
 };
 
 /// One step of a turn, as decided by the model.
 struct model_step {
-  enum class kind { say, run, patch, done };
+  /// ask_user: request_user_input (arguments: {"questions": [...]});
+  /// call_tool: a tool the client declared (tool, tool_namespace,
+  /// arguments); request_permissions: more sandbox permissions
+  /// (arguments: {"permissions": {...}, "reason"?}).
+  enum class kind { say, run, patch, done, ask_user, call_tool, request_permissions };
   kind what = kind::done;
   std::vector<std::string> deltas;  // say: the message in pieces (whole when streamed)
   std::string command;              // run: a shell command for /bin/sh -c
@@ -171,12 +235,19 @@ struct model_step {
   std::string call_id;
   /// say: "commentary" (more work follows) or "final_answer" (empty).
   std::string phase;
+  /// ask_user, call_tool, request_permissions: the call's arguments as the
+  /// model gave them (checked by the turn); call_tool: which tool.
+  nlohmann::json arguments;
+  std::string tool;
+  std::optional<std::string> tool_namespace;
   /// A model that keeps its context verbatim (the HTTP provider): the
   /// Responses API items it produced or sent since its previous step (output
   /// items as the endpoint sent them, tool outputs as it answered them), to
   /// be stored as the turn's context. Absent: the thread's items stand for
   /// the model's context (the scripted model).
   std::optional<std::vector<nlohmann::json>> context;
+  /// A compaction turn's answer (kind done): the compacted history.
+  std::optional<compaction_result> compacted;
 };
 
 /// A piece of the model's answer, sent to its turn while the model is still
@@ -200,6 +271,11 @@ struct model_notice {
   /// Context no step will carry (the model is failing the turn): stored
   /// like a step's.
   std::vector<nlohmann::json> context;
+  /// The model compacts the thread's history before its next request (it
+  /// passed its automatic compaction limit): `compacting` when it starts,
+  /// then `compacted` with the result (or a failure of the step).
+  bool compacting = false;
+  std::optional<compaction_result> compacted;
 };
 
 /// One item of a thread's model context and the turn it belongs to (empty:
@@ -231,11 +307,23 @@ struct context_record {
   std::string turn_id;
   std::vector<nlohmann::json> items;
 };
+/// The thread's model context so far replaced by a compacted one (in turn
+/// `turn_id`); what the model sees afterwards starts from `replacement`.
+struct compacted_record {
+  std::string turn_id;
+  std::string message;  // the summary as the model is given it
+  std::vector<nlohmann::json> replacement;
+};
 struct turn_completed_record {
   protocol::turn turn;  // status, error, timestamps; items are stored separately
 };
 struct thread_renamed_record {
   std::optional<std::string> name;
+};
+/// thread/goal/set and thread/goal/clear: the thread's goal now (none:
+/// cleared). Written as Codex writes a goal's update (thread_goal_updated).
+struct goal_record {
+  std::optional<protocol::thread_goal> goal;
 };
 
 /// An action of a turn (a command or a file change) on its way to running,
@@ -280,7 +368,20 @@ const char* to_string(action_record::phase x);
 
 using store_record
     = std::variant<thread_created_record, turn_started_record, item_record, context_record,
-                   turn_completed_record, thread_renamed_record, action_record>;
+                   turn_completed_record, thread_renamed_record, action_record,
+                   compacted_record, goal_record>;
+
+/// thread/goal/get, /set and /clear, as the thread manager takes them.
+struct goal_request {
+  enum class kind { get, set, clear };
+  kind what = kind::get;
+  protocol::thread_goal_set_params params;  // threadId always; the rest for set
+};
+/// The goal afterwards (get, set), and whether one was cleared (clear).
+struct goal_answer {
+  std::optional<protocol::thread_goal> goal;
+  bool cleared = false;
+};
 
 /// A thread as the store holds it.
 struct stored_thread {
@@ -289,9 +390,15 @@ struct stored_thread {
   /// What the model has seen of the thread, in order: the response items
   /// written with its items and its models' verbatim context.
   std::vector<context_item> context;
+  /// The turns the last compaction replaced (the one it ran in included):
+  /// their context before it is gone, and their items no longer stand for
+  /// any (store::model_history).
+  std::vector<std::string> compacted_turns;
   /// The action of the last turn that had not ended when the thread was last
   /// written (asked, decided or started, its item not completed).
   std::optional<action_record> pending;
+  /// The thread's goal (thread/goal/*), as last stored.
+  std::optional<protocol::thread_goal> goal;
 };
 
 /// A thread whose last turn has an action pending, as the store lists it
@@ -344,10 +451,13 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_delta)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_notice)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::context_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::compacted_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::action_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::resumed_turn)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::pending_thread>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_list_params)
@@ -369,6 +479,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_start_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_interrupt_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread_shell_command_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::command_exec_params)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::command_exec_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::terminal_size)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_steer_params)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::turn_steer_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::user_message_item)

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "actors/files/base64.hpp"
+#include "protocol/base64.hpp"
 #include "actors/files/detail.hpp"
 #include "actors/files/file_ops.hpp"
 
@@ -123,13 +123,13 @@ answer read_file(const root_set& roots, const std::string& path, size_t cap) {
     content.append(buf, static_cast<size_t>(n));
     if (content.size() > cap) return too_big("more than " + std::to_string(cap) + " (it grew while read)");
   }
-  return json{{"dataBase64", base64_encode(content)}};
+  return json{{"dataBase64", protocol::base64_encode(content)}};
 }
 
 answer write_file(const root_set& roots, const std::string& path, const std::string& data_base64,
                   size_t cap) {
   std::string why;
-  auto data = base64_decode(data_base64, why);
+  auto data = protocol::base64_decode(data_base64, why);
   if (!data)
     return failure{invalid_request, "fs/writeFile requires valid base64 dataBase64: " + why};
   if (data->size() > cap)

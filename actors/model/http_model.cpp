@@ -12,6 +12,7 @@
 #include "actors/model/response_steps.hpp"
 #include "actors/model/tool_results.hpp"
 #include "actors/model/wire/chat_stream.hpp"
+#include "actors/model/wire/compaction.hpp"
 #include "actors/model/wire/request_body.hpp"
 #include "actors/model/wire/responses_stream.hpp"
 #include "actors/store/response_items.hpp"
@@ -60,6 +61,14 @@ class relay : public http::sink {
 
 using stream_parser = std::variant<wire::responses_stream, wire::chat_stream>;
 
+/// A compaction under way: the model summarises input[0, keep_from); what
+/// follows it (the turn's new message, at a turn's first request) joins
+/// the compacted context unchanged.
+struct compaction_state {
+  size_t keep_from = 0;
+  bool manual = false;  // thread/compact/start: the step's answer is the result
+};
+
 /// The attempt in flight.
 struct attempt_state {
   uint64_t number = 0;
@@ -101,6 +110,15 @@ struct http_model_state {
   unsigned stream_retries = 0;
   std::minstd_rand jitter{std::random_device{}()};
   std::string thread_id;
+  /// The tokens of the thread's last request (its context's size); at the
+  /// configured limit the next request compacts first.
+  int64_t last_tokens = 0;
+  bool requested = false;  // this turn sent a request already
+  std::optional<compaction_state> compaction;
+  /// The thread's client-declared tools, as offered, and their names (a
+  /// call of one becomes a call_tool step).
+  std::vector<nlohmann::json> client_tools;
+  std::set<std::string> client_tool_names;
 
   ~http_model_state() {
     if (attempt.running && setup) setup->client->abort(attempt.request);
@@ -110,6 +128,7 @@ struct http_model_state {
 using self_ptr = http_model_actor::stateful_pointer<http_model_state>;
 
 void send_request(self_ptr self);
+void start_compaction(self_ptr self, size_t keep_from, bool manual);
 
 /// This turn's items the turn has not been handed yet, verbatim.
 std::vector<json> unrecorded(http_model_state& st) {
@@ -157,6 +176,14 @@ void answer_step(self_ptr self) {
     st.answered = false;
   }
   if (st.answered) return deliver(self, model_step{});  // done
+  auto limit = st.setup->auto_compact_token_limit;
+  if (limit > 0 && st.last_tokens >= limit) {
+    // Past the limit: compact first. At the turn's first request the
+    // user's new message stays out of the summary and follows it.
+    auto keep_from
+        = st.requested ? st.input.size() : st.input.size() - std::min<size_t>(1, st.input.size());
+    return start_compaction(self, keep_from, false);
+  }
   send_request(self);
 }
 
@@ -167,9 +194,13 @@ void take_results(self_ptr self, const model_context& ctx) {
     if (st.handed.empty()) continue;
     auto call = std::move(st.handed.front());
     st.handed.pop_front();
-    if (call)
-      st.input.push_back(wire::tool_output_item(
-          *call, tool_result_text(ctx.step_results[st.results_seen], *call)));
+    if (!call) continue;
+    const auto& result = ctx.step_results[st.results_seen];
+    // A client tool's answer goes back as its content (text, images).
+    if (result.what == step_result::kind::answered && result.content_items.is_array())
+      st.input.push_back(wire::tool_content_output_item(*call, result.content_items));
+    else
+      st.input.push_back(wire::tool_output_item(*call, tool_result_text(result, *call)));
   }
 }
 
@@ -207,7 +238,7 @@ void resume_input(self_ptr self, const model_context& ctx, std::vector<json> his
     auto first = at, last = at + 1;
     while (first != st.input.begin() && is_output_item(*(first - 1))) --first;
     while (last != st.input.end() && is_output_item(*last)) ++last;
-    auto plan = plan_response(std::vector<json>(first, last));
+    auto plan = plan_response(std::vector<json>(first, last), st.client_tool_names);
     bool after = false;
     for (auto& p : plan.steps) {
       if (after) st.ready.push_back(std::move(p));
@@ -258,6 +289,15 @@ void arm_idle_check(self_ptr self) {
   self->delayed_send(self, timeout, idle_atom::value, self->state.attempt.number);
 }
 
+/// What a compaction sends: the history it summarises, then the request
+/// for the summary.
+std::vector<json> compaction_input(const http_model_state& st) {
+  std::vector<json> out(st.input.begin(),
+                        st.input.begin() + static_cast<std::ptrdiff_t>(st.compaction->keep_from));
+  out.push_back(wire::user_message(wire::compaction_prompt()));
+  return out;
+}
+
 void send_request(self_ptr self) {
   auto& st = self->state;
   auto& a = st.attempt;
@@ -266,7 +306,10 @@ void send_request(self_ptr self) {
   a.number = number;
   if (st.setup->provider.wire == model_config::wire_api::chat)
     a.stream.emplace<wire::chat_stream>();
-  auto req = model_request::build(*st.setup, st.input, st.thread_id);
+  auto req = st.compaction
+                 ? model_request::build(*st.setup, compaction_input(st), st.thread_id, false)
+                 : model_request::build(*st.setup, st.input, st.thread_id, true, st.client_tools);
+  st.requested = true;
   st.sent_headers = req.headers;
   a.last_bytes = clock_type::now();
   a.running = true;
@@ -275,6 +318,49 @@ void send_request(self_ptr self) {
   PARLEY_DEBUG("model event=request provider={} attempt={} input_items={}",
                st.setup->provider.id, number, st.input.size());
   arm_idle_check(self);
+}
+
+/// Asks the model for a summary of input[0, keep_from) (a manual compaction
+/// answers the step with it; an automatic one tells the turn, then goes on).
+void start_compaction(self_ptr self, size_t keep_from, bool manual) {
+  auto& st = self->state;
+  st.compaction = compaction_state{keep_from, manual};
+  PARLEY_INFO("model event=compacting provider={} manual={} items={} last_tokens={}",
+              st.setup->provider.id, manual, keep_from, st.last_tokens);
+  if (!manual) {
+    model_notice n;
+    n.compacting = true;
+    self->send(st.turn, atom::notice::value, std::move(n));
+  }
+  send_request(self);
+}
+
+/// The summary came: the history is replaced by the compacted one.
+void finish_compaction(self_ptr self, const std::vector<json>& output) {
+  auto& st = self->state;
+  auto how = *st.compaction;
+  st.compaction.reset();
+  compaction_result result;
+  result.summary = wire::last_assistant_text(output);
+  result.message = wire::summary_message_text(result.summary);
+  std::vector<json> summarised(st.input.begin(),
+                               st.input.begin() + static_cast<std::ptrdiff_t>(how.keep_from));
+  result.replacement = wire::compacted_history(summarised, result.summary);
+  for (size_t i = how.keep_from; i < st.input.size(); ++i)
+    result.replacement.push_back(st.input[i]);
+  st.input = result.replacement;
+  st.recorded = st.input.size();  // the compaction record carries all of it
+  st.last_tokens = 0;             // unknown until the next answer
+  PARLEY_INFO("model event=compacted provider={} items={}", st.setup->provider.id, st.input.size());
+  if (how.manual) {
+    model_step done;
+    done.compacted = std::move(result);
+    return deliver(self, std::move(done));
+  }
+  model_notice n;
+  n.compacted = std::move(result);
+  self->send(st.turn, atom::notice::value, std::move(n));
+  answer_step(self);
 }
 
 /// Another attempt after a pause, or the end of the turn's patience.
@@ -304,6 +390,7 @@ void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke) {
 void on_completed(self_ptr self, const wire::response_completed& done) {
   auto& st = self->state;
   st.attempt.running = false;
+  if (done.usage) st.last_tokens = done.usage->total_tokens;
   if (done.usage) {
     model_notice n;
     n.usage = protocol::token_breakdown{done.usage->total_tokens, done.usage->input_tokens,
@@ -311,7 +398,9 @@ void on_completed(self_ptr self, const wire::response_completed& done) {
                                         done.usage->reasoning_output_tokens};
     self->send(st.turn, atom::notice::value, std::move(n));
   }
-  auto plan = plan_response(st.attempt.output);
+  st.request_retries = st.stream_retries = 0;
+  if (st.compaction) return finish_compaction(self, st.attempt.output);
+  auto plan = plan_response(st.attempt.output, st.client_tool_names);
   for (auto& item : st.attempt.output) st.input.push_back(std::move(item));
   for (auto& out : plan.immediate_outputs) st.input.push_back(std::move(out));
   for (auto& p : plan.steps) st.ready.push_back(std::move(p));
@@ -323,7 +412,13 @@ void on_completed(self_ptr self, const wire::response_completed& done) {
 /// One typed event of the stream. False once the stream has ended.
 bool on_event(self_ptr self, wire::stream_event& e) {
   auto& st = self->state;
-  if (auto* d = std::get_if<wire::text_delta>(&e)) {
+  // A summary being written is not something the model says to the user.
+  bool quiet = st.compaction.has_value();
+  if (quiet
+      && (std::holds_alternative<wire::text_delta>(e)
+          || std::holds_alternative<wire::reasoning_delta>(e))) {
+    return true;
+  } else if (auto* d = std::get_if<wire::text_delta>(&e)) {
     self->send(st.turn, atom::delta::value,
                model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0});
   } else if (auto* r = std::get_if<wire::reasoning_delta>(&e)) {
@@ -406,6 +501,17 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
   }
   st.promise = rp;
   st.thread_id = ctx.thread_id;
+  st.client_tools = ctx.offered_tools;
+  st.client_tool_names.clear();
+  for (const auto& t : st.client_tools) st.client_tool_names.insert(t.value("name", std::string{}));
+  if (!st.loaded) st.last_tokens = ctx.last_request_tokens;
+  if (ctx.compact) {  // thread/compact/start: the history comes with the ask
+    st.loaded = true;
+    st.input = ctx.history;
+    st.recorded = st.input.size();
+    start_compaction(self, st.input.size(), true);
+    return rp;
+  }
   if (!st.loaded && ctx.resumed) {
     load_input(self, ctx);  // takes the result once the turn's calls are known
     return rp;

@@ -30,13 +30,15 @@ wire::request_options options_of(const provider_setup& setup, const std::string&
     o.reasoning = std::move(reasoning);
   }
   o.prompt_cache_key = thread_id;
+  if (setup.request_user_input_tool) o.extra_tools.push_back(wire::request_user_input_tool());
   return o;
 }
 
 }  // namespace
 
 http::request build(const provider_setup& setup, const std::vector<json>& input,
-                    const std::string& thread_id) {
+                    const std::string& thread_id, bool offer_tools,
+                    const std::vector<json>& client_tools) {
   http::request r;
   http::header_list query(setup.provider.query_params.begin(), setup.provider.query_params.end());
   r.url = http::with_query(endpoint(setup), query);
@@ -48,6 +50,9 @@ http::request build(const provider_setup& setup, const std::vector<json>& input,
     if (const char* value = std::getenv(variable.c_str()); value && *value)
       r.headers.emplace_back(name, value);
   auto options = options_of(setup, thread_id);
+  options.offer_tools = offer_tools;
+  if (offer_tools)
+    options.extra_tools.insert(options.extra_tools.end(), client_tools.begin(), client_tools.end());
   auto body = setup.provider.wire == model_config::wire_api::chat
                   ? wire::chat_request_body(input, options)
                   : wire::responses_request_body(input, options);

@@ -17,8 +17,12 @@ namespace parley::model_request {
 /// The request for `input` (the whole thread, Responses items): the URL
 /// with its query parameters, the key as a bearer token, the provider's
 /// headers, a streaming body in the provider's wire API.
+/// `offer_tools` false: a request that may call no tool (a compaction's).
+/// `client_tools`: the thread's client-declared tools, offered after
+/// parley's own (Responses function tools).
 http::request build(const provider_setup& setup, const std::vector<nlohmann::json>& input,
-                    const std::string& thread_id);
+                    const std::string& thread_id, bool offer_tools = true,
+                    const std::vector<nlohmann::json>& client_tools = {});
 
 /// Whether a status is worth another attempt (429, 5xx; 408 and 409 too).
 bool retryable_status(int status);

@@ -22,6 +22,11 @@ struct provider_setup {
   std::string developer_instructions;
   std::string reasoning_effort;
   std::string reasoning_summary;
+  /// Compact before a request once the last one used this many tokens (0: never).
+  int64_t auto_compact_token_limit = 0;
+  /// The tools offered besides exec_command and apply_patch ([features]).
+  bool request_user_input_tool = false;
+  bool request_permissions_tool = false;
   std::shared_ptr<http::client> client;
 };
 

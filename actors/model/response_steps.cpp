@@ -34,7 +34,8 @@ std::optional<planned_step> say_step(const json& item) {
 
 }  // namespace
 
-response_plan plan_response(const std::vector<json>& output_items) {
+response_plan plan_response(const std::vector<json>& output_items,
+                            const std::set<std::string>& client_tools) {
   response_plan plan;
   for (const auto& item : output_items) {
     if (!item.is_object()) continue;
@@ -44,13 +45,18 @@ response_plan plan_response(const std::vector<json>& output_items) {
     }
     if (!wire::is_tool_call(item)) continue;  // reasoning and the like: history only
     plan.called_tools = true;
-    auto call = wire::decode_tool_call(item);
+    auto call = wire::decode_tool_call(item, client_tools);
     if (call.kind == wire::call_kind::unknown || call.kind == wire::call_kind::invalid) {
       plan.immediate_outputs.push_back(wire::tool_output_item(call, call.error));
       continue;
     }
     planned_step p;
-    p.step.what = call.kind == wire::call_kind::run ? model_step::kind::run : model_step::kind::patch;
+    p.step.what = call.kind == wire::call_kind::run         ? model_step::kind::run
+                  : call.kind == wire::call_kind::patch     ? model_step::kind::patch
+                  : call.kind == wire::call_kind::ask_user  ? model_step::kind::ask_user
+                                                            : model_step::kind::call_tool;
+    p.step.arguments = call.arguments;
+    if (call.kind == wire::call_kind::client_tool) p.step.tool = call.tool_name;
     p.step.command = call.command;
     p.step.workdir = call.workdir;
     p.step.escalate = call.sandbox_permissions == "require_escalated";

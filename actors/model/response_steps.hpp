@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "actors/core/messages.hpp"
@@ -29,6 +31,8 @@ struct response_plan {
   bool called_tools = false;
 };
 
-response_plan plan_response(const std::vector<nlohmann::json>& output_items);
+/// `client_tools`: the names of the thread's client-declared tools.
+response_plan plan_response(const std::vector<nlohmann::json>& output_items,
+                            const std::set<std::string>& client_tools = {});
 
 }  // namespace parley

@@ -1,6 +1,7 @@
 #include "actors/model/scripted_model.hpp"
 
 #include "actors/core/handlers.hpp"
+#include "actors/model/wire/compaction.hpp"
 
 namespace parley {
 
@@ -56,6 +57,9 @@ const std::string& scripted_model_help() {
       "`run[timeout_ms=N]: <command>` with a timeout, `run[escalate]: <command>` asks to run it "
       "outside the sandbox, "
       "`say: <text>` makes me say the text, "
+      "`ask: <question>` asks the user (or `ask: {\"questions\": [...]}` as "
+      "request_user_input's arguments), "
+      "`call[NAME]: {json}` calls a tool the client declared, "
       "`patch:` followed by an apply_patch patch (through `*** End Patch`) changes files "
       "(after approval).";
   return text;
@@ -105,6 +109,32 @@ std::vector<model_step> plan_steps(const std::string& user_text) {
       s.command = trim(line.substr(colon + 1));
       if (s.command.empty()) continue;
       steps.push_back(std::move(s));
+    } else if (starts_with(line, "ask:")) {
+      // A question for the user: plain text is one question (id "q1"); a
+      // JSON object is request_user_input's arguments as a model sends them.
+      model_step s;
+      s.what = model_step::kind::ask_user;
+      auto text = trim(line.substr(4));
+      if (!text.empty() && text[0] == '{') {
+        s.arguments = nlohmann::json::parse(text, nullptr, false);  // discarded: the turn says so
+      } else {
+        s.arguments = {{"questions",
+                        nlohmann::json::array(
+                            {{{"id", "q1"}, {"header", "Question"}, {"question", text}}})}};
+      }
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "call[")) {
+      // A tool the client declared: `call[NAME]: {json arguments}` (a
+      // namespaced tool as the model names it, NAMESPACE__NAME).
+      auto close = line.find("]:");
+      if (close == std::string::npos || close == 5) continue;
+      model_step s;
+      s.what = model_step::kind::call_tool;
+      s.tool = trim(line.substr(5, close - 5));
+      auto text = trim(line.substr(close + 2));
+      s.arguments = text.empty() ? nlohmann::json::object()
+                                 : nlohmann::json::parse(text, nullptr, false);
+      steps.push_back(std::move(s));
     } else if (starts_with(line, "say:")) {
       model_step s;
       s.what = model_step::kind::say;
@@ -148,11 +178,49 @@ model_step next_step(const model_context& ctx) {
   return model_step{};
 }
 
+compaction_result scripted_compaction(const model_context& ctx) {
+  std::string directed;            // the latest `summary:` line
+  std::vector<std::string> asked;  // each user message's first line
+  for (const auto& item : ctx.history) {
+    if (!item.is_object() || item.value("role", std::string{}) != "user") continue;
+    auto content = item.find("content");
+    if (content == item.end() || !content->is_array()) continue;
+    for (const auto& part : *content) {
+      auto text = part.is_object() ? part.value("text", std::string{}) : std::string{};
+      if (text.empty() || wire::is_summary_message(text)) continue;
+      asked.push_back(trim(text.substr(0, text.find('\n'))));
+      for (size_t pos = 0; pos < text.size();) {
+        auto end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        auto line = trim(text.substr(pos, end - pos));
+        if (starts_with(line, "summary:")) directed = trim(line.substr(8));
+        pos = end + 1;
+      }
+    }
+  }
+  compaction_result out;
+  if (!directed.empty()) {
+    out.summary = directed;
+  } else {
+    out.summary = "The user wrote " + std::to_string(asked.size()) + " message(s)";
+    for (size_t i = 0; i < asked.size(); ++i) out.summary += (i ? "; " : ": ") + asked[i];
+    out.summary += ".";
+  }
+  out.message = wire::summary_message_text(out.summary);
+  out.replacement = wire::compacted_history(ctx.history, out.summary);
+  return out;
+}
+
 model_actor::behavior_type scripted_model(model_actor::pointer self,
                                           std::shared_ptr<const runtime_config>) {
   install_default_handlers(self, "model");
   return {
-      [](atom::step, const model_context& ctx) { return next_step(ctx); },
+      [](atom::step, const model_context& ctx) {
+        if (!ctx.compact) return next_step(ctx);
+        model_step done;
+        done.compacted = scripted_compaction(ctx);
+        return done;
+      },
   };
 }
 

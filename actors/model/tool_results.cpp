@@ -46,6 +46,10 @@ std::string tool_result_text(const step_result& r, const wire::tool_call& call) 
       return std::string{"the server stopped while this "}
              + (patch ? "patch was being applied" : "command ran")
              + "; it was not run again, and whether it finished is unknown";
+    case kind::answered:
+      return r.output;
+    case kind::not_answered:
+      return r.detail;
     case kind::said:
       break;
   }

@@ -12,6 +12,7 @@
 #include <list>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/durability.hpp"
 #include "actors/store/local_store_io.hpp"
 #include "actors/store/memory_store.hpp"
 #include "actors/store/rollout_file.hpp"
@@ -100,21 +101,6 @@ void load_into(self_ptr self, const std::string& path,
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
 
-bool must_sync(const runtime_config& cfg, const store_record& r) {
-  switch (cfg.durability) {
-    case runtime_config::durability_kind::item:
-      return true;
-    case runtime_config::durability_kind::turn:
-      // An action's phases too: each must be on disk before what it names
-      // happens (group commit keeps that cheap under load).
-      return std::holds_alternative<turn_completed_record>(r)
-             || std::holds_alternative<action_record>(r);
-    case runtime_config::durability_kind::none:
-      return false;
-  }
-  return true;
-}
-
 /// Finds a thread's rollout: this process's table, then the index, then a scan.
 template <class Then>
 void locate(self_ptr self, const std::string& id, Then then, std::function<void(caf::error)> fail) {
@@ -189,8 +175,10 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
   bool first_turn = std::holds_alternative<turn_started_record>(record) && !f.listed;
   if (!std::holds_alternative<context_record>(record)
-      && !std::holds_alternative<action_record>(record)) {  // these change no metadata
-    stored_thread tracker{f.meta, f.archived, {}, std::nullopt};
+      && !std::holds_alternative<action_record>(record)
+      && !std::holds_alternative<compacted_record>(record)
+      && !std::holds_alternative<goal_record>(record)) {  // these change no metadata
+    stored_thread tracker{f.meta, f.archived, {}, {}, std::nullopt, std::nullopt};
     apply_record(tracker, record);
     f.meta = std::move(tracker.meta);
     f.meta.turns.clear();
@@ -210,7 +198,7 @@ caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
   auto rp = self->make_response_promise<stored_thread>();
   if (auto i = st.files.find(id); i != st.files.end() && !i->second.on_disk) {
     rp.deliver(
-        stored_thread{i->second.meta, false, {}, std::nullopt});  // not written yet: no turns
+        stored_thread{i->second.meta, false, {}, {}, std::nullopt, std::nullopt});  // not written yet: no turns
     return rp;
   }
   locate(
@@ -321,6 +309,36 @@ caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool
             .then(
                 [self, rp, archive, from](stored_thread& t) mutable {
                   move_rollout(self, rp, from, archive, std::move(t));
+                },
+                [fail](caf::error& err) mutable { fail(std::move(err)); });
+      },
+      fail);
+  return rp;
+}
+
+/// thread/delete: the rollout first, then the index entry (rollout_delete.hpp
+/// says why in that order).
+caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
+  auto rp = self->make_response_promise<atom::ok>();
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  if (self->state.sealed) {
+    fail(make_error(errc::internal, "the server is stopping: nothing more is stored"));
+    return rp;
+  }
+  locate(
+      self, id,
+      [self, rp, id, fail](const std::string& where) mutable {
+        // A copy: `where` may be the entry's own path, which the erase frees.
+        std::string path = where;
+        // Forgotten now: an append that comes later is refused (unknown
+        // thread) instead of writing the file again.
+        self->state.files.erase(id);
+        self->request(io_for(self, path), io_timeout, atom::erase::value, path)
+            .then(
+                [self, rp, id, fail](atom::ok) mutable {
+                  self->request(self->state.index, io_timeout, atom::erase::value, id)
+                      .then([rp](atom::ok) mutable { rp.deliver(atom::ok::value); },
+                            [fail](caf::error& err) mutable { fail(std::move(err)); });
                 },
                 [fail](caf::error& err) mutable { fail(std::move(err)); });
       },
@@ -470,6 +488,7 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
       [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
         return on_archive(self, id, archive);
       },
+      [self](atom::erase, const std::string& id) { return on_erase(self, id); },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
   };

@@ -39,6 +39,8 @@ using rollout_io_actor = caf::typed_actor<
     caf::replies_to<atom::load, std::string>::with<stored_thread>,
     // Move a rollout (compressing into / decompressing out of archived_sessions).
     caf::replies_to<atom::archive, std::string, std::string>::with<atom::ok>,
+    // Delete a rollout (thread/delete): closed, unlinked, its folder synced.
+    caf::replies_to<atom::erase, std::string>::with<atom::ok>,
     // Everything appended before is written and synced.
     caf::replies_to<atom::flush>::with<atom::ok>,
     // Write what waits for the disk (the actor's own timer).
@@ -49,6 +51,8 @@ using index_actor
                        caf::replies_to<atom::get, std::string>::with<index_entry>,
                        caf::replies_to<atom::list, list_query>::with<list_page>,
                        caf::replies_to<atom::pending>::with<std::vector<pending_entry>>,
+                       // Drop a thread's entry (thread/delete); ok once it is gone.
+                       caf::replies_to<atom::erase, std::string>::with<atom::ok>,
                        caf::reacts_to<atom::retry>>;  // its own timer: write what failed
 
 /// A thread this process has touched.

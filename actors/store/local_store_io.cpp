@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/rollout_delete.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/rollout_writer.hpp"
@@ -128,6 +129,13 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) 
       },
       [self](atom::archive, const std::string& from, const std::string& to)
           -> caf::result<atom::ok> { return archive_rollout(self, from, to); },
+      [self](atom::erase, const std::string& path) -> caf::result<atom::ok> {
+        // After every append queued before it (this actor's order): nothing
+        // written later recreates the file.
+        if (auto err = self->state.writer->close(path)) return err;
+        if (auto err = delete_rollout(path)) return err;
+        return atom::ok::value;
+      },
       [self](atom::flush) {
         self->state.flush_queued = false;
         self->state.writer->flush();
@@ -200,6 +208,18 @@ index_actor::behavior_type index_owner(index_ptr self, std::string home) {
         put_entries(self, std::move(entries));
         if (st.unwritten.empty())
           PARLEY_INFO("thread_index event=writable_again (entries that waited are written)");
+      },
+      [self](atom::erase, const std::string& id) -> caf::result<atom::ok> {
+        auto& st = self->state;
+        st.unwritten.erase(id);  // an entry waiting to be written must not bring it back
+        if (!st.db) return atom::ok::value;  // no index: the next start rebuilds one
+        try {
+          st.db->remove(id);
+        } catch (const std::exception& e) {
+          // The rollout is gone already: the next start's sync drops the entry.
+          return make_error(errc::internal, std::string{"thread index: "} + e.what());
+        }
+        return atom::ok::value;
       },
       [self](atom::get, const std::string& id) -> caf::result<index_entry> {
         if (self->state.db)

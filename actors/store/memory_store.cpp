@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/response_items.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/thread_index.hpp"
 
@@ -54,10 +55,17 @@ void apply_record(stored_thread& thread, const store_record& record) {
             if (r.turn.completed_at) thread.meta.updated_at = *r.turn.completed_at;
           }
           thread.pending.reset();
+        } else if constexpr (std::is_same_v<T, compacted_record>) {
+          std::vector<std::string> ids;
+          for (const auto& t : thread.meta.turns) ids.push_back(t.id);
+          store::compact_context(thread.context, thread.compacted_turns, std::move(ids), r.turn_id,
+                                 r.replacement);
         } else if constexpr (std::is_same_v<T, action_record>) {
           thread.pending = r;
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
           thread.meta.name = r.name;
+        } else if constexpr (std::is_same_v<T, goal_record>) {
+          thread.goal = r.goal;
         }
       },
       record);
@@ -130,8 +138,19 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
                                         std::shared_ptr<const runtime_config>) {
   install_default_handlers(self, "memory_store");
   return {
-      [self](atom::append, const std::string& thread_id, const store_record& record) {
-        apply_record(self->state.threads[thread_id], record);
+      [self](atom::append, const std::string& thread_id,
+             const store_record& record) -> caf::result<atom::ok> {
+        // Only a new thread makes an entry: a late record of a deleted
+        // thread does not bring it back.
+        auto& threads = self->state.threads;
+        if (!std::holds_alternative<thread_created_record>(record) && !threads.count(thread_id))
+          return make_error(errc::internal, "store: append to an unknown thread " + thread_id);
+        apply_record(threads[thread_id], record);
+        return atom::ok::value;
+      },
+      [self](atom::erase, const std::string& thread_id) -> caf::result<atom::ok> {
+        if (self->state.threads.erase(thread_id) == 0)
+          return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
         return atom::ok::value;
       },
       [self](atom::load, const std::string& thread_id) -> caf::result<stored_thread> {

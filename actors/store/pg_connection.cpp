@@ -3,6 +3,8 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
+
 namespace parley::pg {
 
 namespace pg_connection_detail {
@@ -106,6 +108,14 @@ std::unique_ptr<finished_batch> connection::send(std::vector<job> batch) {
   first_sqlstate_.clear();
   failed_job_ = SIZE_MAX;
   state_ = state::busy;
+  // Each batch says how its commit waits (a session setting: it holds for
+  // this transaction and is set again by the next batch).
+  bool durable = std::any_of(jobs_.begin(), jobs_.end(), [](const job& j) { return j.durable; });
+  const char* commit_mode
+      = durable ? "SET synchronous_commit TO on" : "SET synchronous_commit TO off";
+  if (PQsendQueryParams(conn_, commit_mode, 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+    return close(trimmed(PQerrorMessage(conn_)));
+  slots_.emplace_back(no_job, 0);
   for (size_t j = 0; j < jobs_.size(); ++j) {
     outcomes_[j].results.resize(jobs_[j].statements.size());
     for (size_t s = 0; s < jobs_[j].statements.size(); ++s) {
@@ -184,7 +194,7 @@ std::unique_ptr<finished_batch> connection::read_results() {
     if (next_slot_ < slots_.size()) {
       auto [j, s] = slots_[next_slot_];
       if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
-        outcomes_[j].results[s] = rows_of(r);
+        if (j != no_job) outcomes_[j].results[s] = rows_of(r);
       } else if (status == PGRES_FATAL_ERROR && first_error_.empty()) {
         first_error_ = trimmed(PQresultErrorMessage(r));
         const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);

@@ -64,6 +64,7 @@ class connection {
   std::vector<job> jobs_;
   std::vector<outcome> outcomes_;
   std::vector<std::pair<size_t, size_t>> slots_;  // statement -> (job, index in job)
+  static constexpr size_t no_job = SIZE_MAX;        // the batch's own statement
   size_t next_slot_ = 0;
   std::string first_error_;
   std::string first_sqlstate_;

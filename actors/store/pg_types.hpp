@@ -41,6 +41,10 @@ struct outcome {
 struct job {
   std::vector<statement> statements;
   std::function<void(outcome)> done;
+  /// Whether its commit waits for the WAL to reach the disk (a batch waits
+  /// when any of its jobs does); else it is acknowledged once committed in
+  /// the server, which a crash of the server (not of parley) may lose.
+  bool durable = true;
 };
 
 inline outcome failed(std::string why, bool connection_lost = false) {

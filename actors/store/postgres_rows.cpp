@@ -63,7 +63,9 @@ bool fold(thread_row& row, const store_record& record) {
                                 row.pending, row.deadline_ms);
   if (!std::holds_alternative<context_record>(record)
       && !std::holds_alternative<action_record>(record)) {  // these change no metadata
-    stored_thread tracker{row.meta, row.archived, {}, std::nullopt};
+    stored_thread tracker;
+    tracker.meta = row.meta;
+    tracker.archived = row.archived;
     apply_record(tracker, record);
     row.meta = std::move(tracker.meta);
     row.meta.turns.clear();
@@ -114,13 +116,15 @@ statement append_lines(const std::string& thread_id, int64_t first_seq,
     array += lines[i];
   }
   array += ']';
-  return {
-      "INSERT INTO thread_lines (thread_id, seq, kind, turn_id, line)"
-      " SELECT $1, $2::integer + (o - 1)::integer,"
-      " (l->>'type') || coalesce(':' || (l->'payload'->>'type'), ''),"
-      " l->'payload'->>'turn_id', l"
-      " FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS t(l, o)",
-      {text(thread_id), number(first_seq), std::move(array)}};
+  // The schema's function refuses lines that would not follow the
+  // thread's last one (postgres_schema.cpp says why).
+  return {"SELECT parley_append_lines($1, $2::integer, $3::jsonb)",
+          {text(thread_id), number(first_seq), std::move(array)}};
+}
+
+statement next_line(const std::string& thread_id) {
+  return {"SELECT coalesce(max(seq) + 1, 0) FROM thread_lines WHERE thread_id=$1",
+          {text(thread_id)}};
 }
 
 statement select_thread(const std::string& thread_id, bool for_update) {
@@ -137,6 +141,10 @@ statement select_lines(const std::string& thread_id) {
 statement set_archived(const std::string& thread_id, bool archived) {
   return {"UPDATE threads SET archived=$2 WHERE id=$1 AND listed AND archived <> $2",
           {text(thread_id), boolean(archived)}};
+}
+
+statement delete_thread(const std::string& thread_id) {
+  return {"DELETE FROM threads WHERE id=$1", {text(thread_id)}};
 }
 
 statement list_threads(const protocol::thread_list_params& p) {

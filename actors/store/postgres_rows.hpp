@@ -34,13 +34,18 @@ bool fold(thread_row& row, const store_record& record);
 
 statement insert_thread(const thread_row& row);
 statement update_thread(const thread_row& row);
-/// The lines (JSON texts) as the thread's lines from `row.next_seq` on.
+/// The lines (JSON texts) as the thread's lines from `first_seq` on; fails
+/// unless the thread's last stored line is the one before `first_seq`.
 statement append_lines(const std::string& thread_id, int64_t first_seq,
                        const std::vector<std::string>& lines);
 /// Rows: (archived, listed) of the thread; then its lines in order.
 statement select_thread(const std::string& thread_id, bool for_update = false);
+/// Rows: the number of the line after the thread's last one.
+statement next_line(const std::string& thread_id);
 statement select_lines(const std::string& thread_id);
 statement set_archived(const std::string& thread_id, bool archived);
+/// thread/delete: the thread's row, and with it (ON DELETE CASCADE) its lines.
+statement delete_thread(const std::string& thread_id);
 /// thread/list: one more row than the page (is there a next page?).
 statement list_threads(const protocol::thread_list_params& params);
 statement pending_threads();

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "actors/store/pg_blocking.hpp"
 #include "actors/store/pg_client.hpp"
 
 namespace parley::pg {
@@ -48,71 +49,39 @@ const std::vector<const char*> steps = {
     " kind text NOT NULL,"
     " turn_id text,"
     " line jsonb NOT NULL,"
-    " PRIMARY KEY (thread_id, seq));",
+    " PRIMARY KEY (thread_id, seq));"
+    // Appends name the line they follow, and one that does not follow the
+    // thread's last line fails its transaction: when an append is lost
+    // (its connection dropped), the ones sent after it cannot land past
+    // the hole (the local store's rule: nothing after a record given up).
+    "CREATE FUNCTION parley_append_lines(p_thread text, p_first integer, p_lines jsonb)"
+    " RETURNS void LANGUAGE plpgsql AS $body$"
+    " DECLARE held integer;"
+    " BEGIN"
+    "  SELECT coalesce(max(seq) + 1, 0) INTO held FROM thread_lines WHERE thread_id = p_thread;"
+    "  IF held <> p_first THEN"
+    "   RAISE EXCEPTION 'not stored: thread % holds % lines and this record would be line %"
+    " (a record before it was not stored)', p_thread, held, p_first;"
+    "  END IF;"
+    "  INSERT INTO thread_lines (thread_id, seq, kind, turn_id, line)"
+    "   SELECT p_thread, p_first + (o - 1)::integer,"
+    "    (l->>'type') || coalesce(':' || (l->'payload'->>'type'), ''),"
+    "    l->'payload'->>'turn_id', l"
+    "   FROM jsonb_array_elements(p_lines) WITH ORDINALITY AS t(l, o);"
+    " END $body$;",
 };
-
-struct conn_closer {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-using conn_ptr = std::unique_ptr<PGconn, conn_closer>;
-
-struct result_closer {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using result_ptr = std::unique_ptr<PGresult, result_closer>;
-
-std::string trimmed(const char* msg) {
-  // libpq's messages span lines ("FATAL: ...\nDETAIL: ..."): one line
-  // for a log or a turn's error.
-  std::string s;
-  for (const char* c = msg ? msg : ""; *c; ++c) {
-    if (*c == '\n' || *c == '\t') {
-      if (!s.empty() && s.back() != ' ') s += ' ';
-    } else {
-      s += *c;
-    }
-  }
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
-void ignore_notice(void*, const char*) {}
-
-/// A blocking connection (the CLI and the server's start only), or why not.
-conn_ptr connect(const std::string& conninfo, std::string& why) {
-  if (auto problem = conninfo_problem(conninfo)) {
-    why = *problem;
-    return nullptr;
-  }
-  conn_ptr c{PQconnectdb(conninfo.c_str())};
-  if (!c || PQstatus(c.get()) != CONNECTION_OK) {
-    why = "cannot connect to the database (" + describe_target(conninfo)
-          + "): " + (c ? trimmed(PQerrorMessage(c.get())) : "out of memory");
-    return nullptr;
-  }
-  PQsetNoticeProcessor(c.get(), ignore_notice, nullptr);
-  return c;
-}
-
-bool exec(PGconn* c, const std::string& sql, std::string& why) {
-  result_ptr r{PQexec(c, sql.c_str())};
-  auto st = PQresultStatus(r.get());
-  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return true;
-  why = trimmed(PQresultErrorMessage(r.get()));
-  return false;
-}
 
 /// The schema's version: 0 without one, -1 (and `why`) when it cannot be read.
 int version_of(PGconn* c, std::string& why) {
   result_ptr exists{PQexec(c, "SELECT to_regclass('parley_schema') IS NOT NULL")};
   if (PQresultStatus(exists.get()) != PGRES_TUPLES_OK) {
-    why = trimmed(PQresultErrorMessage(exists.get()));
+    why = one_line(PQresultErrorMessage(exists.get()));
     return -1;
   }
   if (std::string{PQgetvalue(exists.get(), 0, 0)} != "t") return 0;
   result_ptr r{PQexec(c, "SELECT version FROM parley_schema")};
   if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
-    why = trimmed(PQresultErrorMessage(r.get()));
+    why = one_line(PQresultErrorMessage(r.get()));
     return -1;
   }
   return PQntuples(r.get()) == 0 ? 0 : std::stoi(PQgetvalue(r.get(), 0, 0));
@@ -125,7 +94,7 @@ using namespace postgres_schema_detail;
 migrate_report migrate(const std::string& conninfo) {
   migrate_report out;
   std::string why;
-  auto c = connect(conninfo, why);
+  auto c = connect_blocking(conninfo, why);
   if (!c) {
     out.message = why;
     return out;
@@ -176,7 +145,7 @@ migrate_report migrate(const std::string& conninfo) {
 
 std::optional<std::string> schema_problem(const std::string& conninfo) {
   std::string why;
-  auto c = connect(conninfo, why);
+  auto c = connect_blocking(conninfo, why);
   if (!c) return why;
   int v = version_of(c.get(), why);
   if (v < 0) return "cannot read the schema version (" + describe_target(conninfo) + "): " + why;

@@ -1,6 +1,7 @@
 #include "actors/store/postgres_store.hpp"
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/durability.hpp"
 #include "actors/store/rollout_format.hpp"
 
 namespace parley::store {
@@ -10,8 +11,9 @@ namespace postgres_store_detail {
 using self_ptr = postgres_store_actor::stateful_pointer<postgres_store_state>;
 
 /// Sends `statements` as one job; `then` runs in this actor with its outcome.
+/// A job that is not `durable` is acknowledged before its commit is flushed.
 void run(self_ptr self, std::vector<pg::statement> statements,
-         std::function<void(pg::outcome&)> then) {
+         std::function<void(pg::outcome&)> then, bool durable = true) {
   auto& st = self->state;
   auto id = ++st.next_job;
   st.waiting.emplace(id, std::move(then));
@@ -20,7 +22,8 @@ void run(self_ptr self, std::vector<pg::statement> statements,
                        if (auto h = caf::actor_cast<caf::actor>(me))
                          caf::anon_send(h, pg_done_atom::value, id,
                                         std::make_shared<pg::outcome>(std::move(o)));
-                     }});
+                     },
+                     durable});
 }
 
 caf::error failure(const pg::outcome& o) {
@@ -63,10 +66,61 @@ caf::expected<stored_thread> decode(self_ptr self, const std::string& id, bool a
 
 // -- the store's handlers --------------------------------------------------------
 
+void append_now(self_ptr self, const std::string& id, const store_record& record,
+                caf::typed_response_promise<atom::ok> rp);
+
+/// Asks the database where thread `id` ends, then writes what waited.
+void resync(self_ptr self, const std::string& id) {
+  self->state.faults[id].resyncing = true;
+  run(self, {pg::next_line(id)}, [self, id](pg::outcome& o) mutable {
+    auto& st = self->state;
+    auto f = st.faults.find(id);
+    if (f == st.faults.end()) return;
+    auto waiting = std::move(f->second.waiting);
+    f->second.waiting.clear();
+    f->second.resyncing = false;
+    auto row = st.threads.find(id);
+    if (!o.ok || o.results.empty() || o.results[0].rows.empty() || row == st.threads.end()) {
+      // Still cut off: what waited fails; the next turn tries again.
+      f->second.reason = o.ok ? "the thread is gone" : o.error;
+      for (auto& w : waiting)
+        w.second.deliver(make_error(errc::internal, "the store could not do it: " + f->second.reason));
+      return;
+    }
+    row->second.next_seq = std::stoll(o.results[0].rows[0].at(0).value_or("0"));
+    st.faults.erase(f);
+    PARLEY_INFO("postgres_store event=resumed thread={} next_line={}", id, row->second.next_seq);
+    for (auto& w : waiting) append_now(self, id, w.first, std::move(w.second));
+  });
+}
+
 caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const store_record& record) {
   auto& st = self->state;
   if (st.sealed)
     return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  auto rp = self->make_response_promise<atom::ok>();
+  if (auto f = st.faults.find(id); f != st.faults.end()) {
+    bool opens = std::holds_alternative<thread_created_record>(record)
+                 || std::holds_alternative<turn_started_record>(record);
+    if (f->second.resyncing) {
+      f->second.waiting.emplace_back(record, rp);
+    } else if (!opens) {
+      // Nothing after a hole: the turn that lost a record keeps no more.
+      rp.deliver(make_error(errc::internal, "not stored: an earlier record of thread " + id
+                                                + " was not stored (" + f->second.reason + ")"));
+    } else {
+      f->second.waiting.emplace_back(record, rp);
+      resync(self, id);
+    }
+    return rp;
+  }
+  append_now(self, id, record, rp);
+  return rp;
+}
+
+void append_now(self_ptr self, const std::string& id, const store_record& record,
+                caf::typed_response_promise<atom::ok> rp) {
+  auto& st = self->state;
   std::vector<pg::statement> statements;
   if (auto* created = std::get_if<thread_created_record>(&record)) {
     auto row = pg::row_of(created->meta);
@@ -78,8 +132,10 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     st.threads[id] = std::move(row);
   } else {
     auto i = st.threads.find(id);
-    if (i == st.threads.end())
-      return make_error(errc::internal, "store: append to an unknown thread " + id);
+    if (i == st.threads.end()) {
+      rp.deliver(make_error(errc::internal, "store: append to an unknown thread " + id));
+      return;
+    }
     auto& row = i->second;
     auto lines = encode_record(row.meta, record);
     bool changed = pg::fold(row, record);
@@ -89,18 +145,24 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     }
     if (changed) statements.push_back(pg::update_thread(row));
   }
-  auto rp = self->make_response_promise<atom::ok>();
   if (statements.empty()) {
     rp.deliver(atom::ok::value);
-    return rp;
+    return;
   }
-  run(self, std::move(statements), [rp](pg::outcome& o) mutable {
-    if (o.ok)
+  run(self, std::move(statements), [self, id, rp](pg::outcome& o) mutable {
+    if (o.ok) {
       rp.deliver(atom::ok::value);
-    else
-      rp.deliver(failure(o));
-  });
-  return rp;
+      return;
+    }
+    // The appends of this thread sent after this one fail in the database
+    // (they do not follow its last line); later ones wait for a new turn.
+    auto& f = self->state.faults[id];
+    if (f.reason.empty()) {
+      f.reason = o.error;
+      PARLEY_WARN("postgres_store event=append_failed thread={} reason=\"{}\"", id, o.error);
+    }
+    rp.deliver(failure(o));
+  }, must_sync(*st.config, record));
 }
 
 caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
@@ -177,6 +239,26 @@ caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool
   return rp;
 }
 
+/// thread/delete: the row and its lines go in one transaction.
+caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  if (st.sealed)
+    return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  // Forgotten now: an append that comes later is refused (unknown thread)
+  // instead of writing to a row that is gone.
+  st.threads.erase(id);
+  auto rp = self->make_response_promise<atom::ok>();
+  run(self, {pg::delete_thread(id)}, [rp, id](pg::outcome& o) mutable {
+    if (!o.ok)
+      rp.deliver(failure(o));
+    else if (o.results[0].affected == 0)
+      rp.deliver(not_found(id));
+    else
+      rp.deliver(atom::ok::value);
+  });
+  return rp;
+}
+
 caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
   auto rp = self->make_response_promise<std::vector<pending_thread>>();
   run(self, {pg::pending_threads()}, [rp](pg::outcome& o) mutable {
@@ -241,6 +323,7 @@ postgres_store_actor::behavior_type postgres_store(
       [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
         return on_archive(self, id, archive);
       },
+      [self](atom::erase, const std::string& id) { return on_erase(self, id); },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
       [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) {

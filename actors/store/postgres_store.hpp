@@ -18,6 +18,8 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
@@ -45,6 +47,15 @@ struct postgres_store_state {
   uint64_t next_job = 0;
   /// Every thread this process created or read: its row and its next line.
   std::unordered_map<std::string, pg::thread_row> threads;
+  /// Threads with an append that failed: they take nothing until a record
+  /// that opens a turn, which first asks the database where the thread
+  /// ends (`resyncing`; the appends that come meanwhile wait, in order).
+  struct fault {
+    std::string reason;
+    bool resyncing = false;
+    std::vector<std::pair<store_record, caf::typed_response_promise<atom::ok>>> waiting;
+  };
+  std::unordered_map<std::string, fault> faults;
   bool sealed = false;
 };
 

@@ -1,5 +1,6 @@
 #include "actors/store/response_items.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_map>
 
@@ -64,6 +65,18 @@ std::vector<json> response_items_of(const std::vector<protocol::turn>& turns) {
   return out;
 }
 
+json compaction_summary_item(const std::string& message_text) {
+  return message("user", "input_text", message_text);
+}
+
+void compact_context(std::vector<context_item>& context, std::vector<std::string>& compacted_turns,
+                     std::vector<std::string> turn_ids, const std::string& turn_id,
+                     std::vector<json> replacement) {
+  context.clear();
+  for (auto& item : replacement) context.push_back(context_item{turn_id, std::move(item)});
+  compacted_turns = std::move(turn_ids);
+}
+
 std::vector<json> model_history(const stored_thread& thread, const std::string& except_turn) {
   std::unordered_map<std::string, std::vector<const json*>> by_turn;
   for (const auto& c : thread.context) by_turn[c.turn_id].push_back(&c.item);
@@ -73,7 +86,10 @@ std::vector<json> model_history(const stored_thread& thread, const std::string& 
   for (const auto& t : thread.meta.turns) {
     if (t.id == except_turn) continue;
     auto own = by_turn.find(t.id);
-    if (own != by_turn.end()) {
+    bool compacted = std::find(thread.compacted_turns.begin(), thread.compacted_turns.end(), t.id)
+                     != thread.compacted_turns.end();
+    if (own != by_turn.end() || compacted) {
+      if (own == by_turn.end()) continue;
       for (const auto* item : own->second) out.push_back(*item);
       continue;
     }

@@ -21,11 +21,22 @@ std::vector<nlohmann::json> response_items_of(const protocol::thread_item& item)
 /// Every turn's items, in order: the context a new turn starts from.
 std::vector<nlohmann::json> response_items_of(const std::vector<protocol::turn>& turns);
 
+/// A compaction's summary as the model is given it: a user message.
+nlohmann::json compaction_summary_item(const std::string& message);
+
+/// Applies a compaction in turn `turn_id` (empty: outside any turn) to a
+/// thread's context: everything before it is gone, `replacement` stands for
+/// it, and the turns `turn_ids` (every turn so far) no longer derive any.
+void compact_context(std::vector<context_item>& context, std::vector<std::string>& compacted_turns,
+                     std::vector<std::string> turn_ids, const std::string& turn_id,
+                     std::vector<nlohmann::json> replacement);
+
 /// What the model has seen of a stored thread, except turn `except_turn` (the
 /// one asking): the context written before any turn, then each turn's
 /// stored context, or, for a turn that has none (a scripted model's, in
 /// memory), what its items stand for. Context of turns the thread no longer
-/// has is left out.
+/// has is left out. After a compaction, the turns it replaced give only
+/// what they stored after it (its replacement first).
 std::vector<nlohmann::json> model_history(const stored_thread& thread,
                                           const std::string& except_turn);
 

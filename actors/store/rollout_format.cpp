@@ -62,6 +62,11 @@ std::vector<std::string> encode_item(const protocol::thread& meta, const std::st
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*f)}}));
+  } else if (auto* k = std::get_if<protocol::context_compaction_item>(&item)) {
+    out.push_back(event(json{{"type", "item_completed"},
+                             {"thread_id", meta.id},
+                             {"turn_id", turn_id},
+                             {"item", json{{"type", "ContextCompaction"}, {"id", k->id}}}}));
   }
   if (!user)
     for (auto& r : context) out.push_back(response_item(std::move(r)));
@@ -211,10 +216,25 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
           out.push_back(end_of_turn(r.turn));
         } else if constexpr (std::is_same_v<T, action_record>) {
           out.push_back(line(action_line_type, action_payload(r)));
+        } else if constexpr (std::is_same_v<T, compacted_record>) {
+          // Codex's own line: a resumed Codex starts from the replacement.
+          out.push_back(line("compacted", json{{"message", r.message},
+                                               {"replacement_history", r.replacement}}));
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
           out.push_back(event(json{{"type", "thread_name_updated"},
                                    {"thread_id", meta.id},
                                    {"thread_name", protocol::or_null(r.name)}}));
+        } else if constexpr (std::is_same_v<T, goal_record>) {
+          // As Codex writes a goal's update; Codex writes nothing when a
+          // goal is cleared, parley writes that the goal is gone.
+          if (r.goal) {
+            json goal = *r.goal;
+            if (!r.goal->token_budget) goal.erase("tokenBudget");  // as Codex leaves it out
+            out.push_back(event(json{{"type", "thread_goal_updated"}, {"threadId", meta.id},
+                                     {"goal", std::move(goal)}}));
+          } else {
+            out.push_back(event(json{{"type", "thread_goal_cleared"}, {"threadId", meta.id}}));
+          }
         }
       },
       record);

@@ -9,6 +9,7 @@
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/rollout_json.hpp"
+#include "actors/store/response_items.hpp"
 #include "actors/store/turn_items.hpp"
 #include "protocol/ids.hpp"
 
@@ -71,12 +72,15 @@ struct turn_builder {
 class turn_decoder {
  public:
   turn_decoder(protocol::thread& t, std::vector<context_item>& context,
-               std::optional<action_record>& pending)
-      : t_(t), context_(context), pending_(pending) {}
+               std::vector<std::string>& compacted_turns, std::optional<action_record>& pending,
+               std::optional<protocol::thread_goal>& goal)
+      : t_(t), context_(context), compacted_turns_(compacted_turns), pending_(pending),
+        goal_(goal) {}
 
   void on_record(size_t index, const json& record) {
     auto kind = str_of(record, "type", "");
     if (kind == action_line_type) return on_action(record);
+    if (kind == "compacted") return on_compacted(record);
     if (kind != "event_msg" && kind != "response_item") return;
     auto pi = record.find("payload");
     if (pi == record.end() || !pi->is_object()) return;
@@ -91,6 +95,8 @@ class turn_decoder {
     if (type == "item_completed") return on_item_completed(index, p);
     if (type == "task_complete" || type == "turn_aborted") return on_turn_end(type, p);
     if (type == "thread_name_updated") t_.name = opt_str(p, "thread_name");
+    if (type == "thread_goal_updated") on_goal(p);
+    if (type == "thread_goal_cleared") goal_.reset();
   }
 
   /// The end of the file: an explicit turn that never ended was cut off,
@@ -120,6 +126,28 @@ class turn_decoder {
       context_.push_back(context_item{open_->turn.id, p});
     else
       unclaimed_.push_back(p);
+  }
+
+  /// A compaction: the context so far is replaced (Codex's `compacted`
+  /// line; without a replacement history, as older Codex wrote it, the
+  /// summary message alone stands for it).
+  void on_compacted(const json& record) {
+    auto pi = record.find("payload");
+    if (pi == record.end() || !pi->is_object()) return;
+    std::vector<json> replacement;
+    auto ri = pi->find("replacement_history");
+    if (ri != pi->end() && ri->is_array()) {
+      for (const auto& item : *ri)
+        if (item.is_object()) replacement.push_back(item);
+    } else {
+      replacement.push_back(compaction_summary_item(str_of(*pi, "message", "")));
+    }
+    unclaimed_.clear();
+    std::vector<std::string> ids;
+    for (const auto& t : t_.turns) ids.push_back(t.id);
+    auto turn_id = open_ ? open_->turn.id : std::string{};
+    if (open_) ids.push_back(turn_id);
+    compact_context(context_, compacted_turns_, ids, turn_id, std::move(replacement));
   }
 
   void opened() {
@@ -207,9 +235,22 @@ class turn_decoder {
     close_turn(protocol::turn_status::completed);
   }
 
+  /// A goal as Codex writes its update; one that cannot be read is left as
+  /// it was (the rollout's other records still count).
+  void on_goal(const json& p) {
+    auto g = p.find("goal");
+    if (g == p.end() || !g->is_object()) return;
+    try {
+      goal_ = protocol::decode<protocol::thread_goal>(*g);
+    } catch (const protocol::decode_error&) {
+    }
+  }
+
   protocol::thread& t_;
   std::vector<context_item>& context_;
+  std::vector<std::string>& compacted_turns_;
   std::optional<action_record>& pending_;
+  std::optional<protocol::thread_goal>& goal_;
   std::vector<json> unclaimed_;  // context seen while no turn was open
   std::optional<turn_builder> open_;
   int items_ = 0;
@@ -257,7 +298,7 @@ caf::expected<stored_thread> decode_rollout(const std::vector<std::string>& line
     return fail("line " + std::to_string(first_line) + ": " + *why);
   stored_thread out;
   out.meta = read_session_meta(json::parse(lines.front(), nullptr, false), path);
-  turn_decoder decoder{out.meta, out.context, out.pending};
+  turn_decoder decoder{out.meta, out.context, out.compacted_turns, out.pending, out.goal};
   for (size_t i = 1; i < lines.size(); ++i) {
     auto record = json::parse(lines[i], nullptr, false);
     if (!record.is_discarded() && record.is_object()) decoder.on_record(i, record);

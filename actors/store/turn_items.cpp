@@ -183,6 +183,7 @@ std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
   if (type == "AgentMessage") return agent_message_of(item);
   if (type == "CommandExecution") return command_of(item);
   if (type == "FileChange") return file_change_of(item);
+  if (type == "ContextCompaction") return protocol::context_compaction_item{str_of(item, "id", "")};
   return std::nullopt;  // Reasoning, web search, ...: not shown by parley yet
 }
 

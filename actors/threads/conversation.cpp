@@ -244,6 +244,14 @@ caf::result<atom::ok> store_action(self_ptr self, action_record& r) {
   return rp;
 }
 
+/// The active turn's compaction, stored in order with its items (before
+/// the contextCompaction item that announces it).
+void on_turn_compacted(self_ptr self, compacted_record& r) {
+  auto& st = self->state;
+  if (!st.active || r.turn_id != st.active->id) return;
+  post_stored(self, std::move(r), [] {});
+}
+
 /// The active turn's model context, stored in order with its items.
 void on_turn_context(self_ptr self, context_record& r) {
   auto& st = self->state;
@@ -265,7 +273,7 @@ void on_turn_down(self_ptr self, const caf::down_msg& dm) {
   protocol::turn_error e;
   e.message = "turn ended unexpectedly: " + caf::to_string(dm.reason);
   e.codex_error_info = "other";
-  finalize_turn(self, turn_result{protocol::turn_status::failed, e, std::nullopt});
+  finalize_turn(self, turn_result{protocol::turn_status::failed, e, std::nullopt, std::nullopt});
 }
 
 }  // namespace
@@ -319,6 +327,10 @@ conversation_actor::behavior_type conversation(
         if (self->state.closing) return unloading_error(self);
         return start_shell_turn(self, params, std::move(client));
       },
+      [self](atom::compact, client_actor client) -> caf::result<atom::ok> {
+        if (self->state.closing) return unloading_error(self);
+        return start_compact_turn(self, std::move(client));
+      },
       [self](atom::interrupt, const std::string& turn_id) { return interrupt_turn(self, turn_id); },
       [self](atom::steer, protocol::turn_steer_params& params,
              const client_actor&) -> caf::result<protocol::turn_steer_response> {
@@ -340,6 +352,7 @@ conversation_actor::behavior_type conversation(
         self->state.grants.paths.insert(g.paths.begin(), g.paths.end());
       },
       [self](atom::append, context_record& r) { on_turn_context(self, r); },
+      [self](atom::append, compacted_record& r) { on_turn_compacted(self, r); },
       [self](atom::append, action_record& r) { return store_action(self, r); },
       [self](atom::restore, resumed_turn& r) { restore_turn(self, r); },
       [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },

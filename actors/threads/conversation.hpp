@@ -28,6 +28,8 @@ struct conversation_settings {
   protocol::sandbox_policy sandbox;
   std::string reviewer = "user";
   std::string model;
+  /// The tools its client declared on thread/start (kept while it is loaded).
+  std::vector<protocol::dynamic_tool> dynamic_tools;
 };
 
 /// An approval of the active turn that waits on someone: a client that
@@ -44,10 +46,12 @@ struct active_turn {
   int64_t started_ms = 0;
   client_actor owner;             // the client that started it answers its asks
   std::set<std::string> waiting;  // items whose approval waits on someone
+  std::set<std::string> waiting_input;  // questions to the user (never parked)
   bool interrupt_sent = false;
   /// It runs the user's own command (thread/shellCommand): no model, so it
   /// takes no steered input.
   bool user_shell = false;
+  bool compaction = false;  // thread/compact/start's turn: it takes no input
   /// A record of this turn was not stored: the turn stops and ends failed
   /// with this reason, never completed.
   std::optional<std::string> store_error;
@@ -69,6 +73,9 @@ struct conversation_state {
   /// on its way to the store shows it ended, not cut off.
   std::optional<protocol::turn> last_ended;
   protocol::token_breakdown tokens;  // what the thread's models used while loaded
+  /// The size of the thread's last model request (tokens; 0: unknown or
+  /// compacted since): its next turn's model compacts first at the limit.
+  int64_t last_request_tokens = 0;
   std::unordered_map<uint64_t, waiting_approval> approvals;  // by approval key
   event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;

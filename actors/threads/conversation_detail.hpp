@@ -93,6 +93,10 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
 
 /// turn/steer: Codex's checks (an active turn, the expected one, some
 /// input), then the input goes to the turn.
+/// thread/compact/start: a turn of its own that compacts the thread's
+/// history through the model (ok at once; its events follow); refused while
+/// a turn runs.
+caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client);
 caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
                                                       protocol::turn_steer_params& params);
 

@@ -29,7 +29,8 @@ void quit_if_done(self_ptr self) {
 }
 
 bool can_park(const conversation_state& st) {
-  if (!st.active || st.active->waiting.empty() || !st.subscribers.empty() || st.meta.ephemeral)
+  if (!st.active || st.active->waiting.empty() || !st.active->waiting_input.empty()
+      || !st.subscribers.empty() || st.meta.ephemeral)
     return false;
   for (const auto& item : st.active->waiting)
     if (!st.asked_durably.count(item)) return false;
@@ -115,6 +116,7 @@ void update_status(self_ptr self) {
   auto& st = self->state;
   auto status = st.active ? protocol::thread_status::active(!st.active->waiting.empty())
                           : protocol::thread_status::idle();
+  if (st.active) status.waiting_on_user_input = !st.active->waiting_input.empty();
   if (status == st.meta.status) return;
   st.meta.status = status;
   emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, status}));

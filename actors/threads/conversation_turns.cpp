@@ -62,6 +62,8 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
                            && place_of(ts.sandbox, true) == command_place::unconfined_host;
   ts.user_text = std::move(user_text);
   ts.tokens_before = st.tokens;
+  ts.last_request_tokens = st.last_request_tokens;
+  ts.dynamic_tools = st.settings.dynamic_tools;
   return ts;
 }
 
@@ -119,6 +121,22 @@ active_turn new_active_turn(const client_actor& owner) {
   return t;
 }
 
+/// Spawns the active turn `t` with its settings and says it started: the
+/// reply ({}) leaves before the turn's first event, as Codex orders them.
+caf::result<atom::ok> launch_turn(self_ptr self, active_turn t, turn_settings ts) {
+  auto& st = self->state;
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+                                         std::move(ts));
+  st.active = std::move(t);
+  auto rp = self->make_response_promise<atom::ok>();
+  rp.deliver(atom::ok::value);
+  update_status(self);
+  emit_stored(
+      self, turn_started_record{st.active->id, st.active->started_at},
+      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+  return rp;
+}
+
 }  // namespace
 
 caf::result<protocol::turn_start_response> start_turn(self_ptr self,
@@ -133,6 +151,9 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
     return make_error(errc::invalid_request,
                       "the user's shell command is running (" + st.active->id
                           + "); a turn starts once it ends");
+  if (st.active && st.active->compaction)
+    return make_error(errc::invalid_request, "the thread is being compacted (" + st.active->id
+                                                 + "); a turn starts once it ends");
   if (st.active) {
     // As Codex: the input is steered into the active turn and the caller
     // gets that turn's id (and, if it just joined, the turn's waiting
@@ -192,17 +213,28 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
   shell.command = params.command;
   shell.timeout_ms = !params.timeout_ms ? int64_t{3'600'000} : std::max<int64_t>(1, *params.timeout_ms);
   ts.shell = std::move(shell);
-  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
-                                         std::move(ts));
-  st.active = std::move(t);
-  // The reply ({}) leaves before the turn's first event, as Codex orders them.
-  auto rp = self->make_response_promise<atom::ok>();
-  rp.deliver(atom::ok::value);
-  update_status(self);
-  emit_stored(
-      self, turn_started_record{st.active->id, st.active->started_at},
-      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
-  return rp;
+  return launch_turn(self, std::move(t), std::move(ts));
+}
+
+caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
+  auto& st = self->state;
+  // Codex 0.169 replaces a running turn with the compaction; parley keeps
+  // the turn and refuses, so nothing the user started is cut short.
+  if (st.active)
+    return make_error(errc::invalid_request,
+                      "a turn is running (" + st.active->id
+                          + "): thread/compact/start compacts between turns; interrupt it or wait");
+  if (!st.meta.ephemeral) {
+    if (auto refused = store_refusal(st.svc)) return refused;
+  }
+  subscribe(self, client);
+  auto t = new_active_turn(client);
+  st.meta.updated_at = t.started_at;
+  auto ts = snapshot_of(st, t.id, std::string{});
+  ts.tools_allowed = false;
+  ts.compact = true;
+  t.compaction = true;
+  return launch_turn(self, std::move(t), std::move(ts));
 }
 
 caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
@@ -215,6 +247,9 @@ caf::result<protocol::turn_steer_response> steer_turn(self_ptr self,
   if (st.active->user_shell)
     return make_error(errc::invalid_request,
                       "the active turn runs the user's shell command and takes no input");
+  if (st.active->compaction)
+    return make_error(errc::invalid_request,
+                      "the active turn compacts the thread and takes no input");
   if (st.active->id != params.expected_turn_id)
     return make_error(errc::invalid_request, "expected active turn id `" + params.expected_turn_id
                                                  + "` but found `" + st.active->id + "`");
@@ -256,6 +291,7 @@ void finalize_turn(self_ptr self, turn_result result) {
   auto& st = self->state;
   if (!st.active) return;
   if (result.tokens) st.tokens = *result.tokens;
+  if (result.last_request_tokens) st.last_request_tokens = *result.last_request_tokens;
   auto now_ms = protocol::unix_ms();
   protocol::turn done;
   done.id = st.active->id;
@@ -342,7 +378,12 @@ caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) 
 void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& approval) {
   auto& st = self->state;
   if (!st.active || st.active->id != ref.turn_id) return;
-  st.active->waiting.insert(ref.item_id);
+  // A question shows waitingOnUserInput; a client tool's call waits on no
+  // person (no flag, and it never lets the thread park).
+  if (ref.request == client_request::user_input)
+    st.active->waiting_input.insert(ref.item_id);
+  else if (ref.request != client_request::dynamic_tool)
+    st.active->waiting.insert(ref.item_id);
   waiting_approval w;
   w.handle = approval;
   w.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
@@ -353,7 +394,10 @@ void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& 
 void settle_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
   st.approvals.erase(ref.key);
-  if (st.active && st.active->id == ref.turn_id) st.active->waiting.erase(ref.item_id);
+  if (st.active && st.active->id == ref.turn_id) {
+    st.active->waiting.erase(ref.item_id);
+    st.active->waiting_input.erase(ref.item_id);
+  }
   update_status(self);
 }
 

@@ -12,7 +12,9 @@ namespace parley {
 
 struct launched {
   pid_t pid = 0;
-  int out_fd = -1;  // read end of the output pipe, close-on-exec, blocking
+  int out_fd = -1;  // read end of the output pipe (a pty's master), close-on-exec, blocking
+  int err_fd = -1;  // read end of the stderr pipe (separate_stderr), else -1
+  int in_fd = -1;   // write end of the stdin pipe (stdin_pipe; a pty's master, dup'd), else -1
 };
 
 /// Blocks until the child has exec'd (or failed to): never call it on a

@@ -1,12 +1,16 @@
 #include "actors/threads/process_reactor.hpp"
 
 #include <caf/send.hpp>
+#include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,7 +33,9 @@ constexpr auto eof_grace = std::chrono::seconds(2);
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
-uint64_t tag(process_id id, bool is_pidfd) { return (id << 1) | (is_pidfd ? 1u : 0u); }
+// What an epoll event is about: a process and which of its descriptors.
+enum fd_kind : uint64_t { out_kind = 0, pid_kind = 1, err_kind = 2, in_kind = 3 };
+uint64_t tag(process_id id, fd_kind kind) { return (id << 2) | kind; }
 
 // The one exit of a process that never ran.
 void report_not_started(const process_sink_actor& sink, int exit_code, std::string why) {
@@ -48,6 +54,11 @@ struct process_reactor::process {
   process_id id = 0;
   int64_t pid = 0;
   int out_fd = -1;
+  int err_fd = -1;  // separate_stderr
+  int in_fd = -1;   // stdin_pipe or pty: what write_stdin writes to
+  bool pty = false;
+  std::string in_buf;     // written by write_stdin, not yet taken by the child
+  bool close_in = false;  // close stdin once in_buf is written
   int pid_fd = -1;
   process_sink_actor sink;
   clock_type::time_point started;
@@ -135,6 +146,28 @@ process_id process_reactor::spawn(spawn_spec spec, process_sink_actor sink) {
   return id;
 }
 
+void process_reactor::write_stdin(process_id id, std::string data, bool close) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    request r{request::kind::write, nullptr, id};
+    r.data = std::move(data);
+    r.close = close;
+    commands_.push_back(std::move(r));
+  }
+  wake();
+}
+
+void process_reactor::resize(process_id id, uint16_t rows, uint16_t cols) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    request r{request::kind::resize, nullptr, id};
+    r.rows = rows;
+    r.cols = cols;
+    commands_.push_back(std::move(r));
+  }
+  wake();
+}
+
 void process_reactor::kill(process_id id) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -202,6 +235,11 @@ void process_reactor::start_one(queued_spawn& q) {
   p->id = q.id;
   p->pid = started->pid;
   p->out_fd = started->out_fd;
+  p->err_fd = started->err_fd;
+  p->in_fd = started->in_fd;
+  p->pty = q.spec.pty.has_value();
+  if (p->err_fd >= 0) ::fcntl(p->err_fd, F_SETFL, ::fcntl(p->err_fd, F_GETFL) | O_NONBLOCK);
+  if (p->in_fd >= 0) ::fcntl(p->in_fd, F_SETFL, ::fcntl(p->in_fd, F_GETFL) | O_NONBLOCK);
   p->pid_fd = pidfd_open(started->pid);
   p->sink = std::move(q.sink);
   p->started = clock_type::now();
@@ -220,24 +258,72 @@ void process_reactor::start_one(queued_spawn& q) {
   wake();
 }
 
+// A write or resize can come before its process is in procs_ (sent right
+// after spawn(), while the process is still being created): it waits in
+// deferred_ until the process is added, and is dropped once the process is
+// neither starting nor running.
+bool process_reactor::still_starting(process_id id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (queued_ids_.count(id) != 0 || starting_.count(id) != 0) return true;
+  for (const auto& c : commands_)
+    if (c.what == request::kind::add && c.id == id) return true;
+  return false;
+}
+
 void process_reactor::drain_commands() {
   std::deque<request> batch;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     batch.swap(commands_);
   }
+  // The processes first, then what is asked of them: what waited for its
+  // process before what came since (a write deferred earlier must reach
+  // stdin before a later one that closes it).
+  auto adds_end = std::stable_partition(batch.begin(), batch.end(), [](const request& c) {
+    return c.what == request::kind::add;
+  });
+  auto waiting = std::move(deferred_);
+  deferred_.clear();
+  batch.insert(adds_end, std::make_move_iterator(waiting.begin()),
+               std::make_move_iterator(waiting.end()));
   for (auto& c : batch) {
+    bool for_process = c.what == request::kind::write || c.what == request::kind::resize;
+    if (for_process && procs_.count(c.id) == 0) {
+      if (still_starting(c.id)) deferred_.push_back(std::move(c));
+      continue;
+    }
     if (c.what == request::kind::add) {
       auto& p = *c.proc;
       epoll_event ev{};
       ev.events = EPOLLIN;
-      ev.data.u64 = tag(p.id, false);
+      ev.data.u64 = tag(p.id, out_kind);
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p.out_fd, &ev);
+      if (p.err_fd >= 0) {
+        ev.data.u64 = tag(p.id, err_kind);
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p.err_fd, &ev);
+      }
       if (p.pid_fd >= 0) {
-        ev.data.u64 = tag(p.id, true);
+        ev.data.u64 = tag(p.id, pid_kind);
         ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p.pid_fd, &ev);
       }
       procs_.emplace(p.id, std::move(c.proc));
+    } else if (c.what == request::kind::write) {
+      auto i = procs_.find(c.id);
+      if (i == procs_.end() || i->second->in_fd < 0 || i->second->close_in) continue;
+      auto& p = *i->second;
+      p.in_buf += c.data;
+      if (c.close) {
+        if (p.pty) p.in_buf += '\x04';  // a terminal's end of input
+        p.close_in = true;
+      }
+      flush_stdin(p);
+    } else if (c.what == request::kind::resize) {
+      auto i = procs_.find(c.id);
+      if (i == procs_.end() || !i->second->pty || i->second->in_fd < 0) continue;
+      winsize ws{};
+      ws.ws_row = c.rows;
+      ws.ws_col = c.cols;
+      ::ioctl(i->second->in_fd, TIOCSWINSZ, &ws);
     } else {
       auto i = procs_.find(c.id);
       // Only a process we have not reaped: its pid (= its group id) is still ours.
@@ -247,24 +333,63 @@ void process_reactor::drain_commands() {
   }
 }
 
-void process_reactor::on_readable(process& p) {
+void process_reactor::on_readable(process& p, bool is_stderr) {
   char buf[65536];
+  int& fd = is_stderr ? p.err_fd : p.out_fd;
   for (;;) {
-    auto n = ::read(p.out_fd, buf, sizeof buf);
+    auto n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
-      caf::anon_send(p.sink, atom::output::value, std::string(buf, static_cast<size_t>(n)));
+      std::string chunk(buf, static_cast<size_t>(n));
+      if (is_stderr)  // only a sink that asked for it (separate_stderr) gets this
+        caf::anon_send(caf::actor_cast<caf::actor>(p.sink), atom::err_output::value,
+                       std::move(chunk));
+      else
+        caf::anon_send(p.sink, atom::output::value, std::move(chunk));
       if (static_cast<size_t>(n) < sizeof buf) return;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    // EOF or a read error: the output is over.
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.out_fd, nullptr);
-    ::close(p.out_fd);
-    p.out_fd = -1;
-    p.eof = true;
+    // EOF or a read error (a pty's master: EIO once the slave is closed):
+    // this stream is over; the output is once both are.
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    ::close(fd);
+    fd = -1;
+    p.eof = p.out_fd < 0 && p.err_fd < 0;
     return;
   }
+}
+
+void process_reactor::flush_stdin(process& p) {
+  while (!p.in_buf.empty()) {
+    auto n = ::write(p.in_fd, p.in_buf.data(), p.in_buf.size());
+    if (n > 0) {
+      p.in_buf.erase(0, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // The child is not reading: wait until it does, blocking nobody.
+      epoll_event ev{};
+      ev.events = EPOLLOUT;
+      ev.data.u64 = tag(p.id, in_kind);
+      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, p.in_fd, &ev) != 0)
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, p.in_fd, &ev);
+      return;
+    }
+    // EPIPE (the child closed its stdin) or worse: nothing more goes in.
+    p.in_buf.clear();
+    p.close_in = true;
+    break;
+  }
+  if (p.close_in) close_stdin(p);
+}
+
+void process_reactor::close_stdin(process& p) {
+  if (p.in_fd < 0) return;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.in_fd, nullptr);
+  ::close(p.in_fd);
+  p.in_fd = -1;
 }
 
 void process_reactor::on_exit(process& p) {
@@ -285,11 +410,13 @@ void process_reactor::on_exit(process& p) {
 }
 
 void process_reactor::finish(process& p) {
-  if (p.out_fd >= 0) {
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.out_fd, nullptr);
-    ::close(p.out_fd);
-    p.out_fd = -1;
+  for (int* fd : {&p.out_fd, &p.err_fd}) {
+    if (*fd < 0) continue;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, *fd, nullptr);
+    ::close(*fd);
+    *fd = -1;
   }
+  close_stdin(p);
   exit_info info;
   info.exit_code = p.exit_code;
   info.pid = p.pid;
@@ -329,8 +456,8 @@ void process_reactor::run() {
           int status = 0;
           ::waitpid(static_cast<pid_t>(p->pid), &status, 0);  // SIGKILLed: returns at once
         }
-        if (p->pid_fd >= 0) ::close(p->pid_fd);
-        if (p->out_fd >= 0) ::close(p->out_fd);
+        for (int fd : {p->pid_fd, p->out_fd, p->err_fd, p->in_fd})
+          if (fd >= 0) ::close(fd);
       }
       procs_.clear();
       return;
@@ -349,12 +476,18 @@ void process_reactor::run() {
         [[maybe_unused]] auto r = ::read(wake_fd_, &count, sizeof count);
         continue;
       }
-      auto i = procs_.find(data >> 1);
+      auto i = procs_.find(data >> 2);
       if (i == procs_.end()) continue;
-      if (data & 1u)
-        on_exit(*i->second);
-      else
-        on_readable(*i->second);
+      switch (data & 3u) {
+        case pid_kind:
+          on_exit(*i->second);
+          break;
+        case in_kind:
+          if (i->second->in_fd >= 0) flush_stdin(*i->second);
+          break;
+        default:
+          on_readable(*i->second, (data & 3u) == err_kind);
+      }
     }
     check_deadlines();
   }

@@ -42,6 +42,15 @@ struct spawn_spec {
   bool merge_stderr = true;
   /// The child's whole environment ("NAME=value"); null = parley's own.
   std::shared_ptr<const std::vector<std::string>> env;
+  /// stderr into a pipe of its own (overrides merge_stderr): its chunks
+  /// reach the sink as atom::err_output (command/exec keeps them apart).
+  bool separate_stderr = false;
+  /// stdin from a pipe that write_stdin feeds (overrides stdin_data).
+  bool stdin_pipe = false;
+  /// A pseudo-terminal of this size (rows, cols): stdin, stdout and stderr
+  /// are its slave, the process leads a new session with it as controlling
+  /// terminal; write_stdin types into it, resize changes its size.
+  std::optional<std::pair<uint16_t, uint16_t>> pty;
 };
 
 /// Names one spawn request for its whole life (never reused, unlike pids).
@@ -79,6 +88,15 @@ class process_reactor {
   /// still queued never happens, one in progress is killed as it returns.
   void kill(process_id id);
 
+  /// Writes `data` to the process's stdin (a pipe or its terminal), without
+  /// blocking anyone: what the child does not take yet waits in the
+  /// reactor. `close`: then closes stdin (a terminal gets ^D). Ignored once
+  /// stdin is closed or the process reaped.
+  void write_stdin(process_id id, std::string data, bool close);
+
+  /// Sets the terminal size of a pty process (TIOCSWINSZ: it gets SIGWINCH).
+  void resize(process_id id, uint16_t rows, uint16_t cols);
+
   /// Stops both threads: queued starts never happen (their sinks hear so),
   /// every process group still running is killed and reaped.
   void stop();
@@ -91,9 +109,15 @@ class process_reactor {
     process_sink_actor sink;
   };
   struct request {
-    enum class kind { add, kill } what;
+    enum class kind { add, kill, write, resize };
+    request(kind k, std::shared_ptr<process> p, process_id i)
+        : what(k), proc(std::move(p)), id(i) {}
+    kind what;
     std::shared_ptr<process> proc;
     process_id id = 0;
+    std::string data;    // write
+    bool close = false;  // write
+    uint16_t rows = 0, cols = 0;  // resize
   };
 
   void spawn_loop();
@@ -102,7 +126,10 @@ class process_reactor {
   void run();
   void wake();
   void drain_commands();
-  void on_readable(process& p);
+  bool still_starting(process_id id);
+  void on_readable(process& p, bool is_stderr);
+  void flush_stdin(process& p);
+  void close_stdin(process& p);
   void on_exit(process& p);
   void finish(process& p);
   void check_deadlines();
@@ -121,6 +148,7 @@ class process_reactor {
   process_id next_id_ = 1;                     // guarded by mtx_
   std::condition_variable spawn_cv_;
   std::unordered_map<process_id, std::shared_ptr<process>> procs_;  // reactor thread only
+  std::deque<request> deferred_;  // reactor thread only: for processes still starting
   std::thread thread_;
   std::vector<std::thread> spawners_;
 };

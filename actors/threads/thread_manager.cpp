@@ -94,6 +94,7 @@ caf::result<protocol::thread_session_response> start_thread(
       params.sandbox.value_or(protocol::sandbox_mode::workspace_write));
   settings.reviewer = params.approvals_reviewer.value_or("user");
   settings.model = *meta.model;
+  if (params.dynamic_tools) settings.dynamic_tools = *params.dynamic_tools;
   auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
   return self->delegate(conv, atom::open::value, std::move(client));
 }
@@ -318,6 +319,7 @@ thread_manager_actor::behavior_type thread_manager(
   install_default_handlers(self, "thread_manager");
   self->state.svc = std::move(svc);
   self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });
+  self->state.commands = self->spawn<caf::linked>(command_registry, self->state.svc);
   // Work that was in flight when the server last stopped.
   self->request(self->state.svc.store, store_timeout, atom::pending::value)
       .then([self](std::vector<pending_thread>& pending) { on_pending(self, pending); },
@@ -345,6 +347,31 @@ thread_manager_actor::behavior_type thread_manager(
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::shell::value, std::move(params), std::move(client));
+      },
+      [self](atom::exec_start, protocol::command_exec_params& p,
+             client_actor& client) -> caf::result<protocol::command_exec_response> {
+        return self->delegate(self->state.commands, atom::exec_start::value, std::move(p),
+                              std::move(client));
+      },
+      [self](atom::exec_write, std::string& id, std::string& bytes, bool close,
+             client_actor& client) -> caf::result<atom::ok> {
+        return self->delegate(self->state.commands, atom::exec_write::value, std::move(id),
+                              std::move(bytes), close, std::move(client));
+      },
+      [self](atom::exec_kill, std::string& id, client_actor& client) -> caf::result<atom::ok> {
+        return self->delegate(self->state.commands, atom::exec_kill::value, std::move(id),
+                              std::move(client));
+      },
+      [self](atom::exec_resize, std::string& id, const protocol::terminal_size& size,
+             client_actor& client) -> caf::result<atom::ok> {
+        return self->delegate(self->state.commands, atom::exec_resize::value, std::move(id), size,
+                              std::move(client));
+      },
+      [self](atom::compact, protocol::thread_id_params& params,
+             client_actor client) -> caf::result<atom::ok> {
+        auto conv = find(self, params.thread_id, "thread not found: ");
+        if (!conv) return std::move(conv.error());
+        return self->delegate(*conv, atom::compact::value, std::move(client));
       },
       [self](atom::steer, protocol::turn_steer_params& params,
              client_actor client) -> caf::result<protocol::turn_steer_response> {
@@ -380,6 +407,21 @@ thread_manager_actor::behavior_type thread_manager(
           return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
         auto rp = owed_reply<protocol::thread>(self);
         archive_thread(self, params.thread_id, archive, std::move(client), rp);
+        return rp.promise();
+      },
+      [self](atom::erase, const protocol::thread_id_params& params,
+             client_actor client) -> caf::result<atom::ok> {
+        if (!protocol::is_uuid(params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + params.thread_id);
+        auto rp = owed_reply<atom::ok>(self);
+        delete_thread(self, params.thread_id, std::move(client), rp);
+        return rp.promise();
+      },
+      [self](atom::goal, goal_request& req, client_actor client) -> caf::result<goal_answer> {
+        if (!protocol::is_uuid(req.params.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + req.params.thread_id);
+        auto rp = owed_reply<goal_answer>(self);
+        goal_of_thread(self, std::move(req), std::move(client), rp);
         return rp.promise();
       },
       [self](atom::rename, const protocol::thread_name_set_params& params, client_actor client) {

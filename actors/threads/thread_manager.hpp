@@ -9,12 +9,15 @@
 
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
+#include "actors/threads/command_exec.hpp"
 
 namespace parley {
 
 struct thread_manager_state {
   static inline const char* name = "thread_manager";
   runtime_services svc;
+  /// command/exec's processes (linked: they die with this manager).
+  command_registry_actor commands;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   /// Work that waits for a thread that is unloading to be gone (a resume

@@ -117,6 +117,18 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
 void archive_thread(self_ptr self, const std::string& id, bool archive, client_actor client,
                     owed_reply<protocol::thread> rp);
 
+/// thread/delete: unloads a loaded thread (its turn interrupted), then the
+/// store deletes its rollout and index entry; thread/deleted to `client`.
+void delete_thread(self_ptr self, const std::string& id, client_actor client,
+                   owed_reply<atom::ok> rp);
+
+// -- thread_manager_goals.cpp ------------------------------------------------
+
+/// thread/goal/get, /set, /clear on a stored thread (loaded or not); the
+/// change (thread/goal/updated or /cleared) to `client`.
+void goal_of_thread(self_ptr self, goal_request req, client_actor client,
+                    owed_reply<goal_answer> rp);
+
 /// thread/name/set of a stored thread that is not loaded.
 void rename_stored(self_ptr self, const protocol::thread_name_set_params& params,
                    client_actor client, owed_reply<atom::ok> rp);

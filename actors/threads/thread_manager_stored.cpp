@@ -237,6 +237,39 @@ void archive_thread(self_ptr self, const std::string& id, bool archive, client_a
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
 
+void delete_thread(self_ptr self, const std::string& id, client_actor client,
+                   owed_reply<atom::ok> rp) {
+  // The store must know it first (Codex: "no rollout found"), so a delete
+  // that cannot happen leaves a loaded thread loaded.
+  auto erase_it = [self, rp, id, client]() mutable {
+    self->request(self->state.svc.store, store_timeout, atom::erase::value, id)
+        .then(
+            [self, rp, id, client](atom::ok) mutable {
+              // A parked thread's stored deadline has nothing left to load.
+              auto& deadlines = self->state.deadlines;
+              for (auto i = deadlines.begin(); i != deadlines.end();)
+                i = i->second == id ? deadlines.erase(i) : std::next(i);
+              rp.deliver(atom::ok::value);
+              self->send(client, atom::event::value,
+                         make_event(self->state.svc, protocol::thread_deleted{id}));
+            },
+            [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  };
+  self->request(self->state.svc.store, store_timeout, atom::load::value, id)
+      .then(
+          [self, erase_it](stored_thread& t) mutable {
+            auto i = self->state.threads.find(t.meta.id);
+            if (i == self->state.threads.end()) return erase_it();
+            // Loaded: unloaded first, its turn interrupted and stored as
+            // such, its subscribers told (status notLoaded, thread/closed);
+            // nothing it appends afterwards is kept.
+            self->request(i->second, store_timeout, atom::shutdown::value)
+                .then([erase_it](atom::ok) mutable { erase_it(); },
+                      [erase_it](caf::error&) mutable { erase_it(); });
+          },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
 void rename_stored(self_ptr self, const protocol::thread_name_set_params& params,
                    client_actor client, owed_reply<atom::ok> rp) {
   // A stored thread that is not loaded: the store must know it.

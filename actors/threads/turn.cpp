@@ -5,8 +5,10 @@
 
 #include "actors/approval/approval.hpp"
 #include "actors/core/handlers.hpp"
+#include "actors/store/response_items.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
+#include "protocol/client_requests.hpp"
 #include "protocol/ids.hpp"
 
 namespace parley {
@@ -42,11 +44,12 @@ void finish(self_ptr self, turn_result result) {
   complete_streamed(self);
   if (self->state.tokens.total_tokens > self->state.settings.tokens_before.total_tokens)
     result.tokens = self->state.tokens;
+  result.last_request_tokens = self->state.last_request_tokens;
   self->send(self->state.conversation, atom::turn_done::value, std::move(result));
 }
 
 void end_turn(self_ptr self, protocol::turn_status status) {
-  finish(self, turn_result{status, std::nullopt, std::nullopt});
+  finish(self, turn_result{status, std::nullopt, std::nullopt, std::nullopt});
   self->quit();
 }
 
@@ -64,6 +67,15 @@ void complete_current(self_ptr self, item_status status, step_result result) {
     st.patch.reset();
     item.status = status;
     item_completed(self, std::move(item));
+  } else if (st.request) {
+    // A question shows no item; a client tool's call does (inProgress,
+    // completed or failed: never declined).
+    if (auto item = std::move(st.request->item)) {
+      item->status = status == item_status::completed ? item_status::completed : item_status::failed;
+      if (!item->duration_ms) item->duration_ms = protocol::unix_ms() - st.request->started_ms;
+      item_completed(self, std::move(*item));
+    }
+    st.request.reset();
   }
   st.context.step_results.push_back(std::move(result));
 }
@@ -167,7 +179,8 @@ void apply_accepted(self_ptr self, const protocol::approval_decision& d) {
 
 /// Ends the turn interrupted, after its pending approval has settled.
 void end_interrupted(self_ptr self, const caf::error& reason) {
-  finish(self, turn_result{protocol::turn_status::interrupted, std::nullopt, std::nullopt});
+  finish(self,
+         turn_result{protocol::turn_status::interrupted, std::nullopt, std::nullopt, std::nullopt});
   self->quit(reason);
 }
 
@@ -184,6 +197,7 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     complete_current(self, item_status::declined, outcome(step_result::kind::interrupted));
     return end_interrupted(self, *st.interrupting);
   }
+  if (st.request) return settle_request(self, out);
   if (st.command)
     settle(self, out, item_status::failed, [&] { run_accepted(self, out.decision); });
   else
@@ -334,10 +348,15 @@ caf::result<atom::ok> on_steer(self_ptr self, protocol::user_message_item& msg) 
   if (st.settings.shell)  // the user's own command asks no model to read it
     return make_error(errc::invalid_request,
                       "the active turn runs the user's shell command and takes no input");
+  if (st.settings.compact)
+    return make_error(errc::invalid_request,
+                      "the active turn compacts the thread and takes no input");
   PARLEY_DEBUG("turn {} event=steered item={}", st.settings.turn_id, msg.id);
   st.steered.push_back(std::move(msg));
   return atom::ok::value;
 }
+
+void model_failed(self_ptr self, const caf::error& err);
 
 void next_step(self_ptr self) {
   auto& st = self->state;
@@ -360,17 +379,50 @@ void next_step(self_ptr self) {
                 if (step.what == model_step::kind::run)
                   return run_command(self, step);
                 return change_files(self, step.patch, step.call_id);
+              case model_step::kind::ask_user:
+              case model_step::kind::call_tool:
+              case model_step::kind::request_permissions:
+                if (!self->state.settings.tools_allowed) return refuse_tool(self);
+                return ask_client(self, step);
             }
           },
-          [self](caf::error& err) {
-            protocol::turn_error e;
-            e.message = "model failed: " + message_of(err);
-            e.codex_error_info = "other";
-            auto& s = self->state.settings;
-            emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, false});
-            finish(self, turn_result{protocol::turn_status::failed, e, std::nullopt});
-            self->quit();
-          });
+          [self](caf::error& err) { model_failed(self, err); });
+}
+
+/// The model failed the turn: said, and the turn ends failed.
+void model_failed(self_ptr self, const caf::error& err) {
+  protocol::turn_error e;
+  e.message = "model failed: " + message_of(err);
+  e.codex_error_info = "other";
+  auto& s = self->state.settings;
+  emit(self, protocol::error_notification{s.thread_id, s.turn_id, e, false});
+  finish(self, turn_result{protocol::turn_status::failed, e, std::nullopt, std::nullopt});
+  self->quit();
+}
+
+/// A compaction turn: the model summarises the thread's history as the
+/// store has it; the compacted history is stored and the turn completes.
+void compact_thread(self_ptr self) {
+  auto& st = self->state;
+  begin_compaction(self);
+  auto ask = [self](std::vector<nlohmann::json> history) {
+    auto& s = self->state;
+    s.context.compact = true;
+    s.context.history = std::move(history);
+    self->request(s.model, model_timeout, atom::step::value, s.context)
+        .then(
+            [self](model_step& step) {
+              if (!step.compacted)
+                return model_failed(self, make_error(errc::internal, "the model wrote no summary"));
+              end_compaction(self, std::move(*step.compacted));
+              end_turn(self, protocol::turn_status::completed);
+            },
+            [self](caf::error& err) { model_failed(self, err); });
+  };
+  self->request(st.svc.store, std::chrono::seconds(30), atom::load::value, st.settings.thread_id)
+      .then([self,
+             ask](stored_thread& t) { ask(store::model_history(t, self->state.settings.turn_id)); },
+            [ask](caf::error&) { ask({}); });  // nothing stored yet: nothing to summarise
 }
 
 /// turn/interrupt or shutdown: resolve what is pending, then end.
@@ -456,13 +508,18 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.context.steered = settings.steered;
   self->state.context.thread_id = settings.thread_id;
   self->state.context.turn_id = settings.turn_id;
+  self->state.context.last_request_tokens = settings.last_request_tokens;
   self->state.tokens = settings.tokens_before;
+  for (const auto& t : settings.dynamic_tools)
+    self->state.context.offered_tools.push_back(protocol::model_function_tool(t));
   self->state.settings = std::move(settings);
   // The user's own command asks no model: it gets none.
   if (!self->state.settings.shell) self->state.model = model_of(self);
   self->set_exit_handler([self](caf::exit_msg& em) { on_exit_signal(self, em); });
   if (self->state.settings.shell) {
     run_user_shell(self);
+  } else if (self->state.settings.compact) {
+    compact_thread(self);
   } else if (self->state.settings.resume) {
     resume(self, *self->state.settings.resume);
   } else {

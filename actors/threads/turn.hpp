@@ -46,6 +46,12 @@ struct turn_settings {
   std::vector<std::string> steered;
   /// Tokens the thread's models used before this turn.
   protocol::token_breakdown tokens_before;
+  /// The size of the thread's last model request (tokens; 0: unknown).
+  int64_t last_request_tokens = 0;
+  /// A compaction turn (thread/compact/start): it asks the model for a
+  /// summary of the thread's history, stores the compacted history, and
+  /// completes; no step is asked.
+  bool compact = false;
   /// false for a structured turn (turn/start with an outputSchema, e.g. the
   /// TUI's title generation): it never runs a tool or asks for approval.
   bool tools_allowed = true;
@@ -55,6 +61,9 @@ struct turn_settings {
   /// Set: the turn runs this one command of the user's, confined to the
   /// thread's sandbox, asks no model and no person, then completes.
   std::optional<user_shell_command> shell;
+  /// The tools the thread's client declared (thread/start dynamicTools):
+  /// offered to the model, called with item/tool/call.
+  std::vector<protocol::dynamic_tool> dynamic_tools;
 };
 
 /// The command item in progress.
@@ -79,6 +88,19 @@ struct patch_step {
   int64_t started_ms = 0;
 };
 
+/// A request of the model's to a client in progress (a question, a client
+/// tool's call, a permission request): asked through an approval actor.
+struct request_step {
+  client_request what = client_request::user_input;
+  std::string call_id;
+  int64_t started_ms = 0;
+  /// The request's params as sent (the questions an answer may name, the
+  /// permissions asked, which bound what may be granted).
+  nlohmann::json params;
+  /// dynamic_tool: the item that shows the call.
+  std::optional<protocol::dynamic_tool_call_item> item;
+};
+
 /// An agent message the model is streaming: started, not yet completed.
 struct streaming_message {
   protocol::agent_message_item item;
@@ -97,8 +119,13 @@ struct turn_state {
   std::optional<streaming_message> streaming;
   std::optional<protocol::reasoning_item> reasoning;  // streaming, not yet completed
   protocol::token_breakdown tokens;  // the thread's, this turn's included
+  /// The size of the last request the model reported (tokens).
+  std::optional<int64_t> last_request_tokens;
+  /// The contextCompaction item in progress (started, not completed).
+  std::optional<protocol::context_compaction_item> compaction;
   std::optional<command_step> command;
   std::optional<patch_step> patch;
+  std::optional<request_step> request;
   std::optional<uint64_t> pending_ask;
   /// Input the user steered in (turn/steer) that the model has not seen:
   /// shown and handed over at its next request.

@@ -38,6 +38,11 @@ void on_model_delta(self_ptr self, model_delta& d);
 /// Tokens one request used, or a retry (which restarts the answer).
 void on_model_notice(self_ptr self, model_notice& n);
 
+/// A compaction of the thread's history: its item starts (once), and ends
+/// once the compacted history is on its way to the store.
+void begin_compaction(self_ptr self);
+void end_compaction(self_ptr self, compaction_result result);
+
 /// The model's context of this turn, to the conversation to store.
 void store_context(self_ptr self, std::vector<nlohmann::json> items);
 
@@ -80,6 +85,18 @@ void follow_plan(self_ptr self, approval_ask ask, approval_plan plan, notificati
 void ask_approval(self_ptr self, approval_ask ask, approval_plan plan,
                   notification_ptr item_started, bool restored);
 void on_outcome(self_ptr self, uint64_t key, approval_outcome out);
+
+// -- requests to a client (turn_requests.cpp) ---------------------------------
+
+/// The model asks a client: the user a question (request_user_input ->
+/// item/tool/requestUserInput), a tool the client declared (item/tool/call)
+/// or for more permissions (item/permissions/requestApproval), each through
+/// an approval actor; the answer, or why there is none, goes back to the
+/// model.
+void ask_client(self_ptr self, const model_step& step);
+/// The outcome of the request in progress: the model is told; the turn goes
+/// on, or ends interrupted when the request was cancelled.
+void settle_request(self_ptr self, const approval_outcome& out);
 
 // -- the store's view of actions (turn_durable.cpp) ---------------------------
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/core/log.hpp"
 #include "actors/threads/turn_detail.hpp"
 #include "protocol/ids.hpp"
 
@@ -109,10 +110,34 @@ void store_context(self_ptr self, std::vector<nlohmann::json> items) {
              context_record{st.settings.turn_id, std::move(items)});
 }
 
+void begin_compaction(self_ptr self) {
+  auto& st = self->state;
+  if (st.compaction) return;
+  st.compaction = protocol::context_compaction_item{protocol::new_uuid_v7()};
+  item_started(self, *st.compaction, protocol::unix_ms());
+}
+
+void end_compaction(self_ptr self, compaction_result result) {
+  auto& st = self->state;
+  begin_compaction(self);
+  PARLEY_INFO("turn {} event=compacted items={}", st.settings.turn_id, result.replacement.size());
+  // Stored before the item that announces it, as Codex writes them.
+  self->send(st.conversation, atom::append::value,
+             compacted_record{st.settings.turn_id, std::move(result.message),
+                              std::move(result.replacement)});
+  st.last_request_tokens = 0;  // the next request is the compacted one
+  auto item = std::move(*st.compaction);
+  st.compaction.reset();
+  item_completed(self, std::move(item));
+}
+
 void on_model_notice(self_ptr self, model_notice& n) {
   auto& st = self->state;
   auto& s = st.settings;
   store_context(self, std::move(n.context));
+  if (n.usage) st.last_request_tokens = n.usage->total_tokens;
+  if (n.compacting) begin_compaction(self);
+  if (n.compacted) end_compaction(self, std::move(*n.compacted));
   if (n.usage) {
     auto& t = st.tokens;
     t.total_tokens += n.usage->total_tokens;

@@ -66,6 +66,12 @@ void model_endpoint::handle(wire_api api, const httplib::Request& req, httplib::
   stream_request what;
   what.actions = response_actions(s, turn.tool_outputs, command_);
   what.plain = !s.has_directives;
+  if (!s.has_directives && !turn.summary.empty() && turn.tool_outputs == 0) {
+    // A request ending in a message without directives after a `mock: summary`: a
+    // compaction's request for a summary (or the next request after it).
+    what.actions = {{action_kind::say, turn.summary}};
+    what.plain = false;
+  }
   auto model = request.find("model");
   what.model = model != request.end() && model->is_string() ? model->get<std::string>()
                                                             : std::string("mock-model");

@@ -27,6 +27,32 @@ std::string text_of(const json& content) {
   return text;
 }
 
+/// The TEXT of the last `mock: summary TEXT` line of a message; empty if none.
+std::string summary_of(const std::string& text) {
+  static const std::string directive = "mock: summary ";
+  std::string found;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    auto line = text.substr(pos, end - pos);
+    auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line.compare(first, directive.size(), directive) == 0) {
+      found = line.substr(first + directive.size());
+      while (!found.empty() && (found.back() == '\r' || found.back() == ' ')) found.pop_back();
+    }
+    pos = end + 1;
+  }
+  return found;
+}
+
+/// A new last user message: the one before it may have set the summary.
+void next_user_message(request_turn& turn, std::string text) {
+  if (auto s = summary_of(turn.user_text); !s.empty()) turn.summary = std::move(s);
+  turn.user_text = std::move(text);
+  turn.tool_outputs = 0;
+}
+
 }  // namespace
 
 request_turn responses_turn(const json& input) {
@@ -44,8 +70,8 @@ request_turn responses_turn(const json& input) {
     // An item with a role and no type is a message too (EasyInputMessage).
     bool is_message = type == "message" || (type.empty() && item.contains("role"));
     if (is_message && string_field(item, "role") == "user") {
-      turn.user_text = item.contains("content") ? text_of(item.at("content")) : std::string();
-      turn.tool_outputs = 0;
+      next_user_message(turn,
+                        item.contains("content") ? text_of(item.at("content")) : std::string());
     } else if (type == "function_call_output" || type == "custom_tool_call_output") {
       ++turn.tool_outputs;
     }
@@ -61,8 +87,8 @@ request_turn chat_turn(const json& messages) {
     if (!message.is_object()) continue;
     auto role = string_field(message, "role");
     if (role == "user") {
-      turn.user_text = message.contains("content") ? text_of(message.at("content")) : std::string();
-      turn.tool_outputs = 0;
+      next_user_message(
+          turn, message.contains("content") ? text_of(message.at("content")) : std::string());
     } else if (role == "tool") {
       ++turn.tool_outputs;
     }

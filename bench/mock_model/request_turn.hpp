@@ -13,6 +13,9 @@ struct request_turn {
   std::size_t tool_outputs = 0;
   /// Items (Responses) or messages (Chat) in the request, for the default usage.
   std::size_t items = 0;
+  /// The latest `mock: summary TEXT` of the user messages before the last one: what a
+  /// request whose last user message has no directive (a compaction's) is answered.
+  std::string summary;
 };
 
 /// From a Responses API `input`: the last `message` item with role `user`; tool outputs are

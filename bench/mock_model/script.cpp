@@ -146,6 +146,10 @@ std::string parse_directive(std::string_view line, script& s) {
     s.usage = token_usage{*in, *out};
     return {};
   }
+  if (keyword == "summary") {  // a setting for a later compaction (request_turn.hpp)
+    if (rest.empty()) return "summary needs TEXT";
+    return {};
+  }
   if (keyword == "pace") {
     auto ms = parse_number(rest);
     if (!ms) return "pace needs MS";

@@ -17,7 +17,7 @@ enum class action_kind {
   run,     ///< a function_call to exec_command
   shell,   ///< a function_call to shell, {"command": ["bash", "-lc", CMD]}
   patch,   ///< apply_patch (custom_tool_call on the Responses API)
-  tool,    ///< a function_call to a tool the client does not know
+  tool,    ///< a function_call to any tool NAME, arguments {} or the JSON given
 };
 
 /// True for the actions that end a response: the client must answer them first.

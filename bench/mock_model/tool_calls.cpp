@@ -20,8 +20,12 @@ tool_call tool_call_of(const action& a, bool custom_patch) {
     case action_kind::patch:
       if (custom_patch) return {"apply_patch", a.text, true};
       return {"apply_patch", json{{"input", a.text}}.dump(), false};
-    case action_kind::tool:
-      return {a.text, "{}", false};
+    case action_kind::tool: {
+      // `tool NAME` or `tool NAME {JSON arguments}`.
+      auto space = a.text.find(' ');
+      if (space == std::string::npos) return {a.text, "{}", false};
+      return {a.text.substr(0, space), a.text.substr(space + 1), false};
+    }
     case action_kind::say:
     case action_kind::reason:
       break;

@@ -40,7 +40,7 @@ ALLOWED = {
     "actors/model/http": set(),
     "actors/model/config": set(),
     "actors/sandbox": set(),
-    "actors/files": {"actors/core", "actors/patch"},
+    "actors/files": {"protocol", "actors/core", "actors/patch"},
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval",
                   "actors/approval/hooks", "actors/approval/audit", "actors/approval/rules",

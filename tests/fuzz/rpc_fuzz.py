@@ -237,7 +237,9 @@ class Fuzzer:
             "thread/unsubscribe", "account/read", "model/list", "config/read",
             "configRequirements/read", "parley/debug/counts", "parley/stats", "initialize",
             "thread/turns/list", "skills/list", "plugin/installed", "hooks/list", "turn/steer",
-            "turn/steer", "account/login/start"])
+            "turn/steer", "account/login/start", "thread/delete", "thread/items/list",
+            "thread/goal/set", "thread/goal/get", "thread/goal/clear", "permissionProfile/list",
+            "modelProvider/list"])
         if method == "thread/start":
             p = self.overrides({}, False)
             if rng.random() < 0.2:
@@ -281,7 +283,24 @@ class Fuzzer:
                 p["archived"] = rng.random() < 0.5
             if rng.random() < 0.2:
                 p["sortKey"] = rng.choice(["created_at", "updated_at"])
-        elif method in ("thread/archive", "thread/unarchive", "thread/unsubscribe"):
+        elif method == "thread/items/list":
+            p = {"threadId": t}
+            if rng.random() < 0.5:
+                p["limit"] = rng.randrange(0, 4)
+            if rng.random() < 0.4:
+                p["sortDirection"] = rng.choice(["asc", "desc"])
+            if rng.random() < 0.3:
+                p["turnId"] = self.turn_id(t)
+        elif method == "thread/goal/set":
+            p = {"threadId": t}
+            if rng.random() < 0.7:
+                p["objective"] = rng.choice(["ship it", "", "goal %d" % rng.randrange(9)])
+            if rng.random() < 0.4:
+                p["status"] = rng.choice(["active", "paused", "complete", "bogus"])
+            if rng.random() < 0.3:
+                p["tokenBudget"] = rng.choice([None, 100, -1])
+        elif method in ("thread/archive", "thread/unarchive", "thread/unsubscribe", "thread/delete",
+                        "thread/goal/get", "thread/goal/clear"):
             p = {"threadId": t}
         elif method == "thread/name/set":
             p = {"threadId": t, "name": rng.choice(["fuzz name", "", "  ", "\u00e9t\u00e9", "n%d" % rng.randrange(99)])}

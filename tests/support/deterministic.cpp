@@ -112,6 +112,11 @@ mock_store_actor::behavior_type mock_store(
       [](atom::archive, const std::string& id, bool) -> caf::result<stored_thread> {
         return make_error(errc::invalid_request, "no rollout found for thread id " + id);
       },
+      [self](atom::erase, const std::string& id) -> caf::result<atom::ok> {
+        if (self->state.log->threads.erase(id) == 0)
+          return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+        return atom::ok::value;
+      },
       [self](atom::pending) {
         std::vector<pending_thread> out;
         for (auto& [id, t] : self->state.log->threads)

@@ -17,7 +17,10 @@ CODEX = ["npx", "-y", "@openai/codex@0.169.0"]
 
 
 def codex_unavailable():
-    """Why the Codex 0.169.0 package cannot be run here, or None."""
+    """Why the Codex 0.169.0 package cannot be run here, or None. Once it can,
+    CODEX names the package's own launcher in npx's cache: npx asks the
+    registry again on each run, and where the registry is slow a TUI waited
+    minutes on a blank screen before it started (CI saw it)."""
     if shutil.which("npx") is None:
         return "npx is missing"
     try:
@@ -26,6 +29,11 @@ def codex_unavailable():
         return "the Codex package could not be fetched in time"
     if version.returncode != 0 or "0.169.0" not in version.stdout:
         return "the Codex 0.169.0 package is not available: " + version.stderr[-200:]
+    located = subprocess.run(["npx", "-y", "-p", "@openai/codex@0.169.0", "-c", "command -v codex"],
+                             capture_output=True, text=True, timeout=600)
+    launcher = located.stdout.strip()
+    if located.returncode == 0 and launcher and os.access(launcher, os.X_OK):
+        CODEX[:] = [launcher]  # in place: importers hold this list
     return None
 
 

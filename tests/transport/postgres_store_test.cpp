@@ -234,15 +234,12 @@ TEST_F(postgres_store, the_database_restarted_under_load_loses_nothing_reported_
 // and again while turns run: what was in flight is rolled back, never half
 // written; the turns it carried fail with the reason; parley reconnects.
 //
-// DISABLED: it finds a real defect (issue 20, next session). When one
-// append of a turn fails (its batch lost with the connection), the turn's
-// later appends, already queued or sent after, still succeed on the new
-// connection, so the database can hold a turn that ends `completed` without
-// the item whose append failed: a hole. The local store never writes a
-// record after a hole (rollout_writer); the PostgreSQL store needs the same
-// rule (e.g. each append checks in SQL that it follows the thread's last
-// line, and a failed thread takes nothing until a record that opens a turn).
-TEST_F(postgres_store, DISABLED_connections_dropped_mid_transaction_leave_nothing_half_written) {
+// It found a defect: when one append of a turn failed (its batch lost with
+// the connection), the turn's later appends still landed on the new
+// connection, past the hole. Appends now name the line they follow (the
+// database refuses one that does not) and a thread that lost a record takes
+// nothing until its next turn.
+TEST_F(postgres_store, connections_dropped_mid_transaction_leave_nothing_half_written) {
   migrate();
   auto c = server();
   std::vector<std::string> threads;

@@ -76,6 +76,14 @@ class fake_runtime final : public runtime_port {
     t.id = p.thread_id;
     done(std::move(t));
   }
+  void thread_goal(goal_request r, reply<goal_answer> done) override {
+    events.push_back("goal " + r.params.thread_id);
+    done(goal_answer{});
+  }
+  void thread_delete(protocol::thread_id_params p, reply<atom::ok> done) override {
+    events.push_back("delete " + p.thread_id);
+    done(atom::ok::value);
+  }
   void thread_name_set(protocol::thread_name_set_params p, reply<atom::ok> done) override {
     events.push_back("rename " + p.thread_id + " " + p.name.value_or("-"));
     done(atom::ok::value);
@@ -84,6 +92,10 @@ class fake_runtime final : public runtime_port {
                             reply<atom::ok> done) override {
     events.push_back("shell " + p.thread_id + " " + p.command + " timeout="
                      + (p.timeout_ms ? std::to_string(*p.timeout_ms) : "-"));
+    done(atom::ok::value);
+  }
+  void thread_compact(protocol::thread_id_params p, reply<atom::ok> done) override {
+    events.push_back("compact " + p.thread_id);
     done(atom::ok::value);
   }
   void thread_unsubscribe(protocol::thread_id_params,
@@ -109,6 +121,29 @@ class fake_runtime final : public runtime_port {
                   reply<protocol::turn_steer_response> done) override {
     events.push_back("steer " + p.thread_id + " " + p.expected_turn_id);
     done(protocol::turn_steer_response{p.expected_turn_id});
+  }
+  void command_exec(protocol::command_exec_params p,
+                    reply<protocol::command_exec_response> done) override {
+    events.push_back("exec " + p.command.front());
+    protocol::command_exec_response r;
+    r.exit_code = 0;
+    r.stdout_text = "out";
+    done(std::move(r));
+  }
+  void command_exec_write(std::string id, std::string bytes, bool close,
+                          reply<atom::ok> done) override {
+    events.push_back("exec_write " + id + " " + bytes + (close ? " close" : ""));
+    done(atom::ok::value);
+  }
+  void command_exec_terminate(std::string id, reply<atom::ok> done) override {
+    events.push_back("exec_terminate " + id);
+    done(atom::ok::value);
+  }
+  void command_exec_resize(std::string id, protocol::terminal_size size,
+                           reply<atom::ok> done) override {
+    events.push_back("exec_resize " + id + " " + std::to_string(size.rows) + "x"
+                     + std::to_string(size.cols));
+    done(atom::ok::value);
   }
   void debug_counts(reply<runtime_counts> done) override { done(runtime_counts{}); }
   json approval_stats() override { return json{{"asked", 0}}; }

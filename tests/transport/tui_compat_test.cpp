@@ -20,8 +20,12 @@ TEST(tui_compat, features_parley_lacks_are_empty_lists_and_others_unsupported) {
             json({{"data", json::array()}}));
   auto plugins = c.call_ok("plugin/installed", json::object());
   EXPECT_EQ(plugins["marketplaces"], json::array());
-  auto hooks = c.call("hooks/list", json::object());
-  EXPECT_EQ(hooks["error"]["code"], -32601);
+  // No hook program configured: one entry (the server's cwd) with none.
+  auto hooks = c.call_ok("hooks/list", json::object());
+  ASSERT_EQ(hooks["data"].size(), 1u);
+  EXPECT_EQ(hooks["data"][0]["hooks"], json::array());
+  EXPECT_EQ(c.call("thread/revert", json{{"threadId", "x"}, {"beforeTurnId", "t"}})["error"]["code"],
+            -32601);
   EXPECT_EQ(c.close_and_wait(), 0);
 }
 

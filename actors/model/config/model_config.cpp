@@ -125,8 +125,17 @@ settings read_settings(const toml::table& root, const std::string& source) {
   if (auto* n = root.get("model_reasoning_summary"))
     s.model_reasoning_summary
         = choice(*n, "model_reasoning_summary", {"auto", "concise", "detailed", "none"});
+  if (auto* n = root.get("model_auto_compact_token_limit"))
+    s.auto_compact_token_limit = detail::read_positive(*n, "model_auto_compact_token_limit");
   if (auto* n = root.get("model_providers")) read_providers(*n, s);
   if (auto* n = root.get("shell_environment_policy")) read_shell_policy(*n, s.shell_environment);
+  if (auto* f = root.get("features"); f && f->is_table()) {
+    const auto& features = *f->as_table();
+    if (auto* n = features.get("default_mode_request_user_input"))
+      s.request_user_input_tool = detail::read_bool(*n, "features.default_mode_request_user_input");
+    if (auto* n = features.get("request_permissions_tool"))
+      s.request_permissions_tool = detail::read_bool(*n, "features.request_permissions_tool");
+  }
   choose_provider(root, s);
   return s;
 }

@@ -82,7 +82,18 @@ struct settings {
   /// `developer_instructions` (added as a developer message); empty = not set.
   std::string instructions;
   std::string developer_instructions;
+  /// `model_auto_compact_token_limit`: a thread whose last model request
+  /// used this many tokens or more is compacted before its next request;
+  /// 0 = not set (parley then never compacts by itself).
+  uint64_t auto_compact_token_limit = 0;
   shell_environment_policy shell_environment;
+  /// `[features]` that offer a model more tools, as Codex names them (both
+  /// off by default, as in Codex 0.169): `default_mode_request_user_input`
+  /// offers request_user_input (item/tool/requestUserInput), and
+  /// `request_permissions_tool` offers request_permissions
+  /// (item/permissions/requestApproval).
+  bool request_user_input_tool = false;
+  bool request_permissions_tool = false;
 
   const provider& active_provider() const { return providers.at(model_provider); }
 };

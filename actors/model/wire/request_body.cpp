@@ -37,7 +37,8 @@ nlohmann::json responses_request_body(const std::vector<nlohmann::json>& history
   json body = {{"model", options.model},
                {"instructions", options.instructions},
                {"input", input_of(history, options)},
-               {"tools", responses_tools(options.tools)},
+               {"tools", options.offer_tools ? responses_tools(options.tools, options.extra_tools)
+                                             : json::array()},
                {"tool_choice", "auto"},
                {"parallel_tool_calls", true},
                {"store", false},
@@ -58,10 +59,14 @@ nlohmann::json chat_request_body(const std::vector<nlohmann::json>& history,
                           std::make_move_iterator(sendable.end()));
   json body = {{"model", options.model},
                {"messages", chat_messages(items, options.instructions)},
-               {"tools", chat_tools()},
+               {"tools", chat_tools(options.extra_tools)},
                {"tool_choice", "auto"},
                {"stream", true},
                {"stream_options", {{"include_usage", true}}}};
+  if (!options.offer_tools) {
+    body.erase("tools");
+    body.erase("tool_choice");
+  }
   if (options.reasoning) {
     if (const std::string* effort = string_field(*options.reasoning, "effort")) {
       body["reasoning_effort"] = *effort;

@@ -38,6 +38,12 @@ struct request_options {
   std::optional<std::string> prompt_cache_key;
   /// Responses only: the tool shapes the server accepts.
   tool_flavour tools = tool_flavour::responses;
+  /// false: no tool is offered (a compaction's summary request): Responses
+  /// sends `tools: []`, Chat no tools at all.
+  bool offer_tools = true;
+  /// Function tools offered besides exec_command and apply_patch (the
+  /// Responses shape: {type: "function", name, description, parameters}).
+  std::vector<nlohmann::json> extra_tools;
 };
 
 /// A user message item: {"type":"message","role":"user","content":[{"type":"input_text","text":...}]}.

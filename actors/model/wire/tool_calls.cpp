@@ -129,10 +129,19 @@ std::optional<json> parse_arguments(const json& item, std::string& error) {
   return parsed;
 }
 
-tool_call from_function_call(tool_call call, const json& item) {
+tool_call from_function_call(tool_call call, const json& item,
+                             const std::set<std::string>& client_tools) {
   const auto& name = call.tool_name;
+  if (client_tools.count(name)) {
+    std::string error;
+    auto args = parse_arguments(item, error);
+    if (!args) return invalid(std::move(call), "failed to parse the arguments of " + name + ": " + error);
+    call.kind = call_kind::client_tool;
+    call.arguments = std::move(*args);
+    return call;
+  }
   bool known = name == exec_command_tool || name == apply_patch_tool || name == "shell" ||
-               name == "shell_command";
+               name == "shell_command" || name == request_user_input_tool_name;
   if (!known) {
     call.kind = call_kind::unknown;
     call.error = unknown_tool_text(name);
@@ -144,6 +153,11 @@ tool_call from_function_call(tool_call call, const json& item) {
   if (name == exec_command_tool) return from_exec_command(std::move(call), *args);
   if (name == "shell") return from_shell(std::move(call), *args);
   if (name == "shell_command") return from_shell_command(std::move(call), *args);
+  if (name == request_user_input_tool_name) {
+    call.kind = call_kind::ask_user;
+    call.arguments = std::move(*args);
+    return call;
+  }
   return from_patch_input(std::move(call), string_field(*args, "input"));
 }
 
@@ -179,7 +193,7 @@ bool is_tool_call(const nlohmann::json& item) {
   return type == "function_call" || type == "custom_tool_call" || type == "local_shell_call";
 }
 
-tool_call decode_tool_call(const nlohmann::json& item) {
+tool_call decode_tool_call(const nlohmann::json& item, const std::set<std::string>& client_tools) {
   tool_call call;
   call.call_id = string_or(item, "call_id");
   call.tool_name = string_or(item, "name");
@@ -189,7 +203,7 @@ tool_call decode_tool_call(const nlohmann::json& item) {
   if (call.call_id.empty() && type != "local_shell_call") {
     return invalid(std::move(call), type + " without a call_id");
   }
-  if (type == "function_call") return from_function_call(std::move(call), item);
+  if (type == "function_call") return from_function_call(std::move(call), item, client_tools);
   if (type == "custom_tool_call") return from_custom_call(std::move(call), item);
   return from_local_shell(std::move(call), item);
 }
@@ -202,6 +216,12 @@ nlohmann::json tool_output_item(output_type type, std::string call_id, std::stri
   const char* name = type == output_type::custom_tool_call_output ? "custom_tool_call_output"
                                                                    : "function_call_output";
   return {{"type", name}, {"call_id", std::move(call_id)}, {"output", std::move(output)}};
+}
+
+nlohmann::json tool_content_output_item(const tool_call& call, nlohmann::json content) {
+  const char* name = call.output == output_type::custom_tool_call_output ? "custom_tool_call_output"
+                                                                         : "function_call_output";
+  return {{"type", name}, {"call_id", call.call_id}, {"output", std::move(content)}};
 }
 
 std::string shell_join(const std::vector<std::string>& argv) {

@@ -7,6 +7,7 @@
 //     shell           {"command": ["bash", "-lc", "ls"], "workdir"?}
 //     shell_command   {"command": "ls", "workdir"?}
 //     apply_patch     {"input": "*** Begin Patch ..."}
+//     request_user_input {"questions": [{id, header, question, options?}]}
 //   custom_tool_call  {call_id, name: "apply_patch", input: "*** Begin Patch ..."}
 //   local_shell_call  {call_id, action: {type: "exec", command: [...], working_directory?}}
 //
@@ -15,6 +16,7 @@
 // joined with POSIX quoting; ["apply_patch", P] is a patch.
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,8 @@ namespace parley::wire {
 enum class call_kind {
   run,      ///< run `command` (in `workdir` when given)
   patch,    ///< apply `patch`
+  ask_user, ///< request_user_input: ask the user `arguments` (checked by the turn)
+  client_tool,  ///< a tool the thread's client declared: call it with `arguments`
   unknown,  ///< a tool parley does not offer; `error` is the answer for the model
   invalid,  ///< a tool parley offers, called wrongly; `error` is the answer
 };
@@ -43,6 +47,7 @@ struct tool_call {
   std::string sandbox_permissions;  ///< run: as given ("require_escalated", ...), or empty
   int64_t timeout_ms = 0;           ///< run: as given (a positive integer), or 0
   std::string patch;                ///< patch: the apply_patch text
+  nlohmann::json arguments;         ///< ask_user: the call's arguments, parsed
   output_type output = output_type::function_call_output;
   std::string error;  ///< unknown, invalid: what to tell the model
 };
@@ -52,12 +57,16 @@ bool is_tool_call(const nlohmann::json& item);
 
 /// The call an item asks for. Never throws; an item that is no call at all
 /// comes back invalid.
-tool_call decode_tool_call(const nlohmann::json& item);
+/// `client_tools`: names of the thread's client-declared tools (a function
+/// call of one is a client_tool call).
+tool_call decode_tool_call(const nlohmann::json& item, const std::set<std::string>& client_tools = {});
 
 /// The item answering `call` with `output`, of the type its call needs:
 /// {"type":"function_call_output","call_id":...,"output":...} or the custom one.
 nlohmann::json tool_output_item(const tool_call& call, std::string output);
 nlohmann::json tool_output_item(output_type type, std::string call_id, std::string output);
+/// The same with content items as the output (input_text, input_image).
+nlohmann::json tool_content_output_item(const tool_call& call, nlohmann::json content);
 
 /// One script from an argument list, each argument quoted for a POSIX shell
 /// where it needs to be: {"echo", "a b", "it's"} -> echo 'a b' 'it'\''s'.

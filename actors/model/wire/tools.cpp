@@ -2,9 +2,9 @@
 
 namespace parley::wire {
 
-namespace {
+using json = nlohmann::json;  // at namespace scope: unity builds put compaction.cpp's beside it
 
-using json = nlohmann::json;
+namespace {
 
 const char* const exec_command_description =
     "Runs a shell command on the user's machine (with /bin/sh -c, in the conversation's "
@@ -69,7 +69,7 @@ json apply_patch_parameters() {
           {"additionalProperties", false}};
 }
 
-json function_tool(std::string_view name, const char* description, json parameters) {
+json function_tool(std::string_view name, const std::string& description, json parameters) {
   return {{"type", "function"},
           {"name", name},
           {"description", description},
@@ -104,7 +104,39 @@ LINE_TEXT: /[^\r\n]+/
   return grammar;
 }
 
-nlohmann::json responses_tools(tool_flavour flavour) {
+nlohmann::json request_user_input_tool() {
+  json option = {{"type", "object"},
+                 {"properties",
+                  {{"label", {{"type", "string"}, {"description", "A short answer the user can pick."}}},
+                   {"description",
+                    {{"type", "string"}, {"description", "What picking it means, in one sentence."}}}}},
+                 {"required", json::array({"label", "description"})},
+                 {"additionalProperties", false}};
+  json question = {
+      {"type", "object"},
+      {"properties",
+       {{"id", {{"type", "string"}, {"description", "A stable id; the answers are keyed by it."}}},
+        {"header", {{"type", "string"}, {"description", "A label of a few words shown above it."}}},
+        {"question", {{"type", "string"}, {"description", "The question itself, one sentence."}}},
+        {"options", {{"type", "array"}, {"items", std::move(option)},
+                     {"description", "Answers to choose from (the user may also write their own)."}}}}},
+      {"required", json::array({"id", "header", "question"})},
+      {"additionalProperties", false}};
+  json parameters = {{"type", "object"},
+                     {"properties",
+                      {{"questions", {{"type", "array"}, {"items", std::move(question)},
+                                      {"description", "One to three short questions."}}}}},
+                     {"required", json::array({"questions"})},
+                     {"additionalProperties", false}};
+  return function_tool(request_user_input_tool_name,
+                       "Asks the user one to three short questions and waits for the answers. "
+                       "Use it only when you cannot go on without the user's choice; say first "
+                       "why you ask. The output is the answers as JSON "
+                       "({\"answers\": {id: {\"answers\": [...]}}}), or why there are none.",
+                       std::move(parameters));
+}
+
+nlohmann::json responses_tools(tool_flavour flavour, const std::vector<nlohmann::json>& extra) {
   json tools = json::array();
   tools.push_back(function_tool(exec_command_tool, exec_command_description,
                                 exec_command_parameters()));
@@ -118,12 +150,13 @@ nlohmann::json responses_tools(tool_flavour flavour) {
                      {"format",
                       {{"type", "grammar"}, {"syntax", "lark"}, {"definition", apply_patch_grammar()}}}});
   }
+  for (const auto& tool : extra) tools.push_back(tool);
   return tools;
 }
 
-nlohmann::json chat_tools() {
+nlohmann::json chat_tools(const std::vector<nlohmann::json>& extra) {
   json tools = json::array();
-  for (auto& tool : responses_tools(tool_flavour::function_only)) {
+  for (auto& tool : responses_tools(tool_flavour::function_only, extra)) {
     json function = {{"name", tool["name"]},
                      {"description", tool["description"]},
                      {"parameters", tool["parameters"]}};

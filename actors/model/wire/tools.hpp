@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@ namespace parley::wire {
 
 inline constexpr std::string_view exec_command_tool = "exec_command";
 inline constexpr std::string_view apply_patch_tool = "apply_patch";
+inline constexpr std::string_view request_user_input_tool_name = "request_user_input";
 
 enum class tool_flavour {
   /// exec_command a function, apply_patch a freeform tool with a grammar.
@@ -27,11 +29,18 @@ enum class tool_flavour {
   function_only,
 };
 
-/// The Responses API's "tools" array.
-nlohmann::json responses_tools(tool_flavour flavour = tool_flavour::responses);
+/// The Responses API's "tools" array, with `extra` function tools after
+/// parley's own.
+nlohmann::json responses_tools(tool_flavour flavour = tool_flavour::responses,
+                               const std::vector<nlohmann::json>& extra = {});
 
 /// The Chat Completions "tools" array ({"type":"function","function":{...}}).
-nlohmann::json chat_tools();
+nlohmann::json chat_tools(const std::vector<nlohmann::json>& extra = {});
+
+/// request_user_input: a function tool {questions: [{id, header, question,
+/// options?: [{label, description}]}]} whose call asks the user
+/// (item/tool/requestUserInput) and whose output is the answers as JSON.
+nlohmann::json request_user_input_tool();
 
 /// The Lark grammar of the apply_patch language given to the freeform tool.
 const std::string& apply_patch_grammar();

@@ -5,7 +5,7 @@
 #include <string>
 #include <variant>
 
-#include "actors/files/base64.hpp"
+#include "protocol/base64.hpp"
 
 namespace parley::files {
 namespace roots_test {
@@ -72,18 +72,18 @@ TEST(files_roots, a_root_inside_the_home_is_never_added) {
 }
 
 TEST(files_base64, round_trips_and_names_the_bad_symbol) {
-  EXPECT_EQ(base64_encode(""), "");
-  EXPECT_EQ(base64_encode("f"), "Zg==");
-  EXPECT_EQ(base64_encode("fo"), "Zm8=");
-  EXPECT_EQ(base64_encode("foo"), "Zm9v");
+  EXPECT_EQ(protocol::base64_encode(""), "");
+  EXPECT_EQ(protocol::base64_encode("f"), "Zg==");
+  EXPECT_EQ(protocol::base64_encode("fo"), "Zm8=");
+  EXPECT_EQ(protocol::base64_encode("foo"), "Zm9v");
   std::string why;
-  EXPECT_EQ(base64_decode("Zm9vYg==", why), "foob");
+  EXPECT_EQ(protocol::base64_decode("Zm9vYg==", why), "foob");
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
-  EXPECT_EQ(base64_decode(base64_encode(bytes), why), bytes);
-  EXPECT_EQ(base64_decode("!!!", why), std::nullopt);
+  EXPECT_EQ(protocol::base64_decode(protocol::base64_encode(bytes), why), bytes);
+  EXPECT_EQ(protocol::base64_decode("!!!", why), std::nullopt);
   EXPECT_EQ(why, "Invalid symbol 33, offset 0.");
-  EXPECT_EQ(base64_decode("Zm9", why), std::nullopt);
+  EXPECT_EQ(protocol::base64_decode("Zm9", why), std::nullopt);
 }
 
 }  // namespace parley::files

@@ -11,6 +11,16 @@ std::string joined(const std::vector<std::string>& deltas) {
   return s;
 }
 
+TEST(scripted_model, ask_is_a_question_for_the_user) {
+  auto steps = plan_steps("ask: Which one?\nask: {\"questions\": [{\"id\": \"x\"}]}\nask: {broken");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].what, model_step::kind::ask_user);
+  EXPECT_EQ(steps[0].arguments["questions"][0]["question"], "Which one?");
+  EXPECT_EQ(steps[0].arguments["questions"][0]["id"], "q1");
+  EXPECT_EQ(steps[1].arguments["questions"][0]["id"], "x");  // as given, checked by the turn
+  EXPECT_TRUE(steps[2].arguments.is_discarded());             // the turn tells the model
+}
+
 TEST(scripted_model, directives_become_steps_in_order) {
   auto steps = plan_steps("say: hello world\n  run: make test  \nnot a directive\nrun:   \nsay: bye");
   ASSERT_EQ(steps.size(), 3u);
@@ -50,7 +60,7 @@ TEST(scripted_model, next_step_walks_the_plan_then_is_done) {
   model_context ctx;
   ctx.user_text = "run: a\nsay: b";
   EXPECT_EQ(next_step(ctx).what, model_step::kind::run);
-  ctx.step_results.push_back(step_result{step_result::kind::ran, 0, 1, "", "", {}});
+  ctx.step_results.push_back(step_result{step_result::kind::ran, 0, 1, "", "", {}, true, {}});
   EXPECT_EQ(next_step(ctx).what, model_step::kind::say);
   ctx.step_results.push_back(step_result{});
   EXPECT_EQ(next_step(ctx).what, model_step::kind::done);

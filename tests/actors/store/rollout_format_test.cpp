@@ -150,6 +150,42 @@ TEST(rollout_format, unknown_lines_and_a_second_session_meta_are_ignored) {
   EXPECT_EQ(back->meta.turns.size(), 2u);
 }
 
+TEST(rollout_format, a_goal_is_written_as_codex_writes_it_and_read_back) {
+  auto t = sample();
+  auto lines = encode_thread(t);
+  protocol::thread_goal g;
+  g.thread_id = t.id;
+  g.objective = "ship it";
+  g.status = "paused";
+  g.created_at = 1762500010;
+  g.updated_at = 1762500011;
+  auto set = encode_record(t, goal_record{g});
+  ASSERT_EQ(set.size(), 1u);
+  auto rec = json::parse(set[0]);
+  EXPECT_EQ(rec["type"], "event_msg");
+  EXPECT_EQ(rec["payload"]["type"], "thread_goal_updated");
+  EXPECT_EQ(rec["payload"]["threadId"], t.id);
+  EXPECT_EQ(rec["payload"]["goal"]["objective"], "ship it");
+  EXPECT_FALSE(rec["payload"]["goal"].contains("tokenBudget")) << "left out when none, as Codex";
+  lines.insert(lines.end(), set.begin(), set.end());
+  auto back = decode_rollout(lines, "/x.jsonl");
+  ASSERT_TRUE(back) << to_string(back.error());
+  ASSERT_TRUE(back->goal);
+  EXPECT_EQ(json(*back->goal), json(g));
+  EXPECT_EQ(back->meta.turns.size(), 2u) << "goal records are no part of a turn";
+  auto cleared = encode_record(t, goal_record{std::nullopt});
+  lines.insert(lines.end(), cleared.begin(), cleared.end());
+  back = decode_rollout(lines, "/x.jsonl");
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->goal) << "a cleared goal stays cleared";
+  // A goal record that cannot be read changes nothing.
+  lines.push_back(R"({"timestamp":"2025-11-07T07:20:00.123Z","type":"event_msg",)"
+                  R"("payload":{"type":"thread_goal_updated","goal":{"objective":1}}})");
+  back = decode_rollout(lines, "/x.jsonl");
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->goal);
+}
+
 TEST(rollout_format, helpers) {
   EXPECT_EQ(rfc3339_ms(1762500000123), "2025-11-07T07:20:00.123Z");
   EXPECT_EQ(parse_rfc3339_ms("2025-11-07T07:20:00.123Z"), 1762500000123);

@@ -11,6 +11,13 @@ json function_call(const char* name, std::string arguments) {
   return {{"type", "function_call"}, {"call_id", "call_1"}, {"name", name}, {"arguments", arguments}};
 }
 
+TEST(tool_calls, request_user_input_keeps_its_arguments_for_the_turn) {
+  auto call = decode_tool_call(function_call("request_user_input", R"({"questions":[{"id":"a"}]})"));
+  EXPECT_EQ(call.kind, call_kind::ask_user);
+  EXPECT_EQ(call.arguments["questions"][0]["id"], "a");
+  EXPECT_EQ(decode_tool_call(function_call("request_user_input", "not json")).kind, call_kind::invalid);
+}
+
 TEST(tool_calls, exec_command_parses_its_json_string_arguments) {
   auto call = decode_tool_call(function_call(
       "exec_command",

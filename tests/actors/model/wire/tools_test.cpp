@@ -45,6 +45,17 @@ TEST(tools, function_only_flavour_makes_apply_patch_a_function_of_input) {
   EXPECT_NE(tools[1]["description"].get<std::string>().find("*** Update File:"), std::string::npos);
 }
 
+TEST(tools, request_user_input_is_offered_only_when_asked_for) {
+  auto extra = std::vector<json>{request_user_input_tool()};
+  auto tools = responses_tools(tool_flavour::responses, extra);
+  ASSERT_EQ(tools.size(), 3u);
+  EXPECT_EQ(tools[2]["name"], "request_user_input");
+  EXPECT_EQ(tools[2]["parameters"]["required"], json::array({"questions"}));
+  auto chat = chat_tools(extra);
+  ASSERT_EQ(chat.size(), 3u);
+  EXPECT_EQ(chat[2]["function"]["name"], "request_user_input");
+}
+
 TEST(tools, chat_tools_wrap_each_function) {
   json tools = chat_tools();
   ASSERT_EQ(tools.size(), 2u);

@@ -1,12 +1,12 @@
 #pragma once
-// Standard base64 (RFC 4648, with padding), as fs/readFile and fs/writeFile
-// carry file contents.
+// Standard base64 (RFC 4648, with padding), as fs/readFile, fs/writeFile and
+// command/exec carry bytes.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace parley::files {
+namespace parley::protocol {
 
 std::string base64_encode(std::string_view bytes);
 
@@ -14,4 +14,4 @@ std::string base64_encode(std::string_view bytes);
 /// symbol and its offset, or a bad length).
 std::optional<std::string> base64_decode(std::string_view text, std::string& why);
 
-}  // namespace parley::files
+}  // namespace parley::protocol

@@ -1,10 +1,10 @@
-#include "actors/files/base64.hpp"
+#include "protocol/base64.hpp"
 
 #include <array>
 #include <cstdint>
 
-namespace parley::files {
-namespace {
+namespace parley::protocol {
+namespace base64_detail {
 
 constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -17,7 +17,7 @@ constexpr std::array<int8_t, 256> decoding_table() {
 
 constexpr auto table = decoding_table();
 
-}  // namespace
+}  // namespace base64_detail
 
 std::string base64_encode(std::string_view bytes) {
   std::string out;
@@ -26,16 +26,16 @@ std::string base64_encode(std::string_view bytes) {
   auto at = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(bytes[k])); };
   for (; i + 3 <= bytes.size(); i += 3) {
     uint32_t n = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
-    out += alphabet[n >> 18 & 63];
-    out += alphabet[n >> 12 & 63];
-    out += alphabet[n >> 6 & 63];
-    out += alphabet[n & 63];
+    out += base64_detail::alphabet[n >> 18 & 63];
+    out += base64_detail::alphabet[n >> 12 & 63];
+    out += base64_detail::alphabet[n >> 6 & 63];
+    out += base64_detail::alphabet[n & 63];
   }
   if (auto rest = bytes.size() - i; rest > 0) {
     uint32_t n = at(i) << 16 | (rest == 2 ? at(i + 1) << 8 : 0);
-    out += alphabet[n >> 18 & 63];
-    out += alphabet[n >> 12 & 63];
-    out += rest == 2 ? alphabet[n >> 6 & 63] : '=';
+    out += base64_detail::alphabet[n >> 18 & 63];
+    out += base64_detail::alphabet[n >> 12 & 63];
+    out += rest == 2 ? base64_detail::alphabet[n >> 6 & 63] : '=';
     out += '=';
   }
   return out;
@@ -53,7 +53,7 @@ std::optional<std::string> base64_decode(std::string_view text, std::string& why
       ++padding;
       continue;
     }
-    int8_t v = table[c];
+    int8_t v = base64_detail::table[c];
     if (v < 0 || padding > 0) {
       why = "Invalid symbol " + std::to_string(c) + ", offset " + std::to_string(i) + ".";
       return std::nullopt;
@@ -72,4 +72,4 @@ std::optional<std::string> base64_decode(std::string_view text, std::string& why
   return out;
 }
 
-}  // namespace parley::files
+}  // namespace parley::protocol

@@ -1,0 +1,229 @@
+#include "actors/model/config/config_write.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "actors/model/config/model_config.hpp"
+#include "actors/model/config/toml_reading.hpp"
+
+namespace parley::model_config {
+
+namespace config_write_detail {
+
+using nlohmann::json;
+
+struct edit_problem {
+  write_error error;
+  std::string message;
+};
+
+write_result failed(write_error e, std::string message) {
+  write_result r;
+  r.error = e;
+  r.message = std::move(message);
+  return r;
+}
+
+/// A JSON value as a TOML node; nulls inside a table or array are left out
+/// (TOML has no null).
+std::unique_ptr<toml::node> to_toml(const json& v, const std::string& key) {
+  switch (v.type()) {
+    case json::value_t::string:
+      return std::make_unique<toml::value<std::string>>(v.get<std::string>());
+    case json::value_t::boolean:
+      return std::make_unique<toml::value<bool>>(v.get<bool>());
+    case json::value_t::number_integer:
+      return std::make_unique<toml::value<int64_t>>(v.get<int64_t>());
+    case json::value_t::number_unsigned:
+      if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        throw edit_problem{write_error::validation, key + ": integer out of range"};
+      return std::make_unique<toml::value<int64_t>>(static_cast<int64_t>(v.get<uint64_t>()));
+    case json::value_t::number_float:
+      return std::make_unique<toml::value<double>>(v.get<double>());
+    case json::value_t::array: {
+      auto arr = std::make_unique<toml::array>();
+      for (const auto& x : v)
+        if (!x.is_null()) arr->push_back(std::move(*to_toml(x, key)));
+      return arr;
+    }
+    case json::value_t::object: {
+      auto table = std::make_unique<toml::table>();
+      for (const auto& [k, x] : v.items())
+        if (!x.is_null()) table->insert_or_assign(k, std::move(*to_toml(x, key + "." + k)));
+      return table;
+    }
+    default:
+      throw edit_problem{write_error::validation, key + ": unsupported value"};
+  }
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  if (path.empty()) throw edit_problem{write_error::validation, "keyPath must not be empty"};
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    auto dot = path.find('.', start);
+    auto part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty())
+      throw edit_problem{write_error::validation, "keyPath segments must not be empty"};
+    out.push_back(std::move(part));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+/// Merges `from` into `into`: tables merge key by key, anything else replaces.
+void merge_into(toml::table& into, toml::table& from) {
+  for (auto& [k, v] : from) {
+    auto* existing = into.get(k);
+    if (existing && existing->is_table() && v.is_table())
+      merge_into(*existing->as_table(), *v.as_table());
+    else
+      into.insert_or_assign(k, std::move(v));
+  }
+}
+
+void apply(toml::table& root, const config_edit& e) {
+  auto path = split_path(e.key_path);
+  toml::table* at = &root;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    auto* next = at->get(path[i]);
+    if (!next) {
+      if (e.value.is_null()) return;  // removing what is not there
+      at->insert_or_assign(path[i], toml::table{});
+      next = at->get(path[i]);
+    }
+    if (!next->is_table())
+      throw edit_problem{write_error::validation,
+                         "keyPath `" + e.key_path + "`: `" + path[i] + "` is not a table"};
+    at = next->as_table();
+  }
+  const auto& leaf = path.back();
+  if (e.value.is_null()) {
+    at->erase(leaf);
+    return;
+  }
+  auto node = to_toml(e.value, e.key_path);
+  auto* existing = at->get(leaf);
+  if (e.upsert && existing && existing->is_table() && node->is_table()) {
+    merge_into(*existing->as_table(), *node->as_table());
+    return;
+  }
+  at->insert_or_assign(leaf, std::move(*node));
+}
+
+/// Reads the whole file; "" when it does not exist.
+bool read_file(const std::string& path, std::string& out, std::string& why) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in) {
+    if (errno == ENOENT) return true;
+    why = "cannot read " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  out = text.str();
+  return true;
+}
+
+/// Replaces the file whole: a temporary file beside it, synced, renamed over
+/// it, and the folder synced.
+bool replace_file(const std::string& path, const std::string& content, std::string& why) {
+  auto dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  auto tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    why = "cannot write " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  size_t done = 0;
+  while (done < content.size()) {
+    auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      why = "cannot write " + tmp + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    why = "cannot replace " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
+
+}  // namespace config_write_detail
+
+const char* to_string(write_error e) {
+  switch (e) {
+    case write_error::none: return "none";
+    case write_error::validation: return "configValidationError";
+    case write_error::version_conflict: return "configVersionConflict";
+    case write_error::layer_readonly: return "configLayerReadonly";
+  }
+  return "configValidationError";
+}
+
+write_result write_config(const std::string& path, const std::vector<config_edit>& edits,
+                          const std::optional<std::string>& expected_version,
+                          const version_fn& version_of) {
+  using namespace config_write_detail;
+  std::string before, why;
+  if (!read_file(path, before, why)) return failed(write_error::validation, why);
+  auto version = version_of(before);
+  if (expected_version && *expected_version != version)
+    return failed(write_error::version_conflict,
+                  "Configuration was modified since last read. Fetch latest version and retry.");
+  toml::table root;
+  try {
+    root = toml::parse(before, path);
+  } catch (const toml::parse_error& e) {
+    return failed(write_error::validation,
+                  "Invalid configuration: " + std::string{e.description()});
+  }
+  try {
+    for (const auto& e : edits) apply(root, e);
+  } catch (const edit_problem& p) {
+    return failed(p.error, p.message);
+  }
+  if (edits.empty()) {  // nothing to change (Codex answers the version as it is)
+    write_result r;
+    r.version = version;
+    return r;
+  }
+  std::ostringstream out;
+  // Basic ("...") strings, as Codex and most people write them.
+  constexpr auto flags
+      = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
+  out << toml::toml_formatter{root, flags} << "\n";
+  auto after = out.str();
+  // The file must stay one parley can start with.
+  auto check = parse(after, path);
+  if (!check) return failed(write_error::validation, "Invalid configuration: " + check.error);
+  if (!replace_file(path, after, why)) return failed(write_error::validation, why);
+  write_result r;
+  r.version = version_of(after);
+  return r;
+}
+
+}  // namespace parley::model_config
