@@ -15,6 +15,9 @@ const char* const overview = R"(Subcommands:
   app-server     serve the Codex app-server protocol (v2) on stdin/stdout
   chat           a terminal client over a child app-server
   store reindex  rebuild the SQLite index from the rollouts under the home
+  store migrate  create or upgrade the PostgreSQL store's schema
+  store export   write a thread of the PostgreSQL store as a Codex rollout
+  store import   store a Codex rollout in the PostgreSQL store
   store check    name damaged rollouts and wrong index entries; --repair
                  salvages every readable record and rebuilds the index
   audit verify   check the approval audit log's hash chain
@@ -80,10 +83,17 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
   auto& cfg = out.server;
   std::vector<CLI::Option*> all;
   all.push_back(add_choice(app, "--store", cfg.store,
-                           {{"local", store::local}, {"memory", store::memory}},
+                           {{"local", store::local}, {"memory", store::memory},
+                            {"postgres", store::postgres}},
                            "local (default): rollouts + SQLite index under --home; "
-                           "memory: nothing outlives the process")
+                           "memory: nothing outlives the process; postgres: a PostgreSQL "
+                           "database (--store-url)")
                     ->type_name("KIND"));
+  all.push_back(app.add_option("--store-url", cfg.store_url,
+                               "the PostgreSQL store's database, postgresql://USER@HOST[:PORT]/DB "
+                               "(default $PARLEY_STORE_URL); a password only from PGPASSWORD "
+                               "or a PGPASSFILE")
+                    ->type_name("URL"));
   all.push_back(app.add_option("--home", cfg.home,
                                "where threads are stored, reported as codexHome (default "
                                "$PARLEY_HOME or ~/.parley); one process at a time")
@@ -267,6 +277,43 @@ struct parser {
                     "is kept beside it as NAME.damaged-TIME), then rebuild the index; exit 0 "
                     "once everything found was repaired");
     check->callback([&out] { out.what = action::store_check; });
+    auto* migrate = store->add_subcommand(
+        "migrate",
+        "Creates the PostgreSQL store's schema in --store-url's database, or upgrades it to "
+        "this parley's version. Exit 0 when it is current, 1 otherwise.");
+    migrate->add_option("--store-url", out.server.store_url,
+                        "the database (default $PARLEY_STORE_URL)")
+        ->type_name("URL");
+    migrate->callback([&out] { out.what = action::store_migrate; });
+    auto* exporter = store->add_subcommand(
+        "export",
+        "Writes a thread of the PostgreSQL store as a Codex rollout file (the real Codex "
+        "resumes it). Exit 0 when written, 1 otherwise.");
+    exporter->add_option("--thread", out.transfer.thread, "the thread's id")
+        ->type_name("ID")
+        ->required();
+    auto* out_file = exporter->add_option("--out", out.transfer.out_file, "the file to write")
+                         ->type_name("FILE");
+    exporter
+        ->add_option("--codex-home", out.transfer.codex_home,
+                     "write it where a Codex with this CODEX_HOME finds it (sessions/...)")
+        ->type_name("DIR")
+        ->excludes(out_file);
+    exporter->add_option("--store-url", out.server.store_url,
+                         "the database (default $PARLEY_STORE_URL)")
+        ->type_name("URL");
+    exporter->callback([&out] { out.what = action::store_export; });
+    auto* importer = store->add_subcommand(
+        "import",
+        "Stores a rollout file (Codex's or parley's, plain or .zst) as a thread of the "
+        "PostgreSQL store. Exit 0 when stored, 1 otherwise (a thread already there is refused).");
+    importer->add_option("file", out.transfer.rollout, "the rollout")
+        ->type_name("FILE")
+        ->required();
+    importer->add_option("--store-url", out.server.store_url,
+                         "the database (default $PARLEY_STORE_URL)")
+        ->type_name("URL");
+    importer->callback([&out] { out.what = action::store_import; });
 
     auto* audit = app.add_subcommand("audit", "The approval audit log.")->require_subcommand(1);
     auto* verify = audit->add_subcommand(
@@ -291,6 +338,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
   command_line out;
   out.server.home = default_home();
   out.server.store = runtime_config::store_kind::local;
+  if (const char* url = std::getenv("PARLEY_STORE_URL")) out.server.store_url = url;
   out.rules.home = out.server.home;
   out.store_check.home = out.server.home;
   // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).

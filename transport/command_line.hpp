@@ -7,6 +7,9 @@
 //     (both: --config FILE, -c key=value: Codex's config.toml)
 //   parley store reindex [--home DIR]
 //   parley store check [--home DIR] [--repair]
+//   parley store migrate [--store-url URL]
+//   parley store export --thread ID (--out FILE | --codex-home DIR) [--store-url URL]
+//   parley store import FILE [--store-url URL]
 //   parley audit verify [--home DIR | FILE]
 //   parley rules check [--home DIR] [--json] (-- COMMAND WORDS... | --path P...)
 //
@@ -32,6 +35,9 @@ struct command_line {
     chat,
     store_reindex,
     store_check,
+    store_migrate,
+    store_export,
+    store_import,
     audit_verify,
     rules_check
   };
@@ -66,6 +72,13 @@ struct command_line {
   std::string audit_file;
   rules_check_request rules;
   store_check_request store_check;
+  /// store export / import (with server.store_url).
+  struct {
+    std::string thread;      // export --thread
+    std::string out_file;    // export --out
+    std::string codex_home;  // export --codex-home
+    std::string rollout;     // import FILE
+  } transfer;
 };
 
 /// Parses argv; prints help, version or the usage error itself.

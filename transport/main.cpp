@@ -15,6 +15,9 @@
 #include "actors/core/log.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/store/local_store.hpp"
+#include "actors/store/pg_client.hpp"
+#include "actors/store/postgres_schema.hpp"
+#include "actors/store/postgres_transfer.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/core/command_sandbox.hpp"
 #include "transport/app_server.hpp"
@@ -79,8 +82,61 @@ std::shared_ptr<const parley::sandbox_settings> sandbox_of(const parley::command
   return s;
 }
 
+/// The PostgreSQL store's database, checked before anything starts: a URL
+/// that cannot be used, a database that cannot be reached or whose schema is
+/// missing or another version stops the start (exit 2) with the reason.
+bool postgres_usable(const parley::runtime_config& cfg) {
+  if (cfg.store != parley::runtime_config::store_kind::postgres) return true;
+  if (cfg.store_url.empty()) {
+    std::cerr << "parley: --store=postgres needs --store-url (or PARLEY_STORE_URL)\n";
+    return false;
+  }
+  if (auto problem = parley::pg::conninfo_problem(cfg.store_url)) {
+    std::cerr << "parley: " << *problem << "\n";
+    return false;
+  }
+  if (auto problem = parley::pg::schema_problem(cfg.store_url)) {
+    std::cerr << "parley: " << *problem << "\n";
+    return false;
+  }
+  PARLEY_INFO("store event=postgres target={} schema_version={}",
+              parley::pg::describe_target(cfg.store_url), parley::pg::schema_version);
+  return true;
+}
+
+int store_migrate(const std::string& url) {
+  if (url.empty()) {
+    std::cerr << "parley: store migrate needs --store-url (or PARLEY_STORE_URL)\n";
+    return 2;
+  }
+  auto report = parley::pg::migrate(url);
+  (report.ok ? std::cout : std::cerr) << (report.ok ? "" : "parley: ") << report.message << "\n";
+  return report.ok ? 0 : 1;
+}
+
+int store_transfer(const parley::command_line& cl) {
+  const auto& url = cl.server.store_url;
+  if (url.empty()) {
+    std::cerr << "parley: the store's transfers need --store-url (or PARLEY_STORE_URL)\n";
+    return 2;
+  }
+  const auto& t = cl.transfer;
+  if (cl.what == parley::command_line::action::store_export && t.out_file.empty()
+      && t.codex_home.empty()) {
+    std::cerr << "parley: store export needs --out FILE or --codex-home DIR\n";
+    return 2;
+  }
+  auto report = cl.what == parley::command_line::action::store_export
+                    ? parley::pg::export_thread(url, t.thread, t.out_file, t.codex_home)
+                    : parley::pg::import_rollout(url, t.rollout);
+  (report.ok ? std::cout : std::cerr) << (report.ok ? "" : "parley: ") << report.message << "\n";
+  return report.ok ? 0 : 1;
+}
+
 int app_server(parley::command_line& cl) {
   auto& cfg = cl.server;
+  parley::log::set_level(cl.log_level);
+  if (!postgres_usable(cfg)) return 2;
   // The approval audit log lives in the home of a local store by default.
   if (cl.audit.empty() && cfg.store == parley::runtime_config::store_kind::local)
     cfg.audit_path = cfg.home + "/audit.jsonl";
@@ -168,6 +224,9 @@ int main(int argc, char** argv) {
     case action::chat: return chat(cl);
     case action::store_reindex: return store_reindex(cl.server.home);
     case action::store_check: return parley::run_store_check(cl.store_check);
+    case action::store_migrate: return store_migrate(cl.server.store_url);
+    case action::store_export:
+    case action::store_import: return store_transfer(cl);
     case action::audit_verify: return audit_verify(cl.audit_file);
     case action::rules_check: return parley::run_rules_check(cl.rules);
   }

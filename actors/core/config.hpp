@@ -39,9 +39,13 @@ struct runtime_config {
   std::string cli_version = "0.1.0";
   /// Scheduler worker threads; 0 = one per core.
   size_t scheduler_threads = 0;
-  /// Where threads are stored: in this process only, or under `home`.
-  enum class store_kind { memory, local };
+  /// Where threads are stored: in this process only, under `home`, or in a
+  /// PostgreSQL database (`store_url`).
+  enum class store_kind { memory, local, postgres };
   store_kind store = store_kind::memory;
+  /// The PostgreSQL store's database: a postgresql:// URL or libpq key=value
+  /// pairs, never with a password (PGPASSWORD or a PGPASSFILE give it).
+  std::string store_url;
   /// When appended records are fsync'ed (local store): after every record,
   /// after each completed turn, or never (the OS decides).
   enum class durability_kind { item, turn, none };

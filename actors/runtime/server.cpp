@@ -9,6 +9,7 @@
 #include "actors/model/scripted_model.hpp"
 #include "actors/store/local_store.hpp"
 #include "actors/store/memory_store.hpp"
+#include "actors/store/postgres_store.hpp"
 #include "actors/threads/thread_manager.hpp"
 
 namespace parley {
@@ -29,6 +30,9 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   }
   if (st.svc.config->store == runtime_config::store_kind::local)
     st.svc.store = self->spawn<caf::monitored>(store::local_store, st.svc.config,
+                                               st.svc.telemetry);
+  else if (st.svc.config->store == runtime_config::store_kind::postgres)
+    st.svc.store = self->spawn<caf::monitored>(store::postgres_store, st.svc.config,
                                                st.svc.telemetry);
   else
     st.svc.store = self->spawn<caf::monitored>(memory_store, st.svc.config);

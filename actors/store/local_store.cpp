@@ -12,6 +12,7 @@
 #include <list>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/durability.hpp"
 #include "actors/store/local_store_io.hpp"
 #include "actors/store/memory_store.hpp"
 #include "actors/store/rollout_file.hpp"
@@ -98,21 +99,6 @@ void load_into(self_ptr self, const std::string& path,
             rp.deliver(std::move(t));
           },
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-}
-
-bool must_sync(const runtime_config& cfg, const store_record& r) {
-  switch (cfg.durability) {
-    case runtime_config::durability_kind::item:
-      return true;
-    case runtime_config::durability_kind::turn:
-      // An action's phases too: each must be on disk before what it names
-      // happens (group commit keeps that cheap under load).
-      return std::holds_alternative<turn_completed_record>(r)
-             || std::holds_alternative<action_record>(r);
-    case runtime_config::durability_kind::none:
-      return false;
-  }
-  return true;
 }
 
 /// Finds a thread's rollout: this process's table, then the index, then a scan.

@@ -14,22 +14,33 @@ SIGTERM keeps what is pending, while the stdio client closing its input
 cancels it (Codex's meaning); a turn waiting with nobody subscribed unloads
 (nothing of it stays in memory) and goes on when resumed or at its deadline.
 
+The same tests run on the PostgreSQL store with PARLEY_TEST_STORE=postgres
+(ctest durable_work_postgres): a private cluster for the run
+(tests/support/pg_cluster.py), a database per test, `parley store migrate`
+first; what a test writes into a rollout by hand it writes into the
+database's lines instead.
+
 Usage: durable_work_test.py PARLEY_BINARY [TEST_NAME...]
 """
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import app_server_peer  # noqa: E402
+import pg_cluster  # noqa: E402
 
 PARLEY = sys.argv[1]
 ONLY = set(sys.argv[2:])
 FAILURES = []
+STORE = os.environ.get("PARLEY_TEST_STORE", "local")
+CLUSTER = None  # the run's PostgreSQL cluster (PARLEY_TEST_STORE=postgres)
 
 
 def check(cond, what):
@@ -48,10 +59,19 @@ class Home:
         self.work = os.path.join(self.dir, "work")
         os.makedirs(self.work)
         self.starts = 0
+        self.store = ["--store=local"]
+        if STORE == "postgres":
+            self.db = os.path.basename(self.dir).replace("-", "_").lower()
+            self.url = CLUSTER.create_database(self.db)
+            migrate = subprocess.run([PARLEY, "store", "migrate", "--store-url=" + self.url],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if migrate.returncode != 0:
+                raise RuntimeError("store migrate failed: " + migrate.stdout)
+            self.store = ["--store=postgres", "--store-url=" + self.url]
 
     def server(self, *flags):
         self.starts += 1
-        args = [PARLEY, "app-server", "--store=local", "--home=" + self.home, "--cwd=" + self.work,
+        args = [PARLEY, "app-server", *self.store, "--home=" + self.home, "--cwd=" + self.work,
                 "--log-level=info", *flags]
         return app_server_peer.StdioPeer(args, dict(os.environ),
                                          os.path.join(self.dir, "server-%d.log" % self.starts),
@@ -215,6 +235,29 @@ def append_phase(path, phase, extra):
                             "payload": payload}) + "\n")
 
 
+def append_phase_pg(h, thread, phase, extra):
+    """The same in the database: the line after the thread's last, and its
+    row's pending phase, in one transaction (as the store writes them)."""
+    last = CLUSTER.psql("SELECT line::text FROM thread_lines WHERE thread_id = $t$%s$t$"
+                        " AND kind = 'parley_action' ORDER BY seq DESC LIMIT 1" % thread, h.db)
+    asked = json.loads(last)
+    payload = dict(asked["payload"], phase=phase, **extra)
+    line = json.dumps({"timestamp": asked["timestamp"], "type": "parley_action", "payload": payload})
+    pending = {"asked": 1, "decided": 2, "started": 3}[phase]
+    CLUSTER.psql("BEGIN; INSERT INTO thread_lines (thread_id, seq, kind, turn_id, line)"
+                 " SELECT $t$%s$t$, max(seq) + 1, 'parley_action', $u$%s$u$, $j$%s$j$::jsonb"
+                 " FROM thread_lines WHERE thread_id = $t$%s$t$;"
+                 " UPDATE threads SET pending = %d WHERE id = $t$%s$t$; COMMIT"
+                 % (thread, payload.get("turn_id", ""), line, thread, pending, thread), h.db)
+
+
+def add_phase(h, thread, phase, extra):
+    if STORE == "postgres":
+        append_phase_pg(h, thread, phase, extra)
+    else:
+        append_phase(h.rollout_of(thread), phase, extra)
+
+
 def test_decided_runs_once_and_started_never_again():
     with Home() as h:
         p = h.server()
@@ -223,11 +266,11 @@ def test_decided_runs_once_and_started_never_again():
         started, _, _ = start_asking(p, h, "started")
         check(kill(p) == -9, "killed")
         accept = {"outcome": "decided", "decision": "accept", "stage": "client"}
-        append_phase(h.rollout_of(accepted), "decided", accept)
-        append_phase(h.rollout_of(declined), "decided",
-                     {"outcome": "decided", "decision": "decline", "stage": "client"})
-        append_phase(h.rollout_of(started), "decided", accept)
-        append_phase(h.rollout_of(started), "started", accept)
+        add_phase(h, accepted, "decided", accept)
+        add_phase(h, declined, "decided",
+                  {"outcome": "decided", "decision": "decline", "stage": "client"})
+        add_phase(h, started, "decided", accept)
+        add_phase(h, started, "started", accept)
         # Nobody connects for them: the start alone carries each on.
         p = h.server()
         for t, name in ((accepted, "decided-accept"), (declined, "decided-decline"),
@@ -399,6 +442,17 @@ def test_a_parked_approval_times_out_by_its_deadline():
 
 
 def main():
+    global CLUSTER
+    if STORE == "postgres":
+        if not pg_cluster.available():
+            print("PostgreSQL 15 is not installed" + (" (required in CI)" if pg_cluster.must_run() else ": skipped"))
+            return 1 if pg_cluster.must_run() else 77
+        with pg_cluster.started() as CLUSTER:
+            return run_tests()
+    return run_tests()
+
+
+def run_tests():
     tests = [v for k, v in sorted(globals().items()) if k.startswith("test_") and callable(v)]
     for t in tests:
         if ONLY and t.__name__ not in ONLY:

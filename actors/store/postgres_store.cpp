@@ -1,0 +1,340 @@
+#include "actors/store/postgres_store.hpp"
+
+#include "actors/core/handlers.hpp"
+#include "actors/store/durability.hpp"
+#include "actors/store/rollout_format.hpp"
+
+namespace parley::store {
+
+namespace postgres_store_detail {
+
+using self_ptr = postgres_store_actor::stateful_pointer<postgres_store_state>;
+
+/// Sends `statements` as one job; `then` runs in this actor with its outcome.
+/// A job that is not `durable` is acknowledged before its commit is flushed.
+void run(self_ptr self, std::vector<pg::statement> statements,
+         std::function<void(pg::outcome&)> then, bool durable = true) {
+  auto& st = self->state;
+  auto id = ++st.next_job;
+  st.waiting.emplace(id, std::move(then));
+  caf::actor_addr me = self->address();  // weak: a queued job does not keep the store alive
+  st.client->submit({std::move(statements), [me, id](pg::outcome o) {
+                       if (auto h = caf::actor_cast<caf::actor>(me))
+                         caf::anon_send(h, pg_done_atom::value, id,
+                                        std::make_shared<pg::outcome>(std::move(o)));
+                     },
+                     durable});
+}
+
+caf::error failure(const pg::outcome& o) {
+  return make_error(errc::internal, "the store could not do it: " + o.error);
+}
+
+caf::error not_found(const std::string& id) {
+  return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+}
+
+/// The lines of select_lines' result, and the seq after the last.
+std::vector<std::string> lines_of(const pg::result& r, int64_t& next_seq) {
+  std::vector<std::string> lines;
+  lines.reserve(r.rows.size());
+  next_seq = 0;
+  for (auto& row : r.rows) {
+    next_seq = std::stoll(row.at(0).value_or("0")) + 1;
+    lines.push_back(row.at(1).value_or(""));
+  }
+  return lines;
+}
+
+/// Decodes a thread's lines as the rollout they are; remembers the thread
+/// (unless this process already follows it: its row is ahead of any read).
+caf::expected<stored_thread> decode(self_ptr self, const std::string& id, bool archived,
+                                    const pg::result& lines_result) {
+  int64_t next_seq = 0;
+  auto lines = lines_of(lines_result, next_seq);
+  auto t = decode_rollout(lines, "postgres thread " + id);
+  if (!t) return t.error();
+  t->archived = archived;
+  t->meta.path.reset();
+  auto& known = self->state.threads;
+  if (auto i = known.find(id); i == known.end())
+    known.emplace(id, pg::row_of(*t, next_seq));
+  else
+    i->second.archived = archived;
+  return t;
+}
+
+// -- the store's handlers --------------------------------------------------------
+
+void append_now(self_ptr self, const std::string& id, const store_record& record,
+                caf::typed_response_promise<atom::ok> rp);
+
+/// Asks the database where thread `id` ends, then writes what waited.
+void resync(self_ptr self, const std::string& id) {
+  self->state.faults[id].resyncing = true;
+  run(self, {pg::next_line(id)}, [self, id](pg::outcome& o) mutable {
+    auto& st = self->state;
+    auto f = st.faults.find(id);
+    if (f == st.faults.end()) return;
+    auto waiting = std::move(f->second.waiting);
+    f->second.waiting.clear();
+    f->second.resyncing = false;
+    auto row = st.threads.find(id);
+    if (!o.ok || o.results.empty() || o.results[0].rows.empty() || row == st.threads.end()) {
+      // Still cut off: what waited fails; the next turn tries again.
+      f->second.reason = o.ok ? "the thread is gone" : o.error;
+      for (auto& w : waiting)
+        w.second.deliver(make_error(errc::internal, "the store could not do it: " + f->second.reason));
+      return;
+    }
+    row->second.next_seq = std::stoll(o.results[0].rows[0].at(0).value_or("0"));
+    st.faults.erase(f);
+    PARLEY_INFO("postgres_store event=resumed thread={} next_line={}", id, row->second.next_seq);
+    for (auto& w : waiting) append_now(self, id, w.first, std::move(w.second));
+  });
+}
+
+caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const store_record& record) {
+  auto& st = self->state;
+  if (st.sealed)
+    return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  auto rp = self->make_response_promise<atom::ok>();
+  if (auto f = st.faults.find(id); f != st.faults.end()) {
+    bool opens = std::holds_alternative<thread_created_record>(record)
+                 || std::holds_alternative<turn_started_record>(record);
+    if (f->second.resyncing) {
+      f->second.waiting.emplace_back(record, rp);
+    } else if (!opens) {
+      // Nothing after a hole: the turn that lost a record keeps no more.
+      rp.deliver(make_error(errc::internal, "not stored: an earlier record of thread " + id
+                                                + " was not stored (" + f->second.reason + ")"));
+    } else {
+      f->second.waiting.emplace_back(record, rp);
+      resync(self, id);
+    }
+    return rp;
+  }
+  append_now(self, id, record, rp);
+  return rp;
+}
+
+void append_now(self_ptr self, const std::string& id, const store_record& record,
+                caf::typed_response_promise<atom::ok> rp) {
+  auto& st = self->state;
+  std::vector<pg::statement> statements;
+  if (auto* created = std::get_if<thread_created_record>(&record)) {
+    auto row = pg::row_of(created->meta);
+    // A fork's copied turns are written with it, from the full metadata.
+    auto lines = encode_thread(created->meta, created->context);
+    statements.push_back(pg::insert_thread(row));
+    statements.push_back(pg::append_lines(id, 0, lines));
+    row.next_seq = static_cast<int64_t>(lines.size());
+    st.threads[id] = std::move(row);
+  } else {
+    auto i = st.threads.find(id);
+    if (i == st.threads.end()) {
+      rp.deliver(make_error(errc::internal, "store: append to an unknown thread " + id));
+      return;
+    }
+    auto& row = i->second;
+    auto lines = encode_record(row.meta, record);
+    bool changed = pg::fold(row, record);
+    if (!lines.empty()) {
+      statements.push_back(pg::append_lines(id, row.next_seq, lines));
+      row.next_seq += static_cast<int64_t>(lines.size());
+    }
+    if (changed) statements.push_back(pg::update_thread(row));
+  }
+  if (statements.empty()) {
+    rp.deliver(atom::ok::value);
+    return;
+  }
+  run(self, std::move(statements), [self, id, rp](pg::outcome& o) mutable {
+    if (o.ok) {
+      rp.deliver(atom::ok::value);
+      return;
+    }
+    // The appends of this thread sent after this one fail in the database
+    // (they do not follow its last line); later ones wait for a new turn.
+    auto& f = self->state.faults[id];
+    if (f.reason.empty()) {
+      f.reason = o.error;
+      PARLEY_WARN("postgres_store event=append_failed thread={} reason=\"{}\"", id, o.error);
+    }
+    rp.deliver(failure(o));
+  }, must_sync(*st.config, record));
+}
+
+caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
+  auto rp = self->make_response_promise<stored_thread>();
+  run(self, {pg::select_thread(id), pg::select_lines(id)}, [self, rp, id](pg::outcome& o) mutable {
+    if (!o.ok) {
+      rp.deliver(failure(o));
+      return;
+    }
+    if (o.results[0].rows.empty()) {
+      rp.deliver(not_found(id));
+      return;
+    }
+    bool archived = o.results[0].rows[0].at(0) == std::optional<std::string>{"t"};
+    auto t = decode(self, id, archived, o.results[1]);
+    if (!t) {
+      rp.deliver(t.error());
+      return;
+    }
+    rp.deliver(std::move(*t));
+  });
+  return rp;
+}
+
+caf::result<protocol::thread_list_response> on_list(self_ptr self,
+                                                    const protocol::thread_list_params& params) {
+  auto rp = self->make_response_promise<protocol::thread_list_response>();
+  run(self, {pg::list_threads(params)}, [rp, params](pg::outcome& o) mutable {
+    if (!o.ok) {
+      rp.deliver(failure(o));
+      return;
+    }
+    uint32_t limit = params.limit && *params.limit > 0 ? *params.limit : 25;
+    protocol::thread_list_response r;
+    for (auto& row : o.results[0].rows) {
+      if (r.data.size() == limit) {
+        r.next_cursor = pg::cursor_after(r.data.back(), params);
+        break;
+      }
+      r.data.push_back(pg::listed_thread(row));
+    }
+    rp.deliver(std::move(r));
+  });
+  return rp;
+}
+
+caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool archive) {
+  auto rp = self->make_response_promise<stored_thread>();
+  run(self, {pg::select_thread(id, true), pg::set_archived(id, archive), pg::select_lines(id)},
+      [self, rp, id, archive](pg::outcome& o) mutable {
+        if (!o.ok) {
+          rp.deliver(failure(o));
+          return;
+        }
+        auto& found = o.results[0].rows;
+        if (found.empty() || found[0].at(1) != std::optional<std::string>{"t"}) {
+          rp.deliver(not_found(id));
+          return;
+        }
+        if (o.results[1].affected == 0)  // Codex: nothing to move is an error
+        {
+          rp.deliver(archive ? not_found(id)
+                             : make_error(errc::invalid_request,
+                                          "no archived rollout found for thread id " + id));
+          return;
+        }
+        auto t = decode(self, id, archive, o.results[2]);
+        if (!t) {
+          rp.deliver(t.error());
+          return;
+        }
+        rp.deliver(std::move(*t));
+      });
+  return rp;
+}
+
+/// thread/delete: the row and its lines go in one transaction.
+caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  if (st.sealed)
+    return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  // Forgotten now: an append that comes later is refused (unknown thread)
+  // instead of writing to a row that is gone.
+  st.threads.erase(id);
+  auto rp = self->make_response_promise<atom::ok>();
+  run(self, {pg::delete_thread(id)}, [rp, id](pg::outcome& o) mutable {
+    if (!o.ok)
+      rp.deliver(failure(o));
+    else if (o.results[0].affected == 0)
+      rp.deliver(not_found(id));
+    else
+      rp.deliver(atom::ok::value);
+  });
+  return rp;
+}
+
+caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
+  auto rp = self->make_response_promise<std::vector<pending_thread>>();
+  run(self, {pg::pending_threads()}, [rp](pg::outcome& o) mutable {
+    if (!o.ok) {
+      rp.deliver(failure(o));
+      return;
+    }
+    std::vector<pending_thread> out;
+    for (auto& row : o.results[0].rows) {
+      int phase = std::stoi(row.at(1).value_or("0"));
+      if (phase < 1 || phase > 3) continue;
+      out.push_back({row.at(0).value_or(""), static_cast<action_record::phase>(phase - 1),
+                     std::stoll(row.at(2).value_or("0"))});
+    }
+    rp.deliver(std::move(out));
+  });
+  return rp;
+}
+
+/// Refuses later appends; answers once every job sent before has ended (the
+/// client runs them in order: an empty job behind them ends last).
+caf::result<atom::ok> on_seal(self_ptr self) {
+  self->state.sealed = true;
+  auto rp = self->make_response_promise<atom::ok>();
+  run(self, {}, [rp](pg::outcome&) mutable { rp.deliver(atom::ok::value); });
+  return rp;
+}
+
+}  // namespace postgres_store_detail
+
+using namespace postgres_store_detail;
+
+postgres_store_state::~postgres_store_state() {
+  // Fails what is still queued (nobody waits for it any more) and joins the
+  // client's thread, which leaves its poll at once.
+  if (client) client->stop();
+}
+
+postgres_store_actor::behavior_type postgres_store(
+    postgres_store_actor::stateful_pointer<postgres_store_state> self,
+    std::shared_ptr<const runtime_config> config, std::shared_ptr<runtime_telemetry>) {
+  install_default_handlers(self, "postgres_store");
+  auto& st = self->state;
+  st.config = std::move(config);
+  pg::client_options options;
+  options.conninfo = st.config->store_url;
+  st.client = std::make_unique<pg::client>(std::move(options));
+  PARLEY_INFO("postgres_store event=started target={}", pg::describe_target(st.config->store_url));
+  return {
+      [self](atom::append, const std::string& id, const store_record& record)
+          -> caf::result<atom::ok> { return on_append(self, id, record); },
+      [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
+        return on_load(self, id);
+      },
+      [](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
+        // Explicit rollout files are read from disk whatever the store
+        // (validated first), as the memory store reads them.
+        return read_rollout(p.path);
+      },
+      [self](atom::list, const protocol::thread_list_params& params)
+          -> caf::result<protocol::thread_list_response> { return on_list(self, params); },
+      [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {
+        return on_archive(self, id, archive);
+      },
+      [self](atom::erase, const std::string& id) { return on_erase(self, id); },
+      [self](atom::pending) { return on_pending(self); },
+      [self](atom::seal) { return on_seal(self); },
+      [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) {
+        auto& waiting = self->state.waiting;
+        auto i = waiting.find(id);
+        if (i == waiting.end()) return;
+        auto then = std::move(i->second);
+        waiting.erase(i);
+        then(*o);
+      },
+  };
+}
+
+}  // namespace parley::store
