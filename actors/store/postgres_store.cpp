@@ -10,20 +10,87 @@ namespace postgres_store_detail {
 
 using self_ptr = postgres_store_actor::stateful_pointer<postgres_store_state>;
 
+// store_health's sources for this store (the local store's shards are 0..n).
+constexpr int backlog_source = 1000;
+constexpr int connection_source = 1001;
+
+/// Tells store_health what the backlog and the connection allow now.
+void report_health(self_ptr self) {
+  auto& st = self->state;
+  if (!st.telemetry) return;
+  size_t cap = st.config->store_backlog_bytes;
+  if (!st.behind && st.queued_bytes > cap) {
+    st.behind = true;
+    st.telemetry->store.set_fault(
+        backlog_source, "the database is behind: " + std::to_string(st.queued_bytes >> 20)
+                            + " MiB of records wait for it (--store-backlog)");
+  } else if (st.behind && st.queued_bytes <= cap / 2) {
+    st.behind = false;
+    st.telemetry->store.clear_fault(backlog_source);
+  }
+}
+
 /// Sends `statements` as one job; `then` runs in this actor with its outcome.
 /// A job that is not `durable` is acknowledged before its commit is flushed.
 void run(self_ptr self, std::vector<pg::statement> statements,
          std::function<void(pg::outcome&)> then, bool durable = true) {
   auto& st = self->state;
+  size_t bytes = 0;
+  for (auto& s : statements) {
+    bytes += s.sql.size();
+    for (auto& p : s.params) bytes += p ? p->size() : 0;
+  }
   auto id = ++st.next_job;
-  st.waiting.emplace(id, std::move(then));
+  st.waiting.emplace(id, postgres_store_state::sent_job{std::move(then), bytes});
+  st.queued_bytes += bytes;
+  report_health(self);
   caf::actor_addr me = self->address();  // weak: a queued job does not keep the store alive
-  st.client->submit({std::move(statements), [me, id](pg::outcome o) {
+  st.client->submit({std::move(statements),
+                     [me, id](pg::outcome o) {
                        if (auto h = caf::actor_cast<caf::actor>(me))
                          caf::anon_send(h, pg_done_atom::value, id,
                                         std::make_shared<pg::outcome>(std::move(o)));
                      },
                      durable});
+}
+
+/// A job ended: the backlog shrinks, the connection's state is reported
+/// (lost: new work is refused until a probe gets through).
+void on_done(self_ptr self, uint64_t id, pg::outcome& o) {
+  auto& st = self->state;
+  auto i = st.waiting.find(id);
+  if (i == st.waiting.end()) return;
+  auto job = std::move(i->second);
+  st.waiting.erase(i);
+  st.queued_bytes -= std::min(st.queued_bytes, job.bytes);
+  report_health(self);
+  if (!o.ok && o.connection_lost && !st.unreachable) {
+    st.unreachable = true;
+    PARLEY_WARN("postgres_store event=unreachable reason=\"{}\"", o.error);
+    if (st.telemetry)
+      st.telemetry->store.set_fault(connection_source, "the database cannot be reached: " + o.error);
+    if (!st.probing) {
+      st.probing = true;
+      self->delayed_send(self, std::chrono::milliseconds(500), pg_probe_atom::value);
+    }
+  } else if (o.ok && st.unreachable) {
+    st.unreachable = false;
+    PARLEY_INFO("postgres_store event=reachable");
+    if (st.telemetry) st.telemetry->store.clear_fault(connection_source);
+  }
+  job.then(o);
+}
+
+/// While the database cannot be reached, a query now and then: its success
+/// (on_done) lets new work start again.
+void on_probe(self_ptr self) {
+  auto& st = self->state;
+  if (!st.unreachable || st.sealed) {
+    st.probing = false;
+    return;
+  }
+  run(self, {pg::statement{"SELECT 1", {}}}, [](pg::outcome&) {});
+  self->delayed_send(self, std::chrono::milliseconds(500), pg_probe_atom::value);
 }
 
 caf::error failure(const pg::outcome& o) {
@@ -98,6 +165,23 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   auto& st = self->state;
   if (st.sealed)
     return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  // A new thread while the store cannot write is refused now, rather than
+  // accepted and lost (a turn is refused by its conversation).
+  if (std::holds_alternative<thread_created_record>(record) && st.telemetry
+      && !st.telemetry->store.writable())
+    return st.telemetry->store.refusal();
+  if (st.queued_bytes > 2 * st.config->store_backlog_bytes) {
+    // Memory stays bounded; the thread takes nothing more of this turn.
+    std::string why = "the database is behind (" + std::to_string(st.queued_bytes >> 20)
+                      + " MiB of records wait for it)";
+    auto f = st.faults.find(id);
+    bool waits_for_resync = f != st.faults.end() && f->second.resyncing;
+    if (!waits_for_resync) {  // (one that waits is written after the resync, in order)
+      if (!std::holds_alternative<thread_created_record>(record) && f == st.faults.end())
+        st.faults[id].reason = why;
+      return make_error(errc::internal, "not stored: " + why);
+    }
+  }
   auto rp = self->make_response_promise<atom::ok>();
   if (auto f = st.faults.find(id); f != st.faults.end()) {
     bool opens = std::holds_alternative<thread_created_record>(record)
@@ -299,10 +383,11 @@ postgres_store_state::~postgres_store_state() {
 
 postgres_store_actor::behavior_type postgres_store(
     postgres_store_actor::stateful_pointer<postgres_store_state> self,
-    std::shared_ptr<const runtime_config> config, std::shared_ptr<runtime_telemetry>) {
+    std::shared_ptr<const runtime_config> config, std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "postgres_store");
   auto& st = self->state;
   st.config = std::move(config);
+  st.telemetry = std::move(telemetry);
   pg::client_options options;
   options.conninfo = st.config->store_url;
   st.client = std::make_unique<pg::client>(std::move(options));
@@ -326,14 +411,8 @@ postgres_store_actor::behavior_type postgres_store(
       [self](atom::erase, const std::string& id) { return on_erase(self, id); },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
-      [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) {
-        auto& waiting = self->state.waiting;
-        auto i = waiting.find(id);
-        if (i == waiting.end()) return;
-        auto then = std::move(i->second);
-        waiting.erase(i);
-        then(*o);
-      },
+      [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) { on_done(self, id, *o); },
+      [self](pg_probe_atom) { on_probe(self); },
   };
 }
 

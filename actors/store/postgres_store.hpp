@@ -33,18 +33,34 @@ namespace parley::store {
 
 /// A job of the store's client has ended (its number, its outcome).
 using pg_done_atom = caf::atom_constant<caf::atom("pgdone")>;
+/// The store's own timer: is the database back?
+using pg_probe_atom = caf::atom_constant<caf::atom("pgprobe")>;
 
 using postgres_store_actor
-    = store_actor::extend<caf::reacts_to<pg_done_atom, uint64_t, std::shared_ptr<pg::outcome>>>;
+    = store_actor::extend<caf::reacts_to<pg_done_atom, uint64_t, std::shared_ptr<pg::outcome>>,
+                          caf::reacts_to<pg_probe_atom>>;
 
 struct postgres_store_state {
   static inline const char* name = "postgres_store";
   ~postgres_store_state();
   std::shared_ptr<const runtime_config> config;
   std::unique_ptr<pg::client> client;
-  /// Jobs sent, by number: what to do with their outcome (in this actor).
-  std::unordered_map<uint64_t, std::function<void(pg::outcome&)>> waiting;
+  std::shared_ptr<runtime_telemetry> telemetry;
+  /// Jobs sent, by number: what to do with their outcome (in this actor),
+  /// and their size while they wait.
+  struct sent_job {
+    std::function<void(pg::outcome&)> then;
+    size_t bytes = 0;
+  };
+  std::unordered_map<uint64_t, sent_job> waiting;
   uint64_t next_job = 0;
+  /// What waits for the database, in bytes of SQL and parameters: past
+  /// --store-backlog nothing new starts (store_health), past twice that
+  /// records are refused, so a slow database costs bounded memory.
+  size_t queued_bytes = 0;
+  bool behind = false;       // over the backlog: reported to store_health
+  bool unreachable = false;  // the connection was lost: reported, probed
+  bool probing = false;
   /// Every thread this process created or read: its row and its next line.
   std::unordered_map<std::string, pg::thread_row> threads;
   /// Threads with an append that failed: they take nothing until a record

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -76,12 +77,16 @@ std::string pg_cluster::create_database(const std::string& name) {
 }
 
 std::string pg_cluster::psql(const std::string& db, const std::string& sql) {
-  auto file = dir_ + "/query.sql";
+  // A file per call: tests run queries from several threads at once.
+  static std::atomic<int> calls{0};
+  auto file = dir_ + "/query-" + std::to_string(++calls) + ".sql";
   {
     std::ofstream out{file, std::ios::trunc};
     out << sql;
   }
-  return pg_fixture::run("psql " + dir_ + " " + db + " " + file);
+  auto rows = pg_fixture::run("psql " + dir_ + " " + db + " " + file);
+  std::remove(file.c_str());
+  return rows;
 }
 
 void pg_cluster::restart() {

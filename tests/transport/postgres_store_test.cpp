@@ -180,7 +180,7 @@ TEST_F(postgres_store, the_database_restarted_under_load_loses_nothing_reported_
   std::map<std::string, std::vector<std::string>> completed;  // thread -> turns reported completed
   int failed = 0, refused = 0, rounds_after = 0, completed_after = 0;
   std::string reasons;
-  for (int round = 0; round < 400 && rounds_after < 3; ++round) {
+  for (int round = 0; round < 1000 && rounds_after < 3; ++round) {
     bool after = restarted.load();
     std::vector<std::string> started;
     for (auto& t : threads) {
@@ -204,8 +204,10 @@ TEST_F(postgres_store, the_database_restarted_under_load_loses_nothing_reported_
         reasons += done.dump() + "\n";
       }
     }
-    if (after) ++rounds_after;
-    if (!after && started.empty()) std::this_thread::sleep_for(50ms);
+    // Refused while parley finds the database again (store_health): a
+    // round counts once turns start again.
+    if (after && !started.empty()) ++rounds_after;
+    if (started.empty()) std::this_thread::sleep_for(50ms);
   }
   restarter.join();
   EXPECT_GE(completed_after, 8) << "parley reconnected and turns complete again\n" << reasons;
@@ -227,6 +229,82 @@ TEST_F(postgres_store, the_database_restarted_under_load_loses_nothing_reported_
     }
   }
   EXPECT_GT(total, 0u);
+  EXPECT_EQ(again->close_and_wait(), 0);
+}
+
+// A slow database (its lines locked for a while): records wait for it, and
+// past --store-backlog new turns are refused (-32001, "behind") instead of
+// queueing without bound; once it catches up, the turns in flight complete,
+// each stored whole, and new turns start again.
+TEST_F(postgres_store, a_slow_database_holds_back_new_turns_and_loses_nothing) {
+  migrate();
+  auto c = std::make_unique<app_server_client>(std::vector<std::string>{
+      "--store=postgres", "--store-url=" + url, "--home=" + home, "--cwd=" + dir,
+      "--store-backlog=16384"});
+  c->initialize();
+  std::vector<std::string> threads;
+  for (int i = 0; i < 40; ++i)
+    threads.push_back(c->start_thread(json{{"approvalPolicy", "never"}, {"cwd", dir}}));
+  std::atomic<bool> locked{false};
+  std::thread locker([&] {
+    pg_cluster::shared().psql(db, "BEGIN; LOCK TABLE thread_lines IN ACCESS EXCLUSIVE MODE; "
+                                  "SELECT pg_sleep(4); COMMIT;");
+  });
+  // The lock is held once a query of parley's waits on it.
+  for (int i = 0; i < 100 && !locked; ++i) {
+    auto waiting = pg_cluster::shared().psql(
+        db, "SELECT count(*) FROM pg_locks WHERE relation = 'thread_lines'::regclass AND mode = "
+            "'AccessExclusiveLock' AND granted");
+    locked = std::atoi(waiting.c_str()) > 0;
+    if (!locked) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(locked);
+  std::vector<std::string> started;
+  std::string refusal;
+  for (auto& t : threads) {
+    auto r = c->call("turn/start",
+                     json{{"threadId", t},
+                          {"input", json::array({json{{"type", "text"},
+                                                      {"text", "say: " + std::string(600, 'x')}}})}});
+    if (r.contains("error")) {
+      refusal = error_message(r);
+      EXPECT_EQ(r["error"]["code"], -32001) << r.dump();
+      break;
+    }
+    started.push_back(t);
+  }
+  EXPECT_THAT(refusal, ::testing::HasSubstr("the database is behind"))
+      << "turns started while it was locked: " << started.size();
+  std::map<std::string, std::string> completed;
+  for (auto& t : started) {
+    auto done = turn_done_of(*c, t)["params"]["turn"];
+    if (done["status"] == "completed") completed[t] = done["id"].get<std::string>();
+  }
+  locker.join();
+  EXPECT_FALSE(completed.empty());
+  // Caught up: turns start again.
+  std::string after;
+  for (int i = 0; i < 100 && after != "completed"; ++i) {
+    auto r = c->call("turn/start", json{{"threadId", threads.back()},
+                                        {"input", json::array({json{{"type", "text"},
+                                                                    {"text", "say: after"}}})}});
+    if (r.contains("error")) {
+      std::this_thread::sleep_for(50ms);
+      continue;
+    }
+    after = turn_done_of(*c, threads.back())["params"]["turn"]["status"].get<std::string>();
+  }
+  EXPECT_EQ(after, "completed");
+  EXPECT_EQ(c->close_and_wait(), 0);
+  auto again = server();
+  for (auto& [t, turn] : completed) {
+    auto read = again->call_ok("thread/read", json{{"threadId", t}, {"includeTurns", true}});
+    auto& turns = read["thread"]["turns"];
+    ASSERT_GE(turns.size(), 1u);
+    EXPECT_EQ(turns[0]["id"], turn);
+    EXPECT_EQ(turns[0]["status"], "completed");
+    EXPECT_EQ(turns[0]["items"].size(), 2u) << turns[0].dump();
+  }
   EXPECT_EQ(again->close_and_wait(), 0);
 }
 
@@ -257,10 +335,23 @@ TEST_F(postgres_store, connections_dropped_mid_transaction_leave_nothing_half_wr
     }
   });
   std::map<std::string, std::vector<std::string>> completed;
-  int failed = 0;
+  int failed = 0, refused = 0;
+  // A turn/start may be refused (-32001) while parley has lost the database
+  // and not yet found it again (store_health).
+  auto try_turn = [&](const std::string& t, const std::string& text) {
+    auto r = c->call("turn/start", json{{"threadId", t},
+                                        {"input", json::array({json{{"type", "text"}, {"text", text}}})}});
+    if (!r.contains("error")) return true;
+    EXPECT_EQ(r["error"]["code"], -32001) << r.dump();
+    ++refused;
+    std::this_thread::sleep_for(20ms);
+    return false;
+  };
   for (int round = 0; round < 30; ++round) {
-    for (auto& t : threads) c->start_turn(t, "say: round " + std::to_string(round) + "\nrun: echo x");
-    for (auto& t : threads) {
+    std::vector<std::string> started;
+    for (auto& t : threads)
+      if (try_turn(t, "say: round " + std::to_string(round) + "\nrun: echo x")) started.push_back(t);
+    for (auto& t : started) {
       auto done = turn_done_of(*c, t)["params"]["turn"];
       if (done["status"] == "completed")
         completed[t].push_back(done["id"].get<std::string>());
@@ -274,14 +365,15 @@ TEST_F(postgres_store, connections_dropped_mid_transaction_leave_nothing_half_wr
   // The killer's last kill may land on the next job's send: a second try
   // must find a new connection.
   std::string after_status;
-  for (int attempt = 0; attempt < 2 && after_status != "completed"; ++attempt) {
-    c->start_turn(threads[0], "say: after");
+  for (int attempt = 0; attempt < 200 && after_status != "completed"; ++attempt) {
+    if (!try_turn(threads[0], "say: after")) continue;
     after_status = turn_done_of(*c, threads[0])["params"]["turn"]["status"].get<std::string>();
   }
   EXPECT_EQ(after_status, "completed") << "parley reconnects";
   completed[threads[0]].push_back("");  // the last one: checked by count below
   EXPECT_EQ(c->close_and_wait(), 0);
-  std::cerr << "[ info ] connections killed " << killed << ", turns failed " << failed << "\n";
+  std::cerr << "[ info ] connections killed " << killed << ", turns failed " << failed
+            << ", refused " << refused << "\n";
 
   // Every turn reported completed is stored whole; no turn is half written
   // (a stored turn that completed has all its items).
