@@ -175,8 +175,12 @@ caf::result<atom::ok> interrupt_turn(self_ptr self, const std::string& turn_id) 
 caf::result<atom::ok> shut_down(self_ptr self) {
   auto& st = self->state;
   // Already unloading (idle, or a second archive): close() has run and
-  // will not run again, so a waiter added now would never be answered.
-  if (st.closing) return atom::ok::value;
+  // will not run again. Answered once what it still has queued has left.
+  if (st.closing) {
+    auto rp = self->make_response_promise<atom::ok>();
+    post(self, [rp]() mutable { rp.deliver(atom::ok::value); });
+    return rp;
+  }
   auto rp = self->make_response_promise<atom::ok>();
   st.shutdown_waiters.push_back(rp);
   if (st.active)
