@@ -8,6 +8,8 @@
 
 #include "actors/core/handlers.hpp"
 #include "actors/threads/conversation_detail.hpp"
+#include "actors/core/log.hpp"
+#include "protocol/client_requests.hpp"
 
 namespace parley {
 
@@ -294,6 +296,15 @@ conversation_settings settings_for(const protocol::thread& meta,
   s.sandbox = protocol::sandbox_policy::from_mode(
       overrides.sandbox.value_or(protocol::sandbox_mode::workspace_write));
   s.reviewer = overrides.approvals_reviewer.value_or("user");
+  // The client's tools, as declared when the thread started: checked then,
+  // so one that no longer decodes (a rollout edited by hand) is left out.
+  if (meta.dynamic_tools.is_array()) {
+    try {
+      s.dynamic_tools = protocol::decode_dynamic_tools(meta.dynamic_tools);
+    } catch (const protocol::decode_error& e) {
+      PARLEY_WARN("conversation {} event=dynamic_tools_unreadable error=\"{}\"", meta.id, e.what());
+    }
+  }
   return s;
 }
 
