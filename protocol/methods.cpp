@@ -67,8 +67,10 @@ void from_json(const json& j, thread_start_params& x) {
   x.ephemeral = optional<bool>(j, "ephemeral");
   x.base_instructions = optional<std::string>(j, "baseInstructions");
   x.developer_instructions = optional<std::string>(j, "developerInstructions");
-  if (auto d = j.find("dynamicTools"); d != j.end() && !d->is_null())
+  if (auto d = j.find("dynamicTools"); d != j.end() && !d->is_null()) {
     x.dynamic_tools = decode_dynamic_tools(*d);
+    x.dynamic_tool_specs = *d;
+  }
 }
 
 void to_json(json& j, const thread_start_params& x) {

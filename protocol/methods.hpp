@@ -58,6 +58,7 @@ struct thread_start_params {
   /// Tools the client declares for the thread (experimental): offered to the
   /// model, called with item/tool/call.
   std::optional<std::vector<dynamic_tool>> dynamic_tools;
+  json dynamic_tool_specs;  // dynamicTools as given (stored with the thread)
 };
 void from_json(const json& j, thread_start_params& x);
 void to_json(json& j, const thread_start_params& x);

@@ -124,6 +124,11 @@ struct thread {
   std::optional<std::string> name;
   std::optional<std::string> forked_from_id;
   std::vector<turn> turns;
+  /// The tools its client declared at thread/start (`dynamicTools`, the
+  /// DynamicToolSpec[] as given; null: none). Not part of the wire Thread:
+  /// kept with the thread (its session metadata, where Codex keeps them) so
+  /// a resumed thread still offers them to its model.
+  json dynamic_tools;
 };
 void to_json(json& j, const thread& x);
 void from_json(const json& j, thread& x);

@@ -129,13 +129,10 @@ void ask_clients(self_ptr self) {
   auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       st.svc.config->approval_timeout);
   st.record.deadline_ms = protocol::unix_ms() + timeout.count();
-  // A question, a client tool's call or a permission request is not stored
-  // while it waits: a restart does not ask it again (the turn's end is
-  // stored as interrupted), and its thread does not unload while it waits.
-  if (st.ask.is_client_request()) return open_client_stage(self, timeout);
   // Stored before any client sees it, with its deadline as a time of day,
   // so a restart asks it again with what is left; the live deadline is the
-  // same one (the time the store took counts).
+  // same one (the time the store took counts). So is a question or a client
+  // tool's call: the turn's record of it names it (action_record::request).
   ask_durably(self, [self] {
     auto left = self->state.record.deadline_ms - protocol::unix_ms();
     open_client_stage(self, std::chrono::milliseconds(std::max<int64_t>(left, 0)));

@@ -22,13 +22,15 @@ const char* to_string(action_record::phase x) {
       return "decided";
     case action_record::phase::started:
       return "started";
+    case action_record::phase::done:
+      return "done";
   }
   return "asked";
 }
 
 std::optional<action_record::phase> phase_from(const std::string& text) {
   using phase = action_record::phase;
-  for (auto p : {phase::asked, phase::decided, phase::started})
+  for (auto p : {phase::asked, phase::decided, phase::started, phase::done})
     if (text == to_string(p)) return p;
   return std::nullopt;
 }
@@ -36,7 +38,11 @@ std::optional<action_record::phase> phase_from(const std::string& text) {
 void store_outcome(action_record& record, const approval_outcome& out) {
   record.outcome = to_string(out.how);
   record.decision = nullptr;
-  if (out.how == approval_outcome::kind::decided) record.decision = out.decision;
+  record.answer = nullptr;
+  if (out.how == approval_outcome::kind::decided) {
+    record.decision = out.decision;
+    record.answer = out.decision.answer;  // a request's answer (the decision's JSON lacks it)
+  }
   record.stage = out.stage;
   record.detail = out.detail;
 }
@@ -55,6 +61,7 @@ approval_outcome outcome_of(const action_record& record) {
   if (out.how != approval_outcome::kind::decided) return out;
   try {
     out.decision = record.decision.get<protocol::approval_decision>();
+    out.decision.answer = record.answer;
   } catch (const std::exception&) {
     out.how = approval_outcome::kind::malformed;
     out.detail = "the stored decision cannot be read";

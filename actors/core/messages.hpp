@@ -337,13 +337,16 @@ struct goal_record {
 };
 
 /// An action of a turn (a command or a file change) on its way to running,
-/// as the store keeps it: a restart knows from it where the action stood.
-/// Every phase is stored before what it names happens (asked before any
-/// client is asked, decided before the action runs, started before it
-/// starts), and each record carries the whole action, so the last one of an
-/// item alone restores it. The item's item_record ends it.
+/// or a request of its model's to a client (a question, a client tool's
+/// call), as the store keeps it: a restart knows from it where the action
+/// stood. Every phase is stored before what it names happens (asked before
+/// any client is asked, decided before the action runs or the model hears
+/// the answer, started before it starts), and each record carries the whole
+/// action, so the last one of an item alone restores it. The item's
+/// item_record ends it; a request, which may have no item, ends with `done`
+/// (its outcome is with the model: nothing of it is pending any more).
 struct action_record {
-  enum class phase { asked, decided, started };
+  enum class phase { asked, decided, started, done };
   phase at = phase::asked;
   std::string turn_id;
   std::string item_id;
@@ -373,6 +376,14 @@ struct action_record {
   std::string stage;
   std::string detail;
   std::string decided_by;
+  /// A request to a client: "userInput" (item/tool/requestUserInput) or
+  /// "dynamicToolCall" (item/tool/call); empty for a command or a file
+  /// change. Its params as sent: after a restart the same call is asked
+  /// again (same ids), or its stored answer is handed to the model.
+  std::string request;
+  nlohmann::json request_params;
+  /// decided: the request's answer, as checked (approval_decision::answer).
+  nlohmann::json answer;
 };
 const char* to_string(action_record::phase x);
 

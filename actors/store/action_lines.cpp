@@ -9,12 +9,15 @@ using json = nlohmann::json;
 using namespace rollout_json;
 
 json action_payload(const action_record& r) {
+  auto kind = !r.request.empty() ? r.request : r.file_change ? "fileChange" : "command";
   json p{{"phase", to_string(r.at)}, {"turn_id", r.turn_id},
-         {"item_id", r.item_id},     {"kind", r.file_change ? "fileChange" : "command"},
+         {"item_id", r.item_id},     {"kind", kind},
          {"digest", r.digest},       {"item_started_ms", r.item_started_ms},
          {"step", r.step},           {"thread_cwd", r.thread_cwd},
          {"policy", r.policy},       {"writable_roots", r.writable_roots}};
-  if (r.file_change) {
+  if (!r.request.empty()) {
+    p["request"] = r.request_params;
+  } else if (r.file_change) {
     p["patch"] = r.patch;
   } else {
     p["command"] = r.command;
@@ -33,6 +36,7 @@ json action_payload(const action_record& r) {
     p["stage"] = r.stage;
     if (!r.detail.empty()) p["detail"] = r.detail;
     if (!r.decided_by.empty()) p["decided_by"] = r.decided_by;
+    if (!r.answer.is_null()) p["answer"] = r.answer;
   }
   return p;
 }
@@ -46,7 +50,14 @@ std::optional<action_record> action_of_payload(const json& p) {
   r.turn_id = str_of(p, "turn_id");
   r.item_id = str_of(p, "item_id");
   if (r.turn_id.empty() || r.item_id.empty()) return std::nullopt;
-  r.file_change = str_of(p, "kind") == "fileChange";
+  auto kind = str_of(p, "kind");
+  r.file_change = kind == "fileChange";
+  if (kind == "userInput" || kind == "dynamicToolCall") {
+    r.request = kind;
+    if (auto i = p.find("request"); i != p.end() && i->is_object()) r.request_params = *i;
+    if (r.request_params.is_null()) return std::nullopt;  // nothing to ask again
+  }
+  if (auto i = p.find("answer"); i != p.end()) r.answer = *i;
   r.command = str_of(p, "command");
   r.cwd = str_of(p, "cwd");
   r.patch = str_of(p, "patch");

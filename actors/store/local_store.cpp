@@ -50,7 +50,7 @@ void put_index(self_ptr self, const thread_file& f) {
 }
 
 void set_pending(thread_file& f, const std::optional<action_record>& a) {
-  f.pending = a ? 1 + static_cast<int>(a->at) : 0;
+  f.pending = pending_code(a);
   f.pending_item = a ? a->item_id : std::string{};
   f.deadline_ms = a ? a->deadline_ms : 0;
 }
@@ -62,6 +62,10 @@ void set_pending(thread_file& f, const std::optional<action_record>& a) {
 /// such a rollout again, since it changed after its entry was put.
 bool track_pending(thread_file& f, const store_record& record) {
   if (auto* a = std::get_if<action_record>(&record)) {
+    if (a->at == action_record::phase::done) {  // a request's outcome is with its model
+      set_pending(f, std::nullopt);
+      return false;
+    }
     set_pending(f, *a);
     return a->at == action_record::phase::asked;
   }
@@ -242,6 +246,7 @@ protocol::thread listed_thread(const index_entry& e) {
   t.status = e.pending != 0
                  ? protocol::thread_status::active(e.pending == 1)
                  : protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
+  t.status.waiting_on_user_input = e.pending == question_asked_code;
   t.path = e.path;
   t.cwd = e.cwd;
   t.cli_version = "";
@@ -353,9 +358,9 @@ caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
           [rp](std::vector<pending_entry>& entries) mutable {
             std::vector<pending_thread> out;
             for (auto& e : entries) {
-              if (e.pending < 1 || e.pending > 3) continue;
-              out.push_back({std::move(e.id), static_cast<action_record::phase>(e.pending - 1),
-                             e.deadline_ms});
+              auto phase = phase_of_code(e.pending);
+              if (!phase) continue;
+              out.push_back({std::move(e.id), *phase, e.deadline_ms});
             }
             rp.deliver(std::move(out));
           },
@@ -407,7 +412,7 @@ index_entry entry_for(const stored_thread& t, const std::string& path) {
   }
   // An archived thread waits on nobody: it goes on only once unarchived and resumed.
   if (t.pending && !t.archived) {
-    e.pending = 1 + static_cast<int>(t.pending->at);
+    e.pending = pending_code(t.pending);
     e.deadline_ms = t.pending->deadline_ms;
   }
   return e;

@@ -61,7 +61,10 @@ void apply_record(stored_thread& thread, const store_record& record) {
           store::compact_context(thread.context, thread.compacted_turns, std::move(ids), r.turn_id,
                                  r.replacement);
         } else if constexpr (std::is_same_v<T, action_record>) {
-          thread.pending = r;
+          if (r.at == action_record::phase::done)  // a request's outcome is with its model
+            thread.pending.reset();
+          else
+            thread.pending = r;
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
           thread.meta.name = r.name;
         } else if constexpr (std::is_same_v<T, goal_record>) {

@@ -77,6 +77,11 @@ std::vector<std::string> encode_item(const protocol::thread& meta, const std::st
                              {"item", json{{"type", "ExitedReviewMode"},
                                            {"id", x->id},
                                            {"review_output", x->output}}}}));
+  } else if (auto* d = std::get_if<protocol::dynamic_tool_call_item>(&item)) {
+    out.push_back(event(json{{"type", "item_completed"},
+                             {"thread_id", meta.id},
+                             {"turn_id", turn_id},
+                             {"item", turn_item_of(*d)}}));
   } else if (auto* k = std::get_if<protocol::context_compaction_item>(&item)) {
     out.push_back(event(json{{"type", "item_completed"},
                              {"thread_id", meta.id},
@@ -205,6 +210,9 @@ std::string encode_session_meta(const protocol::thread& meta) {
          {"source", meta.source},
          {"model_provider", meta.model_provider}};
   if (meta.forked_from_id) p["forked_from_id"] = *meta.forked_from_id;
+  // As Codex keeps a thread's client tools: with its session.
+  if (meta.dynamic_tools.is_array() && !meta.dynamic_tools.empty())
+    p["dynamic_tools"] = meta.dynamic_tools;
   return dump_line(json{{"timestamp", rfc3339_ms(meta.created_at * 1000)},
                         {"type", "session_meta"},
                         {"payload", std::move(p)}});

@@ -176,6 +176,8 @@ class turn_decoder {
   void on_action(const json& record) {
     auto a = action_of_payload(object_of(record, "payload"));
     if (!a || !open_ || open_->turn.id != a->turn_id) return;
+    // A request whose outcome is with the model: nothing is pending.
+    if (a->at == action_record::phase::done) return open_->pending.reset();
     open_->pending = std::move(*a);
   }
 
@@ -269,6 +271,7 @@ protocol::thread read_session_meta(const json& first, const std::string& path) {
   if (auto s = opt_str(m, "source")) t.source = *s;
   t.model_provider = str_of(m, "model_provider", "openai");
   t.forked_from_id = opt_str(m, "forked_from_id");
+  if (auto d = m.find("dynamic_tools"); d != m.end() && d->is_array()) t.dynamic_tools = *d;
   t.path = path;
   t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
   return t;

@@ -192,6 +192,21 @@ void thread_index::remove(const std::string& id) {
   if (sqlite3_step(remove_) != SQLITE_DONE) fail(db_, "remove " + id);
 }
 
+int pending_code(const std::optional<action_record>& a) {
+  if (!a) return 0;
+  if (a->at == action_record::phase::asked && a->request == "userInput") return question_asked_code;
+  if (a->at == action_record::phase::asked && a->request == "dynamicToolCall")
+    return tool_call_asked_code;
+  return 1 + static_cast<int>(a->at);
+}
+
+std::optional<action_record::phase> phase_of_code(int code) {
+  if (code == question_asked_code || code == tool_call_asked_code)
+    return action_record::phase::asked;
+  if (code < 1 || code > 3) return std::nullopt;
+  return static_cast<action_record::phase>(code - 1);
+}
+
 std::vector<pending_entry> thread_index::pending() {
   statement st{prepare("SELECT id, pending, deadline_ms FROM threads WHERE pending != 0")};
   std::vector<pending_entry> out;

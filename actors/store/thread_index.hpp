@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/core/messages.hpp"
 #include "protocol/types.hpp"
 
 struct sqlite3;
@@ -33,10 +34,21 @@ struct index_entry {
   int64_t file_mtime_ns = 0;  // the rollout as last indexed (staleness check)
   int64_t file_size = 0;
   /// The last turn's pending action: 0 none, else 1 + action_record::phase
-  /// (asked, decided, started), and the asked approval's deadline (unix ms).
+  /// (asked, decided, started), or for an asked request to a client 5 (a
+  /// question: it waits on user input) or 6 (a client tool's call: it waits
+  /// on no person), and the asked request's deadline (unix ms).
   int pending = 0;
   int64_t deadline_ms = 0;
 };
+
+/// index_entry::pending for a pending action (0: none).
+int pending_code(const std::optional<action_record>& a);
+/// The phase a pending code names (nullopt: none, or unknown).
+std::optional<action_record::phase> phase_of_code(int code);
+/// The codes of an asked question (the thread waits on user input) and of
+/// an asked client tool's call (active, waiting on no person).
+constexpr int question_asked_code = 5;
+constexpr int tool_call_asked_code = 6;
 
 /// A thread whose last turn has an action pending.
 struct pending_entry {

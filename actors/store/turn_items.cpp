@@ -177,6 +177,36 @@ json turn_item_of(const protocol::file_change_item& f) {
               {"status", protocol::to_string(f.status)}};
 }
 
+json turn_item_of(const protocol::dynamic_tool_call_item& d) {
+  json item{{"type", "DynamicToolCall"},
+            {"id", d.id},
+            {"tool", d.tool},
+            {"arguments", d.arguments},
+            {"status", protocol::to_string(d.status)},
+            {"content_items", d.content_items.value_or(json(nullptr))},
+            {"success", protocol::or_null(d.success)}};
+  if (d.ns) item["namespace"] = *d.ns;
+  if (d.duration_ms)
+    item["duration"]
+        = json{{"secs", *d.duration_ms / 1000}, {"nanos", (*d.duration_ms % 1000) * 1'000'000}};
+  return item;
+}
+
+protocol::dynamic_tool_call_item dynamic_tool_call_of(const json& item) {
+  protocol::dynamic_tool_call_item d;
+  d.id = str_of(item, "id", "");
+  d.tool = str_of(item, "tool", "");
+  d.ns = opt_str(item, "namespace");
+  if (auto a = item.find("arguments"); a != item.end()) d.arguments = *a;
+  d.status = str_of(item, "status", "completed") == "failed" ? protocol::item_status::failed
+                                                             : protocol::item_status::completed;
+  if (auto c = item.find("content_items"); c != item.end() && c->is_array()) d.content_items = *c;
+  if (auto s = item.find("success"); s != item.end() && s->is_boolean()) d.success = s->get<bool>();
+  if (auto t = item.find("duration"); t != item.end() && t->is_object())
+    d.duration_ms = opt_int(*t, "secs").value_or(0) * 1000 + opt_int(*t, "nanos").value_or(0) / 1'000'000;
+  return d;
+}
+
 std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
   auto type = str_of(item, "type", "");
   if (type == "UserMessage") return user_message_of(item);
@@ -196,6 +226,7 @@ std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
     return protocol::exited_review_mode_item{str_of(item, "id", ""),
                                              protocol::render_review(kept), kept};
   }
+  if (type == "DynamicToolCall") return dynamic_tool_call_of(item);
   return std::nullopt;  // Reasoning, web search, ...: not shown by parley yet
 }
 

@@ -22,6 +22,10 @@ nlohmann::json turn_item_of(const protocol::command_execution_item& c);
 /// Codex's FileChange shape (add/delete carry the content).
 nlohmann::json turn_item_of(const protocol::file_change_item& f);
 
+/// A dynamicToolCall item as a DynamicToolCall TurnItem, as Codex 0.169
+/// writes it (its client's content items, success, duration).
+nlohmann::json turn_item_of(const protocol::dynamic_tool_call_item& d);
+
 /// The thread item a TurnItem describes; nullopt for kinds parley does not
 /// show (reasoning, web search, ...).
 std::optional<protocol::thread_item> item_of_turn_item(const nlohmann::json& item);

@@ -8,6 +8,8 @@
 
 #include "actors/core/handlers.hpp"
 #include "actors/threads/conversation_detail.hpp"
+#include "actors/core/log.hpp"
+#include "protocol/client_requests.hpp"
 
 namespace parley {
 
@@ -175,8 +177,12 @@ caf::result<atom::ok> interrupt_turn(self_ptr self, const std::string& turn_id) 
 caf::result<atom::ok> shut_down(self_ptr self) {
   auto& st = self->state;
   // Already unloading (idle, or a second archive): close() has run and
-  // will not run again, so a waiter added now would never be answered.
-  if (st.closing) return atom::ok::value;
+  // will not run again. Answered once what it still has queued has left.
+  if (st.closing) {
+    auto rp = self->make_response_promise<atom::ok>();
+    post(self, [rp]() mutable { rp.deliver(atom::ok::value); });
+    return rp;
+  }
   auto rp = self->make_response_promise<atom::ok>();
   st.shutdown_waiters.push_back(rp);
   if (st.active)
@@ -295,6 +301,15 @@ conversation_settings settings_for(const protocol::thread& meta,
   s.sandbox = protocol::sandbox_policy::from_mode(
       overrides.sandbox.value_or(protocol::sandbox_mode::workspace_write));
   s.reviewer = overrides.approvals_reviewer.value_or("user");
+  // The client's tools, as declared when the thread started: checked then,
+  // so one that no longer decodes (a rollout edited by hand) is left out.
+  if (meta.dynamic_tools.is_array()) {
+    try {
+      s.dynamic_tools = protocol::decode_dynamic_tools(meta.dynamic_tools);
+    } catch (const protocol::decode_error& e) {
+      PARLEY_WARN("conversation {} event=dynamic_tools_unreadable error=\"{}\"", meta.id, e.what());
+    }
+  }
   return s;
 }
 

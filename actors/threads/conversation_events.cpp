@@ -166,7 +166,12 @@ void close(self_ptr self) {
   st.meta.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
   emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, st.meta.status}));
   emit(self, make_event(st.svc, protocol::thread_closed{st.meta.id}));
-  for (auto& rp : st.shutdown_waiters) rp.deliver(atom::ok::value);
+  // Whoever unloads it (thread/delete, thread/archive) hears so only once
+  // every event before it has left (the turn's end, held until stored, and
+  // thread/closed): what it tells the clients next comes after them.
+  post(self, [self, waiters = std::move(st.shutdown_waiters)]() mutable {
+    for (auto& rp : waiters) rp.deliver(atom::ok::value);
+  });
   st.shutdown_waiters.clear();
   st.closing = true;
   quit_if_done(self);

@@ -2,7 +2,6 @@
 
 #include <caf/send.hpp>
 #include <algorithm>
-#include <iterator>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -278,14 +277,18 @@ void process_reactor::drain_commands() {
   }
   // The processes first, then what is asked of them: what waited for its
   // process before what came since (a write deferred earlier must reach
-  // stdin before a later one that closes it).
-  auto adds_end = std::stable_partition(batch.begin(), batch.end(), [](const request& c) {
-    return c.what == request::kind::add;
-  });
-  auto waiting = std::move(deferred_);
+  // stdin before a later one that closes it). Built by moving each request
+  // once: deque::insert of an empty range in the middle (libstdc++)
+  // self-move-assigns the elements behind it, which emptied a write's bytes
+  // whenever its process was added in the same batch.
+  std::deque<request> ordered;
+  for (auto& c : batch)
+    if (c.what == request::kind::add) ordered.push_back(std::move(c));
+  for (auto& c : deferred_) ordered.push_back(std::move(c));
   deferred_.clear();
-  batch.insert(adds_end, std::make_move_iterator(waiting.begin()),
-               std::make_move_iterator(waiting.end()));
+  for (auto& c : batch)
+    if (c.what != request::kind::add) ordered.push_back(std::move(c));
+  batch.swap(ordered);
   for (auto& c : batch) {
     bool for_process = c.what == request::kind::write || c.what == request::kind::resize;
     if (for_process && procs_.count(c.id) == 0) {

@@ -94,7 +94,10 @@ caf::result<protocol::thread_session_response> start_thread(
       params.sandbox.value_or(protocol::sandbox_mode::workspace_write));
   settings.reviewer = params.approvals_reviewer.value_or("user");
   settings.model = *meta.model;
-  if (params.dynamic_tools) settings.dynamic_tools = *params.dynamic_tools;
+  if (params.dynamic_tools) {
+    settings.dynamic_tools = *params.dynamic_tools;
+    meta.dynamic_tools = params.dynamic_tool_specs;  // stored with the thread
+  }
   auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
   return self->delegate(conv, atom::open::value, std::move(client));
 }

@@ -106,6 +106,9 @@ void ask_client(self_ptr self, const model_step& step);
 /// The outcome of the request in progress: the model is told; the turn goes
 /// on, or ends interrupted when the request was cancelled.
 void settle_request(self_ptr self, const approval_outcome& out);
+/// Goes on with a request loaded after a restart: asked again (same call,
+/// the deadline left) or its stored outcome handed to the model.
+void resume_request(self_ptr self, const action_record& a);
 
 // -- the store's view of actions (turn_durable.cpp) ---------------------------
 
@@ -113,6 +116,11 @@ void settle_request(self_ptr self, const approval_outcome& out);
 action_record action_of(const turn_state& st, const command_step& cmd, const std::string& digest);
 action_record action_of(const turn_state& st, const patch_step& p, const std::string& patch,
                         const std::string& digest);
+action_record action_of(const turn_state& st, const request_step& r, const std::string& digest);
+
+/// Stores that the request in progress is over (its outcome is with the
+/// model: a restart does not hand it over again), then runs `then`.
+void record_done(self_ptr self, std::function<void()> then);
 
 /// Stores that the action in progress starts, then runs `start`. Never
 /// twice: an action whose start is stored is never started again by a

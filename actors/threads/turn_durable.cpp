@@ -66,7 +66,8 @@ void go_on(self_ptr self, const action_record& a, approval_ask ask, notification
                       [&] { apply_accepted(self, out.decision); });
       return settle(self, out, item_status::failed, [&] { run_accepted(self, out.decision); });
     }
-    case action_record::phase::started: {
+    case action_record::phase::started:
+    case action_record::phase::done: {  // (done names requests only: never pending)
       send_event(self, std::move(started));
       PARLEY_INFO("turn {} event=resumed phase=started item={} not_run_again", st.settings.turn_id,
                   a.item_id);
@@ -137,6 +138,29 @@ action_record action_of(const turn_state& st, const command_step& cmd, const std
   return r;
 }
 
+action_record action_of(const turn_state& st, const request_step& r, const std::string& digest) {
+  auto a = action_base(st, r.call_id, digest, r.started_ms);
+  a.request = r.what == client_request::dynamic_tool ? "dynamicToolCall" : "userInput";
+  a.request_params = r.params;
+  return a;
+}
+
+void record_done(self_ptr self, std::function<void()> then) {
+  auto& st = self->state;
+  auto r = st.action;
+  r.at = action_record::phase::done;
+  // Stored or not, the turn goes on: one that cannot be stored leaves the
+  // store refusing this thread's later records too, so a restart finds the
+  // answer still pending and nothing the model did after it.
+  self->request(st.conversation, caf::infinite, atom::append::value, std::move(r))
+      .then([self, then](atom::ok) { if (!self->state.finished) then(); },
+            [self, then](caf::error& err) {
+              PARLEY_WARN("turn {} event=request_done_not_stored error=\"{}\"",
+                          self->state.settings.turn_id, message_of(err));
+              if (!self->state.finished) then();
+            });
+}
+
 action_record action_of(const turn_state& st, const patch_step& p, const std::string& patch,
                         const std::string& digest) {
   auto r = action_base(st, p.item.id, digest, p.started_ms);
@@ -174,7 +198,9 @@ void resume(self_ptr self, const action_record& a) {
   st.context.resumed = true;
   st.context.resumed_call = a.item_id;
   st.action = a;
-  if (a.file_change)
+  if (!a.request.empty())
+    resume_request(self, a);
+  else if (a.file_change)
     resume_patch(self, a);
   else
     resume_command(self, a);

@@ -8,6 +8,7 @@
 // answered), and an interrupt cancels it (serverRequest/resolved).
 
 #include "actors/approval/action_digest.hpp"
+#include "actors/core/action_records.hpp"
 #include "actors/core/log.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
@@ -68,8 +69,9 @@ void ask_user_input(self_ptr self, const model_step& step, const std::string& ca
   auto params = protocol::user_input_params(st.settings.thread_id, st.settings.turn_id, call_id,
                                             questions);
   st.request = request_step{client_request::user_input, call_id, protocol::unix_ms(), params, std::nullopt};
-  ask_approval(self, request_ask(st.settings, client_request::user_input, call_id, std::move(params)),
-               approval_plan{}, nullptr, false);
+  auto ask = request_ask(st.settings, client_request::user_input, call_id, std::move(params));
+  st.action = action_of(st, *st.request, ask.digest);
+  ask_approval(self, std::move(ask), approval_plan{}, nullptr, false);
 }
 
 void call_client_tool(self_ptr self, const model_step& step, const std::string& call_id) {
@@ -93,9 +95,9 @@ void call_client_tool(self_ptr self, const model_step& step, const std::string& 
   auto params = protocol::dynamic_tool_call_params(st.settings.thread_id, st.settings.turn_id,
                                                    call_id, *tool, step.arguments);
   st.request = request_step{client_request::dynamic_tool, call_id, now, params, std::move(item)};
-  ask_approval(self,
-               request_ask(st.settings, client_request::dynamic_tool, call_id, std::move(params)),
-               approval_plan{}, std::move(started), false);
+  auto ask = request_ask(st.settings, client_request::dynamic_tool, call_id, std::move(params));
+  st.action = action_of(st, *st.request, ask.digest);
+  ask_approval(self, std::move(ask), approval_plan{}, std::move(started), false);
 }
 
 /// Why a request that was not cancelled got no answer, for the model.
@@ -178,7 +180,7 @@ void settle_request(self_ptr self, const approval_outcome& out) {
       // gets its content all the same.
       auto status = told->success ? protocol::item_status::completed : protocol::item_status::failed;
       complete_current(self, status, std::move(*told));
-      return next_step(self);
+      return record_done(self, [self] { next_step(self); });
     }
   } else {
     why = unanswered_reason(out);
@@ -188,7 +190,42 @@ void settle_request(self_ptr self, const approval_outcome& out) {
   if (r.item) r.item->success = false;
   complete_current(self, protocol::item_status::failed,
                    outcome(step_result::kind::not_answered, name + " was not answered: " + why));
-  next_step(self);
+  record_done(self, [self] { next_step(self); });
+}
+
+void resume_request(self_ptr self, const action_record& a) {
+  auto& st = self->state;
+  auto what = a.request == "dynamicToolCall" ? client_request::dynamic_tool
+                                             : client_request::user_input;
+  const auto& params = a.request_params;
+  request_step r{what, a.item_id, a.item_started_ms, params, std::nullopt};
+  notification_ptr started;
+  if (what == client_request::dynamic_tool) {
+    // Its item again, as it was shown (ids, tool, arguments).
+    protocol::dynamic_tool_call_item item;
+    item.id = a.item_id;
+    item.tool = params.value("tool", "");
+    if (auto ns = params.find("namespace"); ns != params.end() && ns->is_string())
+      item.ns = ns->get<std::string>();
+    item.arguments = params.value("arguments", protocol::json(nullptr));
+    started = started_event(self, item, a.item_started_ms);
+    r.item = std::move(item);
+  }
+  st.request = std::move(r);
+  if (a.at == action_record::phase::asked) {
+    // Asked again, the same call (a client tool's result that never came
+    // is asked for again: the client performs it; its callId says which).
+    auto ask = request_ask(st.settings, what, a.item_id, params);
+    ask.digest = a.digest;
+    PARLEY_INFO("turn {} event=resumed phase=asked request={} call={}", st.settings.turn_id,
+                a.request, a.item_id);
+    return ask_approval(self, std::move(ask), approval_plan{}, std::move(started), true);
+  }
+  // Answered before the server stopped: the model gets that answer, once.
+  if (started) send_event(self, std::move(started));
+  PARLEY_INFO("turn {} event=resumed phase={} request={} call={}", st.settings.turn_id,
+              to_string(a.at), a.request, a.item_id);
+  settle_request(self, outcome_of(a));
 }
 
 }  // namespace parley::turn_detail

@@ -37,6 +37,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -111,18 +112,20 @@ class Server:
     """One parley on stdio (the first client), optionally also listening on
     a WebSocket for a second one."""
 
-    def __init__(self, extra=(), ws=False, experimental=False):
-        self.root = tempfile.mkdtemp(prefix="parley-clientreq-")
+    def __init__(self, extra=(), ws=False, experimental=False, root=None):
+        # root: the home of a server killed before (a restart on it).
+        self.root = root or tempfile.mkdtemp(prefix="parley-clientreq-")
         self.home, self.work = os.path.join(self.root, "home"), os.path.join(self.root, "work")
-        os.makedirs(self.work)
-        os.makedirs(self.home)
+        os.makedirs(self.work, exist_ok=True)
+        os.makedirs(self.home, exist_ok=True)
         env = dict(os.environ)
         env.pop("CODEX_HOME", None)
         args = [PARLEY, "app-server", "--home", self.home, "--cwd", self.work, *extra]
+        self.runs = len([f for f in os.listdir(self.root) if f.startswith("parley")])
         if ws:
             args += ["--listen", "stdio://", "--listen", "ws://127.0.0.1:0"]
         peer = ExperimentalPeer if experimental else app_server_peer.StdioPeer
-        self.peer = peer(args, env, os.path.join(self.root, "parley.stderr"))
+        self.peer = peer(args, env, os.path.join(self.root, "parley%d.stderr" % self.runs))
         self.ws_url = None
         if ws:
             deadline = time.monotonic() + 20
@@ -130,6 +133,23 @@ class Server:
                 found = re.findall(r"listening on (ws://\S+)", self.peer.log_text())
                 self.ws_url = found[0] if found else None
                 time.sleep(0.05)
+
+    def kill9(self, who):
+        """SIGKILL, the home kept for the next start."""
+        self.peer.proc.send_signal(signal.SIGKILL)
+        code = self.peer.proc.wait(timeout=30)
+        check(code == -9, "%s: killed with SIGKILL" % who)
+        self.peer.stderr.close()
+        SCHEMA.validate_lines(self.peer.lines, self.peer.methods, who)
+
+    def rollout(self, thread):
+        """The records of a thread's rollout, parsed."""
+        for root, _, files in os.walk(os.path.join(self.home, "sessions")):
+            for f in files:
+                if thread in f:
+                    with open(os.path.join(root, f)) as lines:
+                        return [json.loads(line) for line in lines if line.strip()]
+        return []
 
     def stop(self, who):
         code = self.peer.stop()
@@ -530,10 +550,14 @@ def test_dynamic_tool_call():
     s.stop("dynamic tools")
 
 
+def http_server_flags(mock, *flags):
+    return ["-c", "model=mock-model", "-c", "model_provider=mock",
+            "-c", "model_providers.mock.base_url=%s/v1" % mock.url,
+            "-c", "model_providers.mock.env_key=MOCK_KEY", *flags]
+
+
 def http_server(mock, *flags, experimental=False):
-    return Server(experimental=experimental, extra=["-c", "model=mock-model", "-c", "model_provider=mock",
-                         "-c", "model_providers.mock.base_url=%s/v1" % mock.url,
-                         "-c", "model_providers.mock.env_key=MOCK_KEY", *flags])
+    return Server(experimental=experimental, extra=http_server_flags(mock, *flags))
 
 
 def tool_names(request):
@@ -623,11 +647,228 @@ def test_http_model():
         mock.stop()
 
 
+# -- durable: asked again after kill -9, answered once -------------------------
+
+def actions_of(server, thread):
+    return [r["payload"] for r in server.rollout(thread) if r.get("type") == "parley_action"]
+
+
+def is_call_for(thread):
+    return lambda m: is_call(m) and m["params"]["threadId"] == thread
+
+
+def is_ask_for(thread):
+    return lambda m: is_ask(m) and m["params"]["threadId"] == thread
+
+
+def resume_then(peer, thread, pred):
+    """thread/resume; the request asked again must come after its reply."""
+    rid = peer.send("thread/resume", {"threadId": thread})
+    seen = []
+    m = peer.wait(lambda m: seen.append(m) or pred(m))
+    replied = any(x.get("id") == rid and "method" not in x for x in seen[:-1])
+    return m, replied
+
+
+def listed_status(peer):
+    return {t["id"]: t["status"] for t in peer.call("thread/list", {"limit": 100})["result"]["data"]}
+
+
+def test_durable_requests():
+    """A question and a client tool's call waiting at a kill -9 are asked
+    again after the restart (same ids, after the resume's reply), answered
+    once, and the turn goes on; one answered before the kill is never asked
+    again; the client's tools and the tool call's item are in the rollout."""
+    s = Server(experimental=True)
+    p = s.peer
+    answered = p.start_thread()
+    turn = p.start_turn(answered, "ask: Answered already?\nsay: fine")
+    ask = p.wait(is_ask_for(answered))
+    p.write({"id": ask["id"], "result": {"answers": {"q1": {"answers": ["yes"]}}}})
+    until_completed(p, turn)
+    asking = p.start_thread()
+    q_turn = p.start_turn(asking, "ask: Which colour?\nsay: thanks")
+    q_old = p.wait(is_ask_for(asking))
+    calling = p.start_thread(dynamicTools=TOOLS)
+    c_turn = p.start_turn(calling, 'call[lookup]: {"key": "a"}\nsay: ok')
+    c_old = p.wait(is_call_for(calling))
+    s.kill9("durable requests, first run")
+    asked = actions_of(s, asking)
+    check(asked and asked[-1]["phase"] == "asked" and asked[-1]["kind"] == "userInput"
+          and asked[-1]["request"]["questions"] == q_old["params"]["questions"]
+          and asked[-1]["item_id"] == q_old["params"]["itemId"],
+          "the question is stored before it is asked: %s" % asked[-1:])
+    asked = actions_of(s, calling)
+    check(asked and asked[-1]["phase"] == "asked" and asked[-1]["kind"] == "dynamicToolCall"
+          and asked[-1]["request"]["arguments"] == {"key": "a"}, "so is the tool call: %s" % asked[-1:])
+    meta = s.rollout(calling)[0]["payload"]
+    check(meta.get("dynamic_tools") == TOOLS,
+          "the client's tools are kept with the thread (session_meta, as Codex): %s" % meta.get("dynamic_tools"))
+    check([a["phase"] for a in actions_of(s, answered)] == ["asked", "decided", "done"],
+          "the answered question: asked, decided, done: %s" % actions_of(s, answered))
+    check(actions_of(s, answered)[1].get("answer") == {"answers": {"q1": {"answers": ["yes"]}}},
+          "its answer is stored with its decision")
+
+    s = Server(experimental=True, root=s.root)
+    p = s.peer
+    status = listed_status(p)
+    check(status.get(asking) == {"type": "active", "activeFlags": ["waitingOnUserInput"]},
+          "thread/list after the restart: the question's thread waits on user input: %s"
+          % status.get(asking))
+    check(status.get(calling) == {"type": "active", "activeFlags": []},
+          "the tool call's thread is active, waiting on no person: %s" % status.get(calling))
+    check(status.get(answered) == {"type": "notLoaded"}, "the answered one waits on nothing")
+    ask, replied = resume_then(p, asking, is_ask_for(asking))
+    check(replied, "the question is asked again after the resume's reply")
+    check(ask["params"]["itemId"] == q_old["params"]["itemId"] and ask["params"]["turnId"] == q_turn
+          and ask["params"]["questions"] == q_old["params"]["questions"],
+          "asked again: the same call, turn and questions: %s" % ask["params"])
+    p.write({"id": ask["id"], "result": {"answers": {"q1": {"answers": ["green"]}}}})
+    events = until_completed(p, q_turn)
+    check(events[-1]["params"]["turn"]["status"] == "completed" and said(events) == ["thanks"],
+          "the question's turn goes on after the answer: %s" % said(events))
+    call, replied = resume_then(p, calling, is_call_for(calling))
+    check(replied, "the tool call is asked again after the resume's reply")
+    check(call["params"]["callId"] == c_old["params"]["callId"] and call["params"]["turnId"] == c_turn
+          and call["params"]["tool"] == "lookup" and call["params"]["arguments"] == {"key": "a"},
+          "called again: the same call id, tool and arguments: %s" % call["params"])
+    shown = [m for m in p.kept if m.get("method") == "item/started"
+             and m["params"]["item"]["type"] == "dynamicToolCall"]
+    check(shown and shown[-1]["params"]["item"]["id"] == c_old["params"]["callId"],
+          "its item is shown again before the call")
+    p.write({"id": call["id"], "result": {"contentItems": [{"type": "inputText", "text": "A!"}],
+                                          "success": True}})
+    events = until_completed(p, c_turn)
+    check(events[-1]["params"]["turn"]["status"] == "completed" and said(events) == ["ok"],
+          "the tool call's turn goes on after the answer: %s" % said(events))
+    check(not [m for m in p.kept + events if is_ask_for(answered)(m)],
+          "the question answered before the kill is never asked again")
+    s.kill9("durable requests, second run")
+    check([a["phase"] for a in actions_of(s, asking)] == ["asked", "decided", "done"],
+          "the question after the restart: decided, done: %s" % [a["phase"] for a in actions_of(s, asking)])
+
+    s = Server(experimental=True, root=s.root)
+    p = s.peer
+    status = listed_status(p)
+    check(all(v == {"type": "notLoaded"} for v in status.values()),
+          "nothing waits after the second restart: %s" % status)
+    items = p.call("thread/read", {"threadId": calling, "includeTurns": True})["result"]["thread"]["turns"][-1]["items"]
+    tools = [i for i in items if i["type"] == "dynamicToolCall"]
+    check(len(tools) == 1 and tools[0]["status"] == "completed" and tools[0]["success"] is True
+          and tools[0]["contentItems"] == [{"type": "inputText", "text": "A!"}]
+          and tools[0]["tool"] == "lookup" and tools[0]["arguments"] == {"key": "a"},
+          "the dynamicToolCall item is read back from the rollout: %s" % tools)
+    time.sleep(0.3)
+    check(not [m for m in p.kept if is_ask(m) or is_call(m)], "nothing is asked again")
+    s.stop("durable requests")
+
+
+def outputs_for(requests, call_id):
+    """Every function_call_output the model was sent for `call_id` in its
+    last request (its whole history)."""
+    return [o for o in call_outputs(requests[-1]) if o["call_id"] == call_id] if requests else []
+
+
+def append_phase(server, thread, phase, extra):
+    """The next phase of a rollout's last action, as the server would have
+    written it just before a crash."""
+    rollout = None
+    for root, _, files in os.walk(os.path.join(server.home, "sessions")):
+        rollout = next((os.path.join(root, f) for f in files if thread in f), rollout)
+    with open(rollout) as f:
+        asked = [json.loads(line) for line in f if '"parley_action"' in line][-1]
+    with open(rollout, "a") as f:
+        f.write(json.dumps({"timestamp": asked["timestamp"], "type": "parley_action",
+                            "payload": dict(asked["payload"], phase=phase, **extra)}) + "\n")
+
+
+def test_http_durable():
+    """The HTTP model across kill -9: a question and a client tool's call
+    asked again after the restart, the answer given after it reaches the
+    model once (one function_call_output under the call's id); a stored
+    answer the model had not heard goes to it at the next start, once; the
+    client's tools are still offered to the resumed thread's model."""
+    if not MOCK:
+        print("note: no mock model given; the HTTP model's durable part is left out")
+        return
+    os.environ["MOCK_KEY"] = "sk-test"
+    mock = app_server_peer.Mock(MOCK)
+    flags = ["-c", "features.default_mode_request_user_input=true"]
+    try:
+        s = http_server(mock, *flags, experimental=True)
+        p = s.peer
+        thread = p.start_thread(dynamicTools=TOOLS)
+        turn = p.start_turn(thread, "mock: tool request_user_input %s\nmock: say got it" % QUESTION)
+        old = p.wait(is_ask)
+        s.kill9("http durable, question")
+        mock.forget()
+        s = Server(experimental=True, root=s.root, extra=http_server_flags(mock, *flags))
+        p = s.peer
+        ask, replied = resume_then(p, thread, is_ask_for(thread))
+        check(replied and ask["params"]["itemId"] == old["params"]["itemId"]
+              and ask["params"]["turnId"] == turn, "the model's question is asked again after the restart")
+        p.write({"id": ask["id"], "result": {"answers": {"lang": {"answers": ["C++"]}}}})
+        events = until_completed(p, turn)
+        check(events[-1]["params"]["turn"]["status"] == "completed" and said(events) == ["got it"],
+              "the turn goes on to the model's answer: %s" % said(events))
+        outs = outputs_for(mock.requests(), old["params"]["itemId"])
+        check(len(outs) == 1 and json.loads(outs[0]["output"]) == {"answers": {"lang": {"answers": ["C++"]}}},
+              "the model gets the answer given after the restart, once: %s" % outs)
+        check("lookup" in tool_names(mock.requests()[-1]),
+              "the client's tools are still offered after the restart: %s" % tool_names(mock.requests()[-1]))
+
+        # A client tool's call waiting at the kill: called again, answered once.
+        turn = p.start_turn(thread, 'mock: tool lookup {"key": "b"}\nmock: say used it')
+        old = p.wait(is_call)
+        s.kill9("http durable, tool call")
+        mock.forget()
+        s = Server(experimental=True, root=s.root, extra=http_server_flags(mock, *flags))
+        p = s.peer
+        call, replied = resume_then(p, thread, is_call_for(thread))
+        check(replied and call["params"]["callId"] == old["params"]["callId"]
+              and call["params"]["arguments"] == {"key": "b"}, "the tool call is made again after the restart")
+        p.write({"id": call["id"], "result": {"contentItems": [{"type": "inputText", "text": "B!"}],
+                                              "success": True}})
+        events = until_completed(p, turn)
+        check(said(events) == ["used it"], "the turn goes on: %s" % said(events))
+        outs = outputs_for(mock.requests(), old["params"]["callId"])
+        check(len(outs) == 1 and outs[0]["output"] == [{"type": "input_text", "text": "B!"}],
+              "the model gets the tool's answer once: %s" % outs)
+
+        # Answered and stored, the server gone before the model heard it: the
+        # next start hands it over by itself, once, and asks nobody.
+        turn = p.start_turn(thread, "mock: tool request_user_input %s\nmock: say noted" % QUESTION)
+        old = p.wait(is_ask)
+        s.kill9("http durable, stored answer")
+        answer = {"answers": {"lang": {"answers": ["C++"]}}}
+        append_phase(s, thread, "decided", {"outcome": "decided", "decision": "accept",
+                                            "stage": "client", "answer": answer})
+        mock.forget()
+        s = Server(experimental=True, root=s.root, extra=http_server_flags(mock, *flags))
+        p = s.peer
+        deadline = time.monotonic() + 30
+        while True:
+            last = p.call("thread/read", {"threadId": thread, "includeTurns": True})["result"]["thread"]["turns"][-1]
+            if last["status"] != "inProgress" or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        check(last["id"] == turn and last["status"] == "completed"
+              and [i["text"] for i in last["items"] if i["type"] == "agentMessage"] == ["noted"],
+              "the stored answer carries the turn on at the next start: %s" % last["status"])
+        outs = outputs_for(mock.requests(), old["params"]["itemId"])
+        check(len(outs) == 1 and json.loads(outs[0]["output"]) == answer,
+              "the model gets the stored answer once: %s" % outs)
+        check(not [m for m in p.kept if is_ask(m)], "nobody is asked again")
+        s.stop("http durable")
+    finally:
+        mock.stop()
+
+
 def main():
     for test in (test_answered, test_options_and_secret, test_malformed_question_never_asked,
                  test_error_reply, test_timeout, test_interrupt, test_archive_while_waiting,
                  test_two_clients_race, test_dynamic_tools_gate, test_dynamic_tool_call,
-                 test_http_model):
+                 test_durable_requests, test_http_model, test_http_durable):
         print("--", test.__name__, flush=True)
         try:
             test()

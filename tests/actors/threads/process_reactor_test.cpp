@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <mutex>
+#include <thread>
 
 #include "actors/runtime/runtime.hpp"
 
@@ -138,6 +139,26 @@ TEST_F(process_reactor_test, spawn_delivers_stdin_data_byte_exact) {
   EXPECT_EQ(c->exit->exit_code, 0);
   ASSERT_EQ(c->output.size(), data.size());
   EXPECT_TRUE(c->output == data) << "stdin came back altered";
+}
+
+// Writes sent the moment the process is asked for, at varied delays so they
+// meet its start every way: before it, with it in one batch of the reactor
+// (where they once lost their bytes: deque::insert of an empty range
+// self-moved them), and after it.
+TEST_F(process_reactor_test, writes_racing_the_start_reach_stdin_whole_and_in_order) {
+  int lost = 0;
+  for (int k = 0; k < 300; ++k) {
+    spawn_spec spec;
+    spec.argv = {"cat"};
+    spec.stdin_pipe = true;
+    auto c = run(spec);
+    if (k % 3 != 0) std::this_thread::sleep_for(std::chrono::microseconds(k % 700));
+    reactor.write_stdin(last_id, "hello\n", false);
+    reactor.write_stdin(last_id, "more", true);
+    ASSERT_TRUE(c->wait(10s)) << "run " << k;
+    if (c->output != "hello\nmore") ++lost;
+  }
+  EXPECT_EQ(lost, 0) << "runs whose stdin lost bytes";
 }
 
 TEST_F(process_reactor_test, spawn_with_empty_stdin_data_gives_immediate_eof) {
