@@ -1,5 +1,6 @@
 #include "protocol/client_requests.hpp"
 
+#include <filesystem>
 #include <set>
 
 namespace parley::protocol {
@@ -40,34 +41,85 @@ bool optional_bool(const json& obj, const char* name) {
   return i->get<bool>();
 }
 
-/// AdditionalFileSystemPermissions and AdditionalNetworkPermissions, kept to
-/// what parley applies: `read` and `write` path lists, `network.enabled`.
-json checked_profile(const json& p, const char* what) {
-  require_object(p, what);
+/// `path` absolute (taken against `cwd` when relative) and lexically
+/// normal, without a trailing slash.
+std::string absolute_normal(const std::string& path, const std::string& cwd) {
+  std::filesystem::path p(path);
+  if (p.is_relative()) p = std::filesystem::path(cwd) / p;
+  auto text = p.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+/// Whether `path` is `root` or inside it (both absolute and normal).
+bool within(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path.compare(0, root.size(), root) == 0
+         && (path.size() == root.size() || path[root.size()] == '/');
+}
+
+void add_path(json& list, const std::string& path) {
+  for (const auto& p : list)
+    if (p == path) return;
+  list.push_back(path);
+}
+
+/// A normalised profile: {"fileSystem"?: {"read"?, "write"?}, "network"?:
+/// {"enabled": true}}, only what it grants.
+json profile_of(json read, json write, bool network) {
   json out = json::object();
-  for (auto it = p.begin(); it != p.end(); ++it) {
-    if (it.key() != "fileSystem" && it.key() != "network")
-      throw decode_error(std::string{"unknown field `"} + it.key() + "` in " + what
-                         + ", expected `fileSystem` or `network`");
-  }
-  if (auto fs = p.find("fileSystem"); fs != p.end() && !fs->is_null()) {
-    require_object(*fs, "fileSystem");
-    json f = json::object();
-    for (const char* key : {"read", "write"}) {
-      auto i = fs->find(key);
-      if (i == fs->end() || i->is_null()) continue;
-      auto paths = string_list(*i, key);
-      for (const auto& path : paths)
-        if (path.empty()) throw decode_error(std::string{"an empty path in fileSystem."} + key);
-      if (!paths.empty()) f[key] = paths;
-    }
-    if (!f.empty()) out["fileSystem"] = std::move(f);
-  }
-  if (auto net = p.find("network"); net != p.end() && !net->is_null()) {
-    require_object(*net, "network");
-    if (optional_bool(*net, "enabled")) out["network"] = {{"enabled", true}};
-  }
+  json fs = json::object();
+  if (!read.empty()) fs["read"] = std::move(read);
+  if (!write.empty()) fs["write"] = std::move(write);
+  if (!fs.empty()) out["fileSystem"] = std::move(fs);
+  if (network) out["network"] = {{"enabled", true}};
   return out;
+}
+
+/// The paths a normalised profile names for `access` ("read" or "write").
+std::vector<std::string> paths_of(const json& profile, const char* access) {
+  std::vector<std::string> out;
+  auto fs = profile.find("fileSystem");
+  if (fs == profile.end() || !fs->is_object()) return out;
+  auto list = fs->find(access);
+  if (list == fs->end() || !list->is_array()) return out;
+  for (const auto& p : *list)
+    if (p.is_string()) out.push_back(p.get<std::string>());
+  return out;
+}
+
+bool network_of(const json& profile) {
+  auto net = profile.find("network");
+  return net != profile.end() && net->is_object() && net->value("enabled", false) == true;
+}
+
+/// A GrantedPermissionProfile's fileSystem, folded to read and write lists
+/// (path entries included; globs and special paths name no path: dropped).
+void read_granted_files(const json& fs, json& read, json& write) {
+  require_object(fs, "fileSystem");
+  for (const char* key : {"read", "write"}) {
+    auto i = fs.find(key);
+    if (i == fs.end() || i->is_null()) continue;
+    for (const auto& path : string_list(*i, key)) {
+      if (path.empty()) throw decode_error(std::string{"an empty path in fileSystem."} + key);
+      add_path(std::string{key} == "read" ? read : write, path);
+    }
+  }
+  auto entries = fs.find("entries");
+  if (entries == fs.end() || entries->is_null()) return;
+  if (!entries->is_array()) throw_invalid_type(*entries, "a sequence");
+  for (const auto& e : *entries) {
+    require_object(e, "a fileSystem entry");
+    auto access = string_field(e, "access", "a fileSystem entry");
+    if (access != "read" && access != "write" && access != "deny")
+      throw_unknown_variant(access, {"read", "write", "deny"});
+    const auto& where = field(e, "path", "a fileSystem entry");
+    require_object(where, "a fileSystem entry's path");
+    if (access == "deny" || where.value("type", "") != "path") continue;
+    auto path = string_field(where, "path", "a fileSystem entry's path");
+    if (path.empty()) throw decode_error("an empty path in fileSystem.entries");
+    add_path(access == "read" ? read : write, path);
+  }
 }
 
 }  // namespace client_request_codec
@@ -244,12 +296,58 @@ json decode_dynamic_tool_answer(const json& result) {
 
 // -- item/permissions/requestApproval ---------------------------------------------
 
-json checked_permission_request(const json& arguments) {
+json checked_permission_request(const json& arguments, const std::string& cwd) {
   require_object(arguments, "the arguments");
-  auto profile = checked_profile(field(arguments, "permissions", "the arguments"), "`permissions`");
-  if (profile.empty())
-    throw decode_error("`permissions` asks for nothing: name fileSystem read/write paths or "
-                       "network {enabled: true}");
+  for (auto it = arguments.begin(); it != arguments.end(); ++it)
+    if (it.key() != "permissions" && it.key() != "reason" && it.key() != "environment_id")
+      throw decode_error("unknown field `" + it.key()
+                         + "`, expected `permissions`, `reason` or `environment_id`");
+  if (auto env = arguments.find("environment_id"); env != arguments.end() && !env->is_null()) {
+    if (!env->is_string()) throw_invalid_type(*env, "a string");
+    if (*env != "local") throw decode_error("unknown environment `" + env->get<std::string>() + "`");
+  }
+  const auto& p = field(arguments, "permissions", "the arguments");
+  require_object(p, "`permissions`");
+  json read = json::array(), write = json::array();
+  bool network = false;
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    if (it.key() != "file_system" && it.key() != "network")
+      throw decode_error("unknown field `" + it.key() + "`, expected `network` or `file_system`");
+  }
+  if (auto fs = p.find("file_system"); fs != p.end() && !fs->is_null()) {
+    require_object(*fs, "`file_system`");
+    for (auto it = fs->begin(); it != fs->end(); ++it) {
+      if (it.key() != "read" && it.key() != "write")
+        throw decode_error("unknown field `" + it.key() + "`, expected `read` or `write`");
+      if (it->is_null()) continue;
+      for (const auto& path : string_list(*it, it.key().c_str())) {
+        if (path.empty()) throw decode_error("an empty path in file_system." + it.key());
+        add_path(it.key() == "read" ? read : write, absolute_normal(path, cwd));
+      }
+    }
+  }
+  if (auto net = p.find("network"); net != p.end() && !net->is_null()) {
+    require_object(*net, "`network`");
+    for (auto it = net->begin(); it != net->end(); ++it)
+      if (it.key() != "enabled") throw decode_error("unknown field `" + it.key() + "`, expected `enabled`");
+    network = optional_bool(*net, "enabled");
+  }
+  if (read.empty() && write.empty() && !network)
+    throw decode_error("`permissions` asks for nothing: name file_system read or write paths, or "
+                       "network {\"enabled\": true}");
+  // The schema's RequestPermissionProfile, as Codex sends it: the legacy
+  // read/write lists and the same paths as entries.
+  json profile = json::object();
+  json entries = json::array();
+  for (const auto& path : read) entries.push_back({{"path", {{"type", "path"}, {"path", path}}}, {"access", "read"}});
+  for (const auto& path : write) entries.push_back({{"path", {{"type", "path"}, {"path", path}}}, {"access", "write"}});
+  if (!entries.empty())
+    profile["fileSystem"] = {{"read", read.empty() ? json(nullptr) : read},
+                             {"write", write.empty() ? json(nullptr) : write},
+                             {"entries", std::move(entries)}};
+  else
+    profile["fileSystem"] = nullptr;
+  profile["network"] = network ? json{{"enabled", true}} : json(nullptr);
   json out = {{"permissions", std::move(profile)}};
   if (auto r = arguments.find("reason"); r != arguments.end() && !r->is_null()) {
     if (!r->is_string()) throw_invalid_type(*r, "a string");
@@ -270,15 +368,66 @@ json permissions_params(const std::string& thread_id, const std::string& turn_id
 
 json decode_permissions_answer(const json& result) {
   require_object(result, "the answer");
-  auto granted = checked_profile(field(result, "permissions", "PermissionsRequestApprovalResponse"),
-                                 "`permissions`");
+  const auto& p = field(result, "permissions", "PermissionsRequestApprovalResponse");
+  require_object(p, "`permissions`");
+  for (auto it = p.begin(); it != p.end(); ++it)
+    if (it.key() != "fileSystem" && it.key() != "network")
+      throw decode_error("unknown field `" + it.key() + "` in `permissions`, expected `fileSystem` or `network`");
+  json read = json::array(), write = json::array();
+  if (auto fs = p.find("fileSystem"); fs != p.end() && !fs->is_null()) read_granted_files(*fs, read, write);
+  bool network = false;
+  if (auto net = p.find("network"); net != p.end() && !net->is_null()) {
+    require_object(*net, "network");
+    network = optional_bool(*net, "enabled");
+  }
   std::string scope = "turn";
   if (auto s = result.find("scope"); s != result.end() && !s->is_null()) {
     if (!s->is_string()) throw_invalid_type(*s, "a string");
     scope = s->get<std::string>();
     if (scope != "turn" && scope != "session") throw_unknown_variant(scope, {"turn", "session"});
   }
-  return {{"permissions", std::move(granted)}, {"scope", scope}};
+  return {{"permissions", profile_of(std::move(read), std::move(write), network)}, {"scope", scope}};
+}
+
+json granted_within(const json& asked, const json& answer, const std::string& cwd) {
+  auto asked_read = paths_of(asked, "read");
+  auto asked_write = paths_of(asked, "write");
+  const auto& given = answer.value("permissions", json::object());
+  auto inside = [](const std::string& path, const std::vector<std::string>& roots) {
+    for (const auto& r : roots)
+      if (within(path, r)) return true;
+    return false;
+  };
+  json read = json::array(), write = json::array();
+  for (const auto& path : paths_of(given, "write")) {
+    auto p = absolute_normal(path, cwd);
+    if (inside(p, asked_write)) add_path(write, p);
+  }
+  for (const auto& path : paths_of(given, "read")) {
+    auto p = absolute_normal(path, cwd);
+    if (inside(p, asked_read) || inside(p, asked_write)) add_path(read, p);
+  }
+  bool network = network_of(asked) && network_of(given);
+  return {{"permissions", profile_of(std::move(read), std::move(write), network)},
+          {"scope", answer.value("scope", std::string{"turn"})}};
+}
+
+bool grants_anything(const json& granted) {
+  const auto& p = granted.value("permissions", json::object());
+  return !paths_of(p, "read").empty() || !paths_of(p, "write").empty() || network_of(p);
+}
+
+std::string model_grant_output(const json& granted) {
+  const auto& p = granted.value("permissions", json::object());
+  json fs = json::object();
+  auto read = paths_of(p, "read"), write = paths_of(p, "write");
+  if (!read.empty()) fs["read"] = read;
+  if (!write.empty()) fs["write"] = write;
+  json out = {{"permissions",
+               {{"network", network_of(p) ? json{{"enabled", true}} : json(nullptr)},
+                {"file_system", fs.empty() ? json(nullptr) : fs}}},
+              {"scope", granted.value("scope", std::string{"turn"})}};
+  return out.dump();
 }
 
 }  // namespace parley::protocol

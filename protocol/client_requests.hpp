@@ -75,10 +75,14 @@ json decode_dynamic_tool_answer(const json& result);
 
 // -- item/permissions/requestApproval ---------------------------------------------
 
-/// The model's request_permissions arguments ({"permissions":
-/// RequestPermissionProfile, "reason"?}), checked: only `fileSystem`
-/// (read/write path lists) and `network` ({enabled}); throws decode_error.
-json checked_permission_request(const json& arguments);
+/// The model's request_permissions arguments, checked as Codex 0.169's tool
+/// takes them: {"permissions": {"file_system"?: {"read"?, "write"?: [path]},
+/// "network"?: {"enabled"?}}, "reason"?, "environment_id"?}, nothing else.
+/// Relative paths are taken against `cwd`; every path comes back absolute
+/// and normalised. Returns {"permissions": a RequestPermissionProfile (the
+/// schema's shape: fileSystem {read, write, entries}, network), "reason"?};
+/// throws decode_error (asking for nothing included) for the model to read.
+json checked_permission_request(const json& arguments, const std::string& cwd);
 
 /// PermissionsRequestApprovalParams.
 json permissions_params(const std::string& thread_id, const std::string& turn_id,
@@ -88,7 +92,26 @@ json permissions_params(const std::string& thread_id, const std::string& turn_id
 
 /// A PermissionsRequestApprovalResponse, checked: {"permissions":
 /// GrantedPermissionProfile, "scope"?: "turn" | "session"}, normalised to
-/// {"permissions": {...}, "scope": ...}. Throws decode_error.
+/// {"permissions": {"fileSystem"?: {"read"?, "write"?}, "network"?:
+/// {"enabled": true}}, "scope": ...} (path entries folded into read and
+/// write; glob and special entries, which name no path, are dropped).
+/// Throws decode_error.
 json decode_permissions_answer(const json& result);
+
+/// What a decoded answer grants of what was asked (`asked`: the params'
+/// RequestPermissionProfile; relative paths in the answer are taken against
+/// `cwd`): a path only inside one asked for the same access (a read inside
+/// an asked write too), the network only when it was asked. A client that
+/// answers with more gets no more. Same shape as decode_permissions_answer.
+json granted_within(const json& asked, const json& answer, const std::string& cwd);
+
+/// Whether `granted` (a normalised answer) grants anything.
+bool grants_anything(const json& granted);
+
+/// What the model is told of a grant (Codex's output of request_permissions):
+/// {"permissions": {"network": {"enabled": true} | null, "file_system":
+/// {"read"?, "write"?} | null}, "scope": "turn" | "session"}. Nothing
+/// granted (a decline, no answer) is the empty grant for the turn.
+std::string model_grant_output(const json& granted);
 
 }  // namespace parley::protocol

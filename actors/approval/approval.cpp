@@ -10,6 +10,7 @@
 #include "actors/core/action_records.hpp"
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/handlers.hpp"
+#include "protocol/client_requests.hpp"
 
 namespace parley {
 
@@ -92,6 +93,26 @@ nlohmann::json audit_fields(const approval_ask& ask) {
   return j;
 }
 
+/// A permission request's answer as the audit keeps it: what the client
+/// answered, and what it grants (only what was asked: what the turn
+/// applies), with its scope.
+void audit_grant(nlohmann::json& fields, const approval_ask& ask, const nlohmann::json& answer) {
+  nlohmann::json decoded;
+  try {
+    decoded = protocol::decode_permissions_answer(answer);
+  } catch (const protocol::decode_error& e) {
+    fields["granted"] = nlohmann::json::object();
+    fields["detail"] = std::string{"a malformed answer grants nothing: "} + e.what();
+    return;
+  }
+  auto granted = protocol::granted_within(ask.request_params.value("permissions", nlohmann::json::object()),
+                                          decoded, ask.cwd);
+  fields["answered"] = decoded["permissions"];
+  fields["granted"] = granted["permissions"];
+  fields["scope"] = granted["scope"];
+  fields["grantedBeyondAsked"] = decoded["permissions"] != granted["permissions"];
+}
+
 void record_outcome(self_ptr self, const approval_outcome& out) {
   auto& st = self->state;
   // On the actor clock: a deterministic test moves it, and the latency with it.
@@ -119,7 +140,7 @@ void audit_then(self_ptr self, approval_outcome out, std::function<void(approval
   // whether it succeeded, and a question's answers stay out (they may be
   // secret).
   if (out.how == approval_outcome::kind::decided && st.ask.request == client_request::permissions)
-    fields["granted"] = out.decision.answer;
+    audit_grant(fields, st.ask, out.decision.answer);
   if (out.how == approval_outcome::kind::decided && st.ask.request == client_request::dynamic_tool)
     fields["success"] = out.decision.answer.value("success", false);
   if (!out.detail.empty()) fields["detail"] = out.detail;

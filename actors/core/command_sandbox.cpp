@@ -62,15 +62,29 @@ std::vector<std::string> writable_roots(const protocol::sandbox_policy& policy,
   return roots;
 }
 
+void add_once(std::vector<std::string>& to, const std::vector<std::string>& paths) {
+  for (const auto& p : paths)
+    if (std::find(to.begin(), to.end(), p) == to.end()) to.push_back(p);
+}
+
 }  // namespace
+
+void sandbox_grant::merge(const sandbox_grant& more) {
+  add_once(read, more.read);
+  add_once(write, more.write);
+  network = network || more.network;
+}
 
 std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings& settings,
                                                           const protocol::sandbox_policy& policy,
                                                           const std::string& cwd,
                                                           const std::string& script,
                                                           bool escalated,
-                                                          const std::vector<std::string>* env) {
+                                                          const std::vector<std::string>* env,
+                                                          const sandbox_grant* grant) {
   using kind = protocol::sandbox_policy::kind;
+  static const sandbox_grant none;
+  const auto& granted = grant ? *grant : none;
   // An external sandbox is the host's own: parley runs the command as it is.
   bool leaves = policy.type == kind::danger_full_access || policy.type == kind::external_sandbox
                 || escalated;
@@ -93,19 +107,30 @@ std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings
   out.argv = {settings.launcher, "--mode"};
   if (out.unconfined) {
     out.argv.emplace_back("danger-full-access");
-  } else if (policy.type == kind::read_only) {
+  } else if (policy.type == kind::read_only && granted.write.empty()) {
     out.argv.emplace_back("read-only");
   } else {
+    // Read-only with granted paths is the launcher's workspace-write with
+    // those paths alone writable (not the cwd, not /tmp).
+    auto roots = policy.type == kind::read_only ? std::vector<std::string>{}
+                                                : writable_roots(policy, cwd, env);
+    add_once(roots, granted.write);
     out.argv.emplace_back("workspace-write");
-    for (const auto& root : writable_roots(policy, cwd, env)) {
+    for (const auto& root : roots) {
       out.argv.emplace_back("--writable");
       out.argv.push_back(root);
     }
   }
   if (!out.unconfined) {
     out.argv.emplace_back("--network");
-    out.argv.emplace_back(policy.network_access ? "on" : "off");
-    if (settings.isolate_reads) out.argv.emplace_back("--isolate-reads");
+    out.argv.emplace_back(policy.network_access || granted.network ? "on" : "off");
+    if (settings.isolate_reads) {
+      out.argv.emplace_back("--isolate-reads");
+      for (const auto& path : granted.read) {
+        out.argv.emplace_back("--readable");
+        out.argv.push_back(path);
+      }
+    }
     for (const auto& path : settings.hidden) {
       out.argv.emplace_back("--hide");
       out.argv.push_back(path);

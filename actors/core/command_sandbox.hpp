@@ -55,6 +55,21 @@ struct sandbox_settings {
   bool confines() const { return available && !launcher.empty(); }
 };
 
+/// Permissions a client granted a thread beyond its sandbox policy
+/// (item/permissions/requestApproval), for a turn or for the session:
+/// absolute paths to read and to write, and the network. They widen a
+/// confined command's sandbox and nothing else (what parley hides stays
+/// hidden; a command that runs unconfined is not affected).
+struct sandbox_grant {
+  std::vector<std::string> read;
+  std::vector<std::string> write;
+  bool network = false;
+
+  bool empty() const { return read.empty() && write.empty() && !network; }
+  /// Adds what `more` grants (each path once).
+  void merge(const sandbox_grant& more);
+};
+
 /// What to run for one command.
 struct command_launch {
   std::vector<std::string> argv;
@@ -66,8 +81,11 @@ struct command_launch {
 /// The argv that runs `script` with /bin/sh -c in `cwd` under `policy`:
 /// through the launcher, confined unless the policy is full access or an
 /// approval accepted the command (`escalated`: it runs as approved). `env` is the command's environment
-/// (its TMPDIR is writable under workspace-write unless excluded). Fails
-/// (the command must not run) when confinement is needed and the host
+/// (its TMPDIR is writable under workspace-write unless excluded). `grant`
+/// widens a confined command's sandbox by exactly what it names: its write
+/// paths become writable (under read-only too, and only they), the network
+/// is on when granted, its read paths are visible under isolated reads.
+/// Fails (the command must not run) when confinement is needed and the host
 /// cannot give it, unless the operator accepted running unconfined.
 struct launch_refusal {
   std::string reason;
@@ -77,7 +95,8 @@ std::variant<command_launch, launch_refusal> command_argv(const sandbox_settings
                                                           const std::string& cwd,
                                                           const std::string& script,
                                                           bool escalated,
-                                                          const std::vector<std::string>* env);
+                                                          const std::vector<std::string>* env,
+                                                          const sandbox_grant* grant = nullptr);
 
 /// The same for a program and its arguments (command/exec: an argv, no
 /// shell), confined to `policy` (never escalated: a client's command has

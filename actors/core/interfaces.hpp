@@ -171,6 +171,8 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, std::vector<std::string>>,
     // Remember files accepted for the session.
     caf::reacts_to<atom::grant, path_grant>,
+    // Remember permissions a client granted for the session (more sandbox).
+    caf::reacts_to<atom::grant, sandbox_grant>,
     // The turn's model context, to store in order with its items.
     caf::reacts_to<atom::append, context_record>,
     // The turn compacted the thread's history: stored in order with its items.

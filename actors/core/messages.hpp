@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/core/approval_types.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "protocol/approvals.hpp"
 #include "protocol/command_exec.hpp"
 #include "protocol/methods.hpp"
@@ -463,6 +464,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::path_grant)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::sandbox_grant)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::hooks::verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::exit_info)

@@ -31,6 +31,7 @@ wire::request_options options_of(const provider_setup& setup, const std::string&
   }
   o.prompt_cache_key = thread_id;
   if (setup.request_user_input_tool) o.extra_tools.push_back(wire::request_user_input_tool());
+  if (setup.request_permissions_tool) o.extra_tools.push_back(wire::request_permissions_tool());
   return o;
 }
 

@@ -54,6 +54,7 @@ response_plan plan_response(const std::vector<json>& output_items,
     p.step.what = call.kind == wire::call_kind::run         ? model_step::kind::run
                   : call.kind == wire::call_kind::patch     ? model_step::kind::patch
                   : call.kind == wire::call_kind::ask_user  ? model_step::kind::ask_user
+                  : call.kind == wire::call_kind::permissions ? model_step::kind::request_permissions
                                                             : model_step::kind::call_tool;
     p.step.arguments = call.arguments;
     if (call.kind == wire::call_kind::client_tool) p.step.tool = call.tool_name;

@@ -60,6 +60,9 @@ const std::string& scripted_model_help() {
       "`ask: <question>` asks the user (or `ask: {\"questions\": [...]}` as "
       "request_user_input's arguments), "
       "`call[NAME]: {json}` calls a tool the client declared, "
+      "`permissions: {json}` asks for more sandbox permissions (request_permissions's "
+      "arguments: {\"permissions\": {\"file_system\": {\"write\": [...]}, \"network\": "
+      "{\"enabled\": true}}}), "
       "`patch:` followed by an apply_patch patch (through `*** End Patch`) changes files "
       "(after approval).";
   return text;
@@ -134,6 +137,13 @@ std::vector<model_step> plan_steps(const std::string& user_text) {
       auto text = trim(line.substr(close + 2));
       s.arguments = text.empty() ? nlohmann::json::object()
                                  : nlohmann::json::parse(text, nullptr, false);
+      steps.push_back(std::move(s));
+    } else if (starts_with(line, "permissions:")) {
+      // More sandbox permissions: request_permissions's arguments as a
+      // model sends them (a text that is no JSON: the turn says so).
+      model_step s;
+      s.what = model_step::kind::request_permissions;
+      s.arguments = nlohmann::json::parse(trim(line.substr(12)), nullptr, false);
       steps.push_back(std::move(s));
     } else if (starts_with(line, "say:")) {
       model_step s;

@@ -7,6 +7,10 @@
 //   ask: <question>  ask the user (item/tool/requestUserInput); `ask: {json}`
 //                    gives request_user_input's whole arguments
 //   call[NAME]: {json}  call a tool the client declared (item/tool/call)
+//   permissions: {json}  ask for more sandbox permissions
+//                    (item/permissions/requestApproval): request_permissions's
+//                    arguments, {"permissions": {"file_system": {"read"?,
+//                    "write"?: [path]}, "network"?: {"enabled": true}}}
 //   patch:           change files: the following lines, through
 //                    "*** End Patch", are a Codex apply_patch patch
 //   summary: <text>  what it answers when the thread is compacted (the

@@ -69,6 +69,10 @@ struct conversation_state {
   /// asks them before it has left (they are offered the waiting ones then).
   std::vector<client_actor> joining;
   session_grants grants;
+  /// Permissions clients granted for the session beyond the sandbox
+  /// (item/permissions/requestApproval, scope session): every later turn's.
+  /// In memory, as Codex keeps them: gone when the thread unloads.
+  sandbox_grant granted;
   std::optional<active_turn> active;
   /// The turn that ended last, as it ended: a read while its end is still
   /// on its way to the store shows it ended, not cut off.

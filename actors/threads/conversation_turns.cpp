@@ -25,13 +25,16 @@ protocol::turn describe_active(const active_turn& t, bool with_start) {
 }
 
 /// Where a turn's patches may write: anywhere with full access, otherwise
-/// the cwd and the sandbox's extra writable roots.
-std::vector<std::string> writable_roots_of(const conversation_settings& s) {
+/// the cwd, the sandbox's extra writable roots and the paths granted for
+/// the session.
+std::vector<std::string> writable_roots_of(const conversation_settings& s,
+                                           const sandbox_grant& granted) {
   using kind = protocol::sandbox_policy::kind;
   if (s.sandbox.type == kind::danger_full_access || s.sandbox.type == kind::external_sandbox)
     return {"/"};
   std::vector<std::string> roots{s.cwd};
   roots.insert(roots.end(), s.sandbox.writable_roots.begin(), s.sandbox.writable_roots.end());
+  roots.insert(roots.end(), granted.write.begin(), granted.write.end());
   return roots;
 }
 
@@ -54,8 +57,9 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
   ts.cwd = st.settings.cwd;
   ts.policy = st.settings.policy;
   ts.grants = st.grants;
-  ts.writable_roots = writable_roots_of(st.settings);
+  ts.writable_roots = writable_roots_of(st.settings, st.granted);
   ts.sandbox = st.settings.sandbox;
+  ts.granted = st.granted;
   const auto& sandbox = st.svc.config->sandbox;
   // Only a thread that has a sandbox can leave it (an external sandbox is
   // the host's own).

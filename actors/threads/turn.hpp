@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/approval/policy.hpp"
+#include "actors/core/command_sandbox.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
 #include "actors/core/telemetry.hpp"
@@ -37,6 +38,10 @@ struct turn_settings {
   std::vector<std::string> writable_roots;
   /// Where its commands run: confined to this sandbox.
   protocol::sandbox_policy sandbox;
+  /// What clients granted beyond `sandbox` (item/permissions/requestApproval):
+  /// the thread's session grants, and this turn's once granted. Its
+  /// confined commands run with it; its write paths are in writable_roots.
+  sandbox_grant granted;
   /// This host cannot confine commands and the operator accepted running
   /// them unconfined: every approval says so.
   bool commands_unconfined = false;

@@ -32,7 +32,7 @@ exec_request exec_request_of(const turn_state& st, const command_step& cmd) {
   // approval is a request to leave it; an escalation never runs unasked).
   // What ran without one stays inside.
   auto launch = command_argv(sandbox, st.settings.sandbox, cmd.item.cwd, cmd.raw, cmd.approved,
-                             config.command_environment.get());
+                             config.command_environment.get(), &st.settings.granted);
   if (auto* refused = std::get_if<launch_refusal>(&launch))
     r.refusal = std::move(refused->reason);
   else

@@ -1,11 +1,15 @@
 // A turn's requests to a client that are no approvals of an action: the
-// model's question to the user (item/tool/requestUserInput) and its call of
+// model's question to the user (item/tool/requestUserInput), its call of
 // a tool the client declared (item/tool/call, shown as a dynamicToolCall
-// item). Each is asked
+// item) and its request for more sandbox permissions
+// (item/permissions/requestApproval: what is granted, and only what was
+// asked, widens the turn's sandbox, or the thread's for the session). Each is asked
 // through an approval actor, the one owner every request to a client has:
 // every subscribed client is asked, the first answer wins, the deadline and
 // any error or malformed answer fail closed (the model is told it was not
 // answered), and an interrupt cancels it (serverRequest/resolved).
+
+#include <algorithm>
 
 #include "actors/approval/action_digest.hpp"
 #include "actors/core/action_records.hpp"
@@ -100,6 +104,59 @@ void call_client_tool(self_ptr self, const model_step& step, const std::string& 
   ask_approval(self, std::move(ask), approval_plan{}, std::move(started), false);
 }
 
+void ask_permissions(self_ptr self, const model_step& step, const std::string& call_id) {
+  auto& st = self->state;
+  if (step.arguments.is_discarded())
+    return refuse_request(self, client_request::permissions, "the arguments are not JSON");
+  protocol::json asked;
+  try {
+    asked = protocol::checked_permission_request(step.arguments, st.settings.cwd);
+  } catch (const protocol::decode_error& e) {
+    return refuse_request(self, client_request::permissions, e.what());
+  }
+  auto now = protocol::unix_ms();
+  std::optional<std::string> reason;
+  if (asked.contains("reason")) reason = asked["reason"].get<std::string>();
+  auto params = protocol::permissions_params(st.settings.thread_id, st.settings.turn_id, call_id,
+                                             st.settings.cwd, asked["permissions"], reason, now);
+  st.request = request_step{client_request::permissions, call_id, now, params, std::nullopt};
+  ask_approval(self, request_ask(st.settings, client_request::permissions, call_id, std::move(params)),
+               approval_plan{}, nullptr, false);
+}
+
+/// The grant as the sandbox applies it.
+sandbox_grant permission_grant_of(const protocol::json& granted) {
+  sandbox_grant g;
+  const auto& p = granted.value("permissions", protocol::json::object());
+  if (auto fs = p.find("fileSystem"); fs != p.end()) {
+    for (const auto& path : fs->value("read", protocol::json::array())) g.read.push_back(path);
+    for (const auto& path : fs->value("write", protocol::json::array())) g.write.push_back(path);
+  }
+  g.network = p.value("network", protocol::json::object()).value("enabled", false);
+  return g;
+}
+
+/// Widens the turn's sandbox by what was granted (checked against what was
+/// asked), and the thread's for the session when so scoped: the next
+/// commands run with it. Returns what the model is told.
+std::string widen_by_grant(self_ptr self, const protocol::json& granted) {
+  auto& st = self->state;
+  auto g = permission_grant_of(granted);
+  bool session = granted.value("scope", "") == "session";
+  PARLEY_INFO("turn {} event=permissions_granted call={} scope={} read={} write={} network={}",
+              st.settings.turn_id, st.request->call_id, session ? "session" : "turn", g.read.size(),
+              g.write.size(), g.network);
+  if (!g.empty()) {
+    st.settings.granted.merge(g);
+    for (const auto& path : g.write)
+      if (std::find(st.settings.writable_roots.begin(), st.settings.writable_roots.end(), path)
+          == st.settings.writable_roots.end())
+        st.settings.writable_roots.push_back(path);
+    if (session) self->send(st.conversation, atom::grant::value, std::move(g));
+  }
+  return protocol::model_grant_output(granted);
+}
+
 /// Why a request that was not cancelled got no answer, for the model.
 std::string unanswered_reason(const approval_outcome& out) {
   using kind = approval_outcome::kind;
@@ -126,6 +183,14 @@ std::optional<step_result> checked_answer(request_step& r, const protocol::json&
                                           std::string& why) {
   try {
     auto told = outcome(step_result::kind::answered);
+    if (r.what == client_request::permissions) {
+      // Only what was asked can be granted, whatever the answer says.
+      told.output = protocol::granted_within(r.params["permissions"],
+                                             protocol::decode_permissions_answer(answer),
+                                             r.params.value("cwd", std::string{}))
+                        .dump();
+      return told;
+    }
     if (r.what == client_request::user_input) {
       told.output = protocol::decode_user_input_answer(
                         answer, r.params.value("questions", protocol::json::array()))
@@ -148,6 +213,31 @@ std::optional<step_result> checked_answer(request_step& r, const protocol::json&
   }
 }
 
+/// A permission request's outcome (not cancelled): what was granted of what
+/// was asked widens the sandbox; a decline, a timeout, an error or a
+/// malformed answer grants nothing. The model is told the grant either way,
+/// as Codex tells it (an empty grant for the turn when there is none).
+void settle_permissions(self_ptr self, const approval_outcome& out) {
+  auto& st = self->state;
+  auto& r = *st.request;
+  using kind = approval_outcome::kind;
+  std::string why;
+  protocol::json granted = {{"permissions", protocol::json::object()}, {"scope", "turn"}};
+  if (out.how == kind::decided && out.decision.allows_run()) {
+    if (auto told = checked_answer(r, out.decision.answer, why))
+      granted = protocol::json::parse(told->output);
+  } else {
+    why = unanswered_reason(out);
+  }
+  if (!why.empty())
+    PARLEY_INFO("turn {} event=request_unanswered kind={} call={} reason=\"{}\" granted=none",
+                st.settings.turn_id, to_string(r.what), r.call_id, why);
+  auto told = outcome(step_result::kind::answered);
+  told.output = widen_by_grant(self, granted);
+  complete_current(self, protocol::item_status::completed, std::move(told));
+  next_step(self);
+}
+
 }  // namespace
 
 void ask_client(self_ptr self, const model_step& step) {
@@ -158,7 +248,7 @@ void ask_client(self_ptr self, const model_step& step) {
     case model_step::kind::call_tool:
       return call_client_tool(self, step, call_id);
     default:
-      return refuse_request(self, client_request::permissions, "permissions are not offered");
+      return ask_permissions(self, step, call_id);
   }
 }
 
@@ -173,6 +263,7 @@ void settle_request(self_ptr self, const approval_outcome& out) {
                      outcome(step_result::kind::not_answered, name + " was cancelled"));
     return end_turn(self, protocol::turn_status::interrupted);
   }
+  if (r.what == client_request::permissions) return settle_permissions(self, out);
   std::string why;
   if (out.how == kind::decided && out.decision.allows_run()) {
     if (auto told = checked_answer(r, out.decision.answer, why)) {

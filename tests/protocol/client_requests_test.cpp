@@ -72,25 +72,73 @@ TEST(client_requests, dynamic_tools_flatten_namespaces_and_refuse_twins) {
   EXPECT_THROW(decode_dynamic_tools(json::parse(R"([{"type": "function", "name": "a"}])")), decode_error);
 }
 
-TEST(client_requests, permissions_keep_what_parley_applies_and_default_to_the_turn) {
-  auto asked = checked_permission_request(json::parse(
-      R"({"permissions": {"fileSystem": {"write": ["/tmp/x"]}, "network": {"enabled": true}},
-          "reason": "to build"})"));
-  EXPECT_EQ(asked["permissions"]["fileSystem"]["write"], json::array({"/tmp/x"}));
-  EXPECT_EQ(asked["permissions"]["network"]["enabled"], true);
+TEST(client_requests, a_permission_request_is_read_as_codex_reads_the_tool_and_sent_as_the_schema_has_it) {
+  auto asked = checked_permission_request(
+      json::parse(R"({"permissions": {"file_system": {"write": ["/tmp/x/", "rel/../out"]},
+                                      "network": {"enabled": true}},
+                      "reason": "to build"})"),
+      "/work");
+  const auto& p = asked["permissions"];
+  EXPECT_EQ(p["fileSystem"]["write"], json::array({"/tmp/x", "/work/out"}));
+  EXPECT_EQ(p["fileSystem"]["read"], nullptr);
+  EXPECT_EQ(p["fileSystem"]["entries"][0],
+            json::parse(R"({"path": {"type": "path", "path": "/tmp/x"}, "access": "write"})"));
+  EXPECT_EQ(p["network"]["enabled"], true);
   EXPECT_EQ(asked["reason"], "to build");
-  EXPECT_THROW(checked_permission_request(json::parse(R"({"permissions": {}})")), decode_error);
-  EXPECT_THROW(checked_permission_request(json::parse(R"({"permissions": {"disk": true}})")),
-               decode_error);
+  auto only_network = checked_permission_request(
+      json::parse(R"({"permissions": {"network": {"enabled": true}}})"), "/w");
+  EXPECT_EQ(only_network["permissions"]["fileSystem"], nullptr);
+  EXPECT_FALSE(only_network.contains("reason"));
+  for (const char* wrong : {R"({"permissions": {}})", R"({"permissions": {"network": {"enabled": false}}})",
+                            R"({"permissions": {"fileSystem": {"write": ["/x"]}}})",
+                            R"({"permissions": {"file_system": {"write": [""]}}})",
+                            R"({"permissions": {"file_system": {"exec": ["/x"]}}})",
+                            R"({"permissions": {"network": {"enabled": true}}, "why": "x"})",
+                            R"({"permissions": {"network": {"enabled": true}}, "environment_id": "remote"})",
+                            R"({"reason": "no permissions"})", R"([1])"})
+    EXPECT_THROW(checked_permission_request(json::parse(wrong), "/w"), decode_error) << wrong;
+}
+
+TEST(client_requests, a_permission_answer_is_normalised_and_defaults_to_the_turn) {
   auto granted = decode_permissions_answer(json::parse(R"({"permissions": {}})"));
   EXPECT_EQ(granted["scope"], "turn");
   EXPECT_EQ(granted["permissions"], json::object());
-  EXPECT_EQ(decode_permissions_answer(
-                json::parse(R"({"permissions": {"network": {"enabled": true}}, "scope": "session"})"))["scope"],
-            "session");
+  EXPECT_FALSE(grants_anything(granted));
+  auto entries = decode_permissions_answer(json::parse(R"({"permissions": {"fileSystem": {
+      "entries": [{"path": {"type": "path", "path": "/a"}, "access": "write"},
+                  {"path": {"type": "glob_pattern", "pattern": "/b/*"}, "access": "write"},
+                  {"path": {"type": "path", "path": "/c"}, "access": "deny"}]}},
+      "scope": "session", "strictAutoReview": false})"));
+  EXPECT_EQ(entries["permissions"], json::parse(R"({"fileSystem": {"write": ["/a"]}})"));
+  EXPECT_EQ(entries["scope"], "session");
   EXPECT_THROW(decode_permissions_answer(json::parse(R"({"permissions": {}, "scope": "forever"})")),
                decode_error);
   EXPECT_THROW(decode_permissions_answer(json::parse(R"({"scope": "turn"})")), decode_error);
+  EXPECT_THROW(decode_permissions_answer(json::parse(R"({"permissions": {"disk": true}})")), decode_error);
+  EXPECT_THROW(decode_permissions_answer(json::parse(R"({"permissions": {"fileSystem": {"write": "/a"}}})")),
+               decode_error);
+}
+
+TEST(client_requests, an_answer_grants_only_what_was_asked) {
+  auto asked = checked_permission_request(
+      json::parse(R"({"permissions": {"file_system": {"write": ["/out"], "read": ["/data"]}}})"), "/w");
+  auto answer = decode_permissions_answer(json::parse(R"({"permissions": {
+      "fileSystem": {"write": ["/out/sub", "/etc", "/outside"], "read": ["/data", "/out/x", "/root"]},
+      "network": {"enabled": true}}, "scope": "session"})"));
+  auto granted = granted_within(asked["permissions"], answer, "/w");
+  EXPECT_EQ(granted["permissions"],
+            json::parse(R"({"fileSystem": {"write": ["/out/sub"], "read": ["/data", "/out/x"]}})"));
+  EXPECT_EQ(granted["scope"], "session");
+  // A path that climbs out of what was asked is not inside it.
+  auto climbing = decode_permissions_answer(json::parse(R"({"permissions": {"fileSystem": {"write": ["/out/../etc"]}}})"));
+  EXPECT_FALSE(grants_anything(granted_within(asked["permissions"], climbing, "/w")));
+  // Network only when asked.
+  auto net = checked_permission_request(json::parse(R"({"permissions": {"network": {"enabled": true}}})"), "/w");
+  EXPECT_TRUE(grants_anything(granted_within(net["permissions"], answer, "/w")));
+  EXPECT_EQ(json::parse(model_grant_output(granted_within(net["permissions"], answer, "/w"))),
+            json::parse(R"({"permissions": {"network": {"enabled": true}, "file_system": null}, "scope": "session"})"));
+  EXPECT_EQ(json::parse(model_grant_output({{"permissions", json::object()}, {"scope", "turn"}})),
+            json::parse(R"({"permissions": {"network": null, "file_system": null}, "scope": "turn"})"));
 }
 
 }  // namespace

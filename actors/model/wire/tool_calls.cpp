@@ -141,7 +141,8 @@ tool_call from_function_call(tool_call call, const json& item,
     return call;
   }
   bool known = name == exec_command_tool || name == apply_patch_tool || name == "shell" ||
-               name == "shell_command" || name == request_user_input_tool_name;
+               name == "shell_command" || name == request_user_input_tool_name
+               || name == request_permissions_tool_name;
   if (!known) {
     call.kind = call_kind::unknown;
     call.error = unknown_tool_text(name);
@@ -153,8 +154,8 @@ tool_call from_function_call(tool_call call, const json& item,
   if (name == exec_command_tool) return from_exec_command(std::move(call), *args);
   if (name == "shell") return from_shell(std::move(call), *args);
   if (name == "shell_command") return from_shell_command(std::move(call), *args);
-  if (name == request_user_input_tool_name) {
-    call.kind = call_kind::ask_user;
+  if (name == request_user_input_tool_name || name == request_permissions_tool_name) {
+    call.kind = name == request_user_input_tool_name ? call_kind::ask_user : call_kind::permissions;
     call.arguments = std::move(*args);
     return call;
   }

@@ -8,6 +8,7 @@
 //     shell_command   {"command": "ls", "workdir"?}
 //     apply_patch     {"input": "*** Begin Patch ..."}
 //     request_user_input {"questions": [{id, header, question, options?}]}
+//     request_permissions {"permissions": {file_system?, network?}, "reason"?}
 //   custom_tool_call  {call_id, name: "apply_patch", input: "*** Begin Patch ..."}
 //   local_shell_call  {call_id, action: {type: "exec", command: [...], working_directory?}}
 //
@@ -29,6 +30,7 @@ enum class call_kind {
   patch,    ///< apply `patch`
   ask_user, ///< request_user_input: ask the user `arguments` (checked by the turn)
   client_tool,  ///< a tool the thread's client declared: call it with `arguments`
+  permissions,  ///< request_permissions: ask for `arguments` (checked by the turn)
   unknown,  ///< a tool parley does not offer; `error` is the answer for the model
   invalid,  ///< a tool parley offers, called wrongly; `error` is the answer
 };
@@ -47,7 +49,7 @@ struct tool_call {
   std::string sandbox_permissions;  ///< run: as given ("require_escalated", ...), or empty
   int64_t timeout_ms = 0;           ///< run: as given (a positive integer), or 0
   std::string patch;                ///< patch: the apply_patch text
-  nlohmann::json arguments;         ///< ask_user: the call's arguments, parsed
+  nlohmann::json arguments;         ///< ask_user, client_tool, permissions: parsed
   output_type output = output_type::function_call_output;
   std::string error;  ///< unknown, invalid: what to tell the model
 };

@@ -136,6 +136,40 @@ nlohmann::json request_user_input_tool() {
                        std::move(parameters));
 }
 
+nlohmann::json request_permissions_tool() {
+  auto paths = [](const char* what) {
+    return json{{"type", "array"}, {"items", {{"type", "string"}}}, {"description", what}};
+  };
+  json file_system = {
+      {"type", "object"},
+      {"properties",
+       {{"read", paths("Absolute paths (folders or files) the sandbox should let you read.")},
+        {"write", paths("Absolute paths (folders) the sandbox should let you write.")}}},
+      {"additionalProperties", false}};
+  json network = {{"type", "object"},
+                  {"properties",
+                   {{"enabled", {{"type", "boolean"}, {"description", "true asks for network access."}}}}},
+                  {"additionalProperties", false}};
+  json parameters = {
+      {"type", "object"},
+      {"properties",
+       {{"permissions",
+         {{"type", "object"},
+          {"properties", {{"file_system", std::move(file_system)}, {"network", std::move(network)}}},
+          {"additionalProperties", false},
+          {"description", "Only what the next commands need: paths, network, or both."}}},
+        {"reason", {{"type", "string"}, {"description", "One sentence for the user: why."}}}}},
+      {"required", json::array({"permissions"})},
+      {"additionalProperties", false}};
+  return function_tool(request_permissions_tool_name,
+                       "Asks the user to widen your sandbox: paths to read or write outside the "
+                       "workspace, or network access. The user may grant all of it, part of it "
+                       "or nothing, for this turn or the rest of the session; your later commands "
+                       "run with what was granted. The output is the grant as JSON "
+                       "({\"permissions\": {...}, \"scope\": \"turn\"|\"session\"}).",
+                       std::move(parameters));
+}
+
 nlohmann::json responses_tools(tool_flavour flavour, const std::vector<nlohmann::json>& extra) {
   json tools = json::array();
   tools.push_back(function_tool(exec_command_tool, exec_command_description,

@@ -21,6 +21,7 @@ namespace parley::wire {
 inline constexpr std::string_view exec_command_tool = "exec_command";
 inline constexpr std::string_view apply_patch_tool = "apply_patch";
 inline constexpr std::string_view request_user_input_tool_name = "request_user_input";
+inline constexpr std::string_view request_permissions_tool_name = "request_permissions";
 
 enum class tool_flavour {
   /// exec_command a function, apply_patch a freeform tool with a grammar.
@@ -41,6 +42,12 @@ nlohmann::json chat_tools(const std::vector<nlohmann::json>& extra = {});
 /// options?: [{label, description}]}]} whose call asks the user
 /// (item/tool/requestUserInput) and whose output is the answers as JSON.
 nlohmann::json request_user_input_tool();
+
+/// request_permissions: a function tool {permissions: {file_system?: {read?,
+/// write?: [path]}, network?: {enabled}}, reason?} whose call asks a client
+/// for more sandbox permissions (item/permissions/requestApproval) and whose
+/// output is what was granted as JSON.
+nlohmann::json request_permissions_tool();
 
 /// The Lark grammar of the apply_patch language given to the freeform tool.
 const std::string& apply_patch_grammar();

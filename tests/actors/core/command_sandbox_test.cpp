@@ -90,6 +90,36 @@ TEST(command_sandbox, read_only_has_no_writable_root) {
   EXPECT_EQ(values_of(argv, "--hide"), std::vector<std::string>{"/srv/parley-home"});
 }
 
+TEST(command_sandbox, a_grant_widens_a_confined_command_by_exactly_what_it_names) {
+  sandbox_grant g;
+  g.write = {"/data/out"};
+  g.read = {"/data/in"};
+  g.network = true;
+  auto ro = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::read_only);
+  auto argv = argv_of(command_argv(confining(), ro, "/work/repo", "ls", false, nullptr, &g));
+  // Read-only plus the granted path: that path alone is writable.
+  EXPECT_EQ(values_of(argv, "--mode"), std::vector<std::string>{"workspace-write"});
+  EXPECT_EQ(values_of(argv, "--writable"), std::vector<std::string>{"/data/out"});
+  EXPECT_EQ(values_of(argv, "--network"), std::vector<std::string>{"on"});
+  EXPECT_EQ(values_of(argv, "--hide"), std::vector<std::string>{"/srv/parley-home"});
+  EXPECT_TRUE(values_of(argv, "--readable").empty());  // everything is readable already
+  auto ws = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
+  ws.exclude_slash_tmp = ws.exclude_tmpdir_env_var = true;
+  auto s = confining();
+  s.isolate_reads = true;
+  argv = argv_of(command_argv(s, ws, "/work/repo", "ls", false, nullptr, &g));
+  EXPECT_EQ(values_of(argv, "--writable"), (std::vector<std::string>{"/work/repo", "/data/out"}));
+  EXPECT_EQ(values_of(argv, "--readable"), std::vector<std::string>{"/data/in"});
+  // An empty grant changes nothing.
+  sandbox_grant none;
+  EXPECT_EQ(argv_of(command_argv(confining(), ro, "/w", "ls", false, nullptr, &none)),
+            argv_of(command_argv(confining(), ro, "/w", "ls", false, nullptr)));
+  none.merge(g);
+  none.merge(g);
+  EXPECT_EQ(none.write, std::vector<std::string>{"/data/out"});
+  EXPECT_TRUE(none.network);
+}
+
 TEST(command_sandbox, full_access_and_an_accepted_escalation_run_outside_with_the_limits_still) {
   auto full = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::danger_full_access);
   auto ws = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);

@@ -21,6 +21,16 @@ TEST(scripted_model, ask_is_a_question_for_the_user) {
   EXPECT_TRUE(steps[2].arguments.is_discarded());             // the turn tells the model
 }
 
+TEST(scripted_model, permissions_asks_for_more_sandbox) {
+  auto steps = plan_steps(
+      "permissions: {\"permissions\": {\"network\": {\"enabled\": true}}}\npermissions: nope");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].what, model_step::kind::request_permissions);
+  EXPECT_EQ(steps[0].arguments["permissions"]["network"]["enabled"], true);
+  EXPECT_EQ(steps[1].what, model_step::kind::request_permissions);
+  EXPECT_TRUE(steps[1].arguments.is_discarded());  // the turn tells the model
+}
+
 TEST(scripted_model, directives_become_steps_in_order) {
   auto steps = plan_steps("say: hello world\n  run: make test  \nnot a directive\nrun:   \nsay: bye");
   ASSERT_EQ(steps.size(), 3u);

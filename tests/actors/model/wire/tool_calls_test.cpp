@@ -18,6 +18,14 @@ TEST(tool_calls, request_user_input_keeps_its_arguments_for_the_turn) {
   EXPECT_EQ(decode_tool_call(function_call("request_user_input", "not json")).kind, call_kind::invalid);
 }
 
+TEST(tool_calls, request_permissions_keeps_its_arguments_for_the_turn) {
+  auto call = decode_tool_call(
+      function_call("request_permissions", R"({"permissions":{"network":{"enabled":true}}})"));
+  EXPECT_EQ(call.kind, call_kind::permissions);
+  EXPECT_EQ(call.arguments["permissions"]["network"]["enabled"], true);
+  EXPECT_EQ(decode_tool_call(function_call("request_permissions", "{")).kind, call_kind::invalid);
+}
+
 TEST(tool_calls, exec_command_parses_its_json_string_arguments) {
   auto call = decode_tool_call(function_call(
       "exec_command",

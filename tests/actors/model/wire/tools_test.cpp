@@ -56,6 +56,16 @@ TEST(tools, request_user_input_is_offered_only_when_asked_for) {
   EXPECT_EQ(chat[2]["function"]["name"], "request_user_input");
 }
 
+TEST(tools, request_permissions_takes_codexs_argument_names) {
+  auto tool = request_permissions_tool();
+  EXPECT_EQ(tool["name"], "request_permissions");
+  EXPECT_EQ(tool["parameters"]["required"], json::array({"permissions"}));
+  const auto& perms = tool["parameters"]["properties"]["permissions"]["properties"];
+  EXPECT_TRUE(perms.contains("file_system"));
+  EXPECT_TRUE(perms["file_system"]["properties"].contains("write"));
+  EXPECT_EQ(perms["network"]["properties"]["enabled"]["type"], "boolean");
+}
+
 TEST(tools, chat_tools_wrap_each_function) {
   json tools = chat_tools();
   ASSERT_EQ(tools.size(), 2u);
