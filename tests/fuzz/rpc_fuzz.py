@@ -532,7 +532,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=1, help="runs with seeds seed, seed+1, ...")
-    ap.add_argument("--store", choices=["memory", "local", "both"], default="both")
+    ap.add_argument("--store", choices=["memory", "local", "both", "postgres"], default="both",
+                    help="postgres: on a private PostgreSQL cluster, a database per run")
     ap.add_argument("--threads", type=int, default=0, help="server scheduler threads (0: default)")
     ap.add_argument("--max-depth", type=int, default=200, help="deepest nesting a mutation builds")
     ap.add_argument("--big-rate", type=float, default=0.01, help="share of odd values that are 1 MB strings")
@@ -565,6 +566,15 @@ def main():
     failures = 0
     total = 0
     stores = ["memory", "local"] if args.store == "both" else [args.store]
+    cluster = None
+    if args.store == "postgres":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                        "support"))
+        import pg_cluster
+        if not pg_cluster.available():
+            print("PostgreSQL 15 is not installed" + (" (required in CI)" if pg_cluster.must_run() else ": skipped"))
+            return 1 if pg_cluster.must_run() else 77
+        cluster = pg_cluster.start(owner_pid=os.getpid())
     for run in range(args.runs):
         for store in stores:
             seed = args.seed + run
@@ -576,6 +586,11 @@ def main():
                     "--output-cap=65536"] + model_args
             if store == "local":
                 argv.append("--home=" + os.path.join(work, "home"))
+            if store == "postgres":
+                url = cluster.create_database("fuzz%d" % run)
+                subprocess.run([args.binary, "store", "migrate", "--store-url=" + url], check=True,
+                               capture_output=True)
+                argv += ["--store-url=" + url, "--home=" + os.path.join(work, "home")]
             if args.threads:
                 argv.append("--threads=%d" % args.threads)
             started = time.time()
@@ -629,6 +644,8 @@ def main():
     if mock:
         mock.terminate()
         mock.wait(timeout=30)
+    if cluster:
+        pg_cluster.stop(cluster.dir)
     print("total cases: %d, failed runs: %d" % (total, failures))
     return 1 if failures else 0
 

@@ -20,19 +20,24 @@ exactly once.
 
   durable_crash_test.py --binary PARLEY --work DIR [--seed N] [--rounds N]
                         [--threads N] [--signal KILL|TERM] [--mock PARLEY_MOCK_MODEL]
+                        [--store local|postgres]
 """
 import argparse
+import contextlib
 import os
 import queue
 import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
 import app_server_peer  # noqa: E402
+import pg_cluster  # noqa: E402
 
 PLANS = ("accept", "decline", "late", "never")
 APPROVAL_TIMEOUT_S = 2
@@ -63,7 +68,9 @@ class Crash:
 
     def server(self):
         self.starts += 1
-        args = [self.args.binary, "app-server", "--store=local", "--home=" + self.home,
+        store = (["--store=postgres", "--store-url=" + self.args.store_url]
+                 if self.args.store_url else ["--store=local"])
+        args = [self.args.binary, "app-server"] + store + ["--home=" + self.home,
                 "--cwd=" + self.runs, "--approval-timeout=%ds" % APPROVAL_TIMEOUT_S,
                 "--log-level=warn"]
         env = dict(os.environ)
@@ -241,19 +248,32 @@ def main():
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--signal", choices=("KILL", "TERM"), default="KILL")
     ap.add_argument("--mock", default="", help="parley-mock-model: turns talk to it")
+    ap.add_argument("--store", choices=("local", "postgres"), default="local",
+                    help="postgres: on a private PostgreSQL cluster (tests/support/pg_cluster.py)")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    c = Crash(args)
-    try:
-        for r in range(args.rounds + 1):
-            c.round(last=(r == args.rounds))
-        checked, ran = c.verify()
-    finally:
-        if c.mock:
-            c.mock.stop()
-    print("durable crash test%s: seed %d, %d rounds (SIG%s), %d threads, %d actions checked "
+    args.store_url = ""
+    with contextlib.ExitStack() as stack:
+        if args.store == "postgres":
+            if not pg_cluster.available():
+                print("PostgreSQL 15 is not installed" + (" (required in CI)" if pg_cluster.must_run() else ": skipped"))
+                return 1 if pg_cluster.must_run() else 77
+            cluster = stack.enter_context(pg_cluster.started())
+            args.store_url = cluster.create_database("crash")
+            subprocess.run([args.binary, "store", "migrate", "--store-url=" + args.store_url],
+                           check=True, capture_output=True)
+        c = Crash(args)
+        try:
+            for r in range(args.rounds + 1):
+                c.round(last=(r == args.rounds))
+            checked, ran = c.verify()
+        finally:
+            if c.mock:
+                c.mock.stop()
+    print("durable crash test%s%s: seed %d, %d rounds (SIG%s), %d threads, %d actions checked "
           "(%d ran, each once), %d asks, %d answers" % (" (HTTP model)" if args.mock else "",
+                                                        " on " + args.store,
                                                         args.seed, args.rounds, args.signal,
                                                         len(c.threads), checked, ran, c.asked,
                                                         c.answers))
