@@ -36,6 +36,8 @@ struct index_entry {
   /// (asked, decided, started), and the asked approval's deadline (unix ms).
   int pending = 0;
   int64_t deadline_ms = 0;
+  /// The thread's Git metadata (thread/metadata/update) as its JSON text.
+  std::optional<std::string> git_info;
 };
 
 /// A thread whose last turn has an action pending.
