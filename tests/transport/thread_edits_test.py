@@ -18,7 +18,8 @@ real `parley app-server` over pipes (issue 29).
   request, after kill -9 and a restart), its name and Git metadata too;
   thread/reverted to the subscriber; refused while a turn runs; a revert
   leftover from a crash (the hidden temporary file) changes nothing; the
-  memory store reverts too.
+  memory store reverts too; kill -9 at moments from 0 to 1.6 s into the
+  revert of a ~9 MB rollout leaves the old or the new history, whole.
 - The real Codex 0.169 (where it runs offline): the same errors, and it
   resumes parley's reverted and injected rollout with the same history.
 Every line parley prints is validated against the Codex schema.
@@ -551,6 +552,45 @@ def test_revert(mock):
     return h, t, errs
 
 
+def test_revert_killed():
+    """kill -9 at moments inside a revert of a large rollout: after the
+    restart the thread has either every turn it had or the reverted ones,
+    never a part or nothing."""
+    h = Home("parley-revert-kill-")
+    p = h.start()
+    t = p.start_thread()
+    filler = "x" * 20000
+    turns = [p.run_turn(t, "say: %d %s" % (i, filler))[0] for i in range(120)]
+    size = os.path.getsize(h.rollouts(t)[0])
+    outcomes = []
+    have = len(turns)
+    for delay in (0.0, 0.01, 0.03, 0.06, 0.1, 0.2, 0.4, 0.8, 1.6):
+        target = turns[have - 1]  # drop one more turn each time
+        p.send("thread/revert", {"threadId": t, "beforeTurnId": target})
+        time.sleep(delay)
+        h.kill9()
+        p = h.start()
+        r = p.call("thread/read", {"threadId": t, "includeTurns": True}, timeout=60)
+        got = [x["id"] for x in result_of(r)["thread"]["turns"]] if "result" in r else None
+        ok = got in (turns[:have], turns[:have - 1])
+        outcomes.append("old" if got == turns[:have] else "new" if ok else "BROKEN")
+        if got == turns[:have - 1]:
+            have -= 1
+        p.call("thread/resume", {"threadId": t})
+        if not ok:
+            break
+    check("BROKEN" not in outcomes and len(outcomes) == 9,
+          "kill -9 during a revert of a %d KB rollout leaves the old or the new history: %s"
+          % (size // 1024, outcomes))
+    began = time.monotonic()
+    r = result_of(p.call("thread/revert", {"threadId": t, "beforeTurnId": turns[have - 1]}))
+    took = time.monotonic() - began
+    check(r is not None and len(turns_of(p, t)) == have - 1,
+          "and it reverts afterwards (%.0f ms)" % (took * 1000))
+    check(h.stop() == 0, "parley exits 0")
+    h.remove()
+
+
 # -- Codex, offline -----------------------------------------------------------
 
 def codex_errors(mock):
@@ -587,6 +627,7 @@ def main():
     meta_errs = test_metadata()
     inject_home, inject_thread, inject_history, inject_errs = test_inject(mock)
     revert_home, revert_thread, revert_errs = test_revert(mock)
+    test_revert_killed()
     why = app_server_peer.codex_unavailable()
     if why:
         print("note: the real Codex is not compared:", why)
