@@ -2,6 +2,9 @@
 // thread/inject_items: each stored in order with everything the thread
 // stored before, and answered (and announced) only once it is stored.
 
+#include <memory>
+#include <optional>
+
 #include "actors/threads/conversation_detail.hpp"
 #include "protocol/items.hpp"
 
@@ -69,23 +72,25 @@ caf::result<thread_edit_answer> revert(self_ptr self, const std::string& before_
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): thread/revert reverts between turns; interrupt it or wait");
-  if (st.reverting)
-    return make_error(errc::invalid_request, "a revert of thread " + st.meta.id + " is in progress");
   if (st.meta.ephemeral)
     return make_error(errc::invalid_request,
                       "thread/revert needs a stored thread: " + st.meta.id + " is ephemeral");
   auto rp = self->make_response_promise<thread_edit_answer>();
   st.reverting = true;
   // After every record queued before it, and before anything said after it.
-  auto result = std::make_shared<caf::expected<stored_thread>>(caf::error{});
+  struct outcome {
+    std::optional<stored_thread> thread;
+    caf::error err;
+  };
+  auto result = std::make_shared<outcome>();
   auto seq = st.outbox.post_held([self, rp, result]() mutable {
     auto& s = self->state;
     s.reverting = false;
-    if (!*result) {
-      rp.deliver(std::move(result->error()));
+    if (!result->thread) {
+      rp.deliver(std::move(result->err));
       return;
     }
-    auto& t = **result;
+    auto& t = *result->thread;
     s.meta.preview = t.meta.preview;
     s.meta.updated_at = t.meta.updated_at;
     s.last_ended.reset();  // it may be gone; the store tells how turns ended
@@ -102,11 +107,11 @@ caf::result<thread_edit_answer> revert(self_ptr self, const std::string& before_
   self->request(st.svc.store, caf::infinite, atom::revert::value, st.meta.id, before_turn_id)
       .then(
           [release, result](stored_thread& t) {
-            *result = std::move(t);
+            result->thread = std::move(t);
             release();
           },
           [release, result](caf::error& err) {
-            *result = std::move(err);
+            result->err = std::move(err);
             release();
           });
   return rp;
@@ -121,6 +126,11 @@ caf::error reverting_error(self_ptr self) {
 
 caf::result<thread_edit_answer> edit_thread(self_ptr self, thread_edit& edit) {
   if (self->state.closing) return unloading_error(self);
+  // One at a time with a revert: what the store tells afterwards must not
+  // miss an edit made while it rewrote the file.
+  if (self->state.reverting)
+    return make_error(errc::invalid_request,
+                      "a revert of thread " + self->state.meta.id + " is in progress");
   switch (edit.what) {
     case thread_edit::kind::metadata:
       return update_metadata(self, edit.git);
