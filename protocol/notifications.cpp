@@ -76,6 +76,7 @@ void to_json(json& j, const thread_archived& x) { j = json{{"threadId", x.thread
 void to_json(json& j, const thread_unarchived& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_closed& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_deleted& x) { j = json{{"threadId", x.thread_id}}; }
+void to_json(json& j, const thread_reverted& x) { j = json{{"threadId", x.thread_id}}; }
 void to_json(json& j, const thread_goal_updated& x) {
   j = json{{"threadId", x.thread_id}, {"turnId", nullptr}, {"goal", x.goal}};
 }
@@ -168,6 +169,8 @@ notification decode_notification(const std::string& method, const json& p) {
     return thread_unarchived{required<std::string>(p, "threadId")};
   if (method == thread_closed::method) return thread_closed{required<std::string>(p, "threadId")};
   if (method == thread_deleted::method) return thread_deleted{required<std::string>(p, "threadId")};
+  if (method == thread_reverted::method)
+    return thread_reverted{required<std::string>(p, "threadId")};
   if (method == thread_goal_updated::method)
     return thread_goal_updated{required<std::string>(p, "threadId"),
                                required<thread_goal>(p, "goal")};

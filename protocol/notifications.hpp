@@ -105,6 +105,12 @@ struct thread_goal_cleared {
   static constexpr const char* method = "thread/goal/cleared";
   std::string thread_id;
 };
+/// thread/reverted: `{threadId}`, once its history keeps only the turns
+/// before the one thread/revert named.
+struct thread_reverted {
+  static constexpr const char* method = "thread/reverted";
+  std::string thread_id;
+};
 /// thread/deleted: `{threadId}`, once its rollout and index entry are gone.
 struct thread_deleted {
   static constexpr const char* method = "thread/deleted";
@@ -172,7 +178,7 @@ using notification =
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
                  thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta,
                  command_exec_output_delta, thread_deleted,
-                 thread_goal_updated, thread_goal_cleared>;
+                 thread_goal_updated, thread_goal_cleared, thread_reverted>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -192,6 +198,7 @@ void to_json(json& j, const thread_archived& x);
 void to_json(json& j, const thread_unarchived& x);
 void to_json(json& j, const thread_closed& x);
 void to_json(json& j, const thread_deleted& x);
+void to_json(json& j, const thread_reverted& x);
 void to_json(json& j, const thread_goal_updated& x);
 void to_json(json& j, const thread_goal_cleared& x);
 void to_json(json& j, const thread_name_updated& x);

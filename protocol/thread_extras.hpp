@@ -1,6 +1,7 @@
 #pragma once
-// The thread methods beyond reading and running one: thread/items/list and
-// thread/goal/* (Codex 0.169's v2 shapes).
+// The thread methods beyond reading and running one: thread/items/list,
+// thread/goal/*, thread/metadata/update, thread/revert and
+// thread/inject_items (Codex 0.169's v2 shapes).
 
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "protocol/items.hpp"
 #include "protocol/json_codec.hpp"
+#include "protocol/types.hpp"
 
 namespace parley::protocol {
 
@@ -65,5 +67,52 @@ struct thread_goal_set_params {
   bool token_budget_given = false;  // present (a null clears the budget)
 };
 void from_json(const json& j, thread_goal_set_params& x);
+
+// -- thread/metadata/update ---------------------------------------------------
+
+/// One field of a patch: left as it is (not given), cleared (given, null) or
+/// replaced (given, a value).
+struct field_patch {
+  bool given = false;
+  std::optional<std::string> value;
+};
+
+struct git_info_patch {
+  field_patch sha, branch, origin_url;
+};
+
+struct thread_metadata_update_params {
+  std::string thread_id;
+  std::optional<git_info_patch> git;  // absent or null: nothing to update
+};
+void from_json(const json& j, thread_metadata_update_params& x);
+
+/// Codex's checks of an update before it looks for the thread: something
+/// to change, and no field set to an empty string: the error's text, or
+/// nothing. Values come back trimmed.
+std::optional<std::string> check_metadata_update(thread_metadata_update_params& p);
+
+/// `now` with `patch` applied (null when no field is left).
+std::optional<git_info> patched(const std::optional<git_info>& now, const git_info_patch& patch);
+
+// -- thread/revert -------------------------------------------------------------
+
+struct thread_revert_params {
+  std::string thread_id;
+  std::string before_turn_id;  // kept: every turn before it
+};
+void from_json(const json& j, thread_revert_params& x);
+
+// -- thread/inject_items ---------------------------------------------------------
+
+struct thread_inject_items_params {
+  std::string thread_id;
+  std::vector<json> items;  // Responses API items, for the model's history
+};
+void from_json(const json& j, thread_inject_items_params& x);
+
+/// Codex's checks of injected items (none, or one that is not a Responses
+/// API item): the error's text, or nothing.
+std::optional<std::string> check_inject_items(const thread_inject_items_params& p);
 
 }  // namespace parley::protocol

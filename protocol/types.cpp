@@ -260,6 +260,18 @@ void from_json(const json& j, turn& x) {
 
 // -- Threads -------------------------------------------------------------------
 
+void to_json(json& j, const git_info& x) {
+  j = json{{"sha", or_null(x.sha)}, {"branch", or_null(x.branch)},
+           {"originUrl", or_null(x.origin_url)}};
+}
+
+void from_json(const json& j, git_info& x) {
+  require_object(j);
+  x.sha = optional<std::string>(j, "sha");
+  x.branch = optional<std::string>(j, "branch");
+  x.origin_url = optional<std::string>(j, "originUrl");
+}
+
 void to_json(json& j, const thread& x) {
   j = json{{"id", x.id},
            {"sessionId", x.id},
@@ -277,7 +289,7 @@ void to_json(json& j, const thread& x) {
            {"source", x.source},
            {"projectId", nullptr},
            {"name", or_null(x.name)},
-           {"gitInfo", nullptr},
+           {"gitInfo", or_null(x.git)},
            {"turns", x.turns}};
 }
 
@@ -297,6 +309,7 @@ void from_json(const json& j, thread& x) {
   if (auto s = optional<json>(j, "source"); s && s->is_string()) x.source = s->get<std::string>();
   x.name = optional<std::string>(j, "name");
   x.forked_from_id = optional<std::string>(j, "forkedFromId");
+  x.git = optional<git_info>(j, "gitInfo");
   x.turns = required<std::vector<turn>>(j, "turns");
 }
 

@@ -108,6 +108,18 @@ void from_json(const json& j, turn& x);
 
 // -- Threads -------------------------------------------------------------------
 
+/// A thread's Git metadata (thread/metadata/update sets it).
+struct git_info {
+  std::optional<std::string> sha;
+  std::optional<std::string> branch;
+  std::optional<std::string> origin_url;
+  bool operator==(const git_info& o) const {
+    return sha == o.sha && branch == o.branch && origin_url == o.origin_url;
+  }
+};
+void to_json(json& j, const git_info& x);
+void from_json(const json& j, git_info& x);
+
 struct thread {
   std::string id;
   std::string preview;
@@ -123,6 +135,7 @@ struct thread {
   std::string source = "vscode";  // what Codex records for app-server threads
   std::optional<std::string> name;
   std::optional<std::string> forked_from_id;
+  std::optional<git_info> git;  // null until thread/metadata/update sets some
   std::vector<turn> turns;
   /// The tools its client declared at thread/start (`dynamicTools`, the
   /// DynamicToolSpec[] as given; null: none). Not part of the wire Thread:

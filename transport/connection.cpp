@@ -52,6 +52,9 @@ class thread_manager_port final : public rpc::runtime_port {
   void thread_goal(goal_request r, reply<goal_answer> done) override {
     forward(std::move(done), atom::goal::value, std::move(r), client());
   }
+  void thread_edit(parley::thread_edit e, reply<thread_edit_answer> done) override {
+    forward(std::move(done), atom::edit::value, std::move(e), client());
+  }
   void thread_delete(protocol::thread_id_params p, reply<atom::ok> done) override {
     forward(std::move(done), atom::erase::value, std::move(p), client());
   }

@@ -142,6 +142,9 @@ const std::map<std::string, session::handler>& session::methods() {
       {"thread/goal/get", method(&session::thread_goal_get)},
       {"thread/goal/set", method(&session::thread_goal_set)},
       {"thread/goal/clear", method(&session::thread_goal_clear)},
+      {"thread/metadata/update", method(&session::thread_metadata_update)},
+      {"thread/revert", method(&session::thread_revert)},
+      {"thread/inject_items", method(&session::thread_inject_items)},
       {"skills/list", method(&session::skills_list)},
       {"plugin/installed", method(&session::plugin_installed)},
       {"account/read", method(&session::account_read)},
@@ -364,6 +367,57 @@ void session::thread_name_set(const call& c) {
   if (!params) return reply_error(c.id, params.error());
   runtime_.thread_name_set(std::move(*params),
                            reply_with<atom::ok>(c.id, [](atom::ok) { return json::object(); }));
+}
+
+// thread/metadata/update, thread/revert, thread/inject_items (checks in
+// protocol/thread_extras.cpp). As in Codex, a metadata update is checked
+// before its thread is looked for, injected items after.
+void session::thread_metadata_update(const call& c) {
+  auto params = decode_params<protocol::thread_metadata_update_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  if (!protocol::is_uuid(params->thread_id))
+    return reply_error(c.id, make_error(errc::invalid_request,
+                                        "invalid thread id: " + params->thread_id));
+  if (auto why = protocol::check_metadata_update(*params))
+    return reply_error(c.id, make_error(errc::invalid_request, *why));
+  thread_edit e;
+  e.what = thread_edit::kind::metadata;
+  e.thread_id = params->thread_id;
+  e.git = *params->git;
+  runtime_.thread_edit(std::move(e), reply_with<thread_edit_answer>(
+                                         c.id, [](const thread_edit_answer& a) {
+                                           return json{{"thread", a.thread}};
+                                         }));
+}
+
+void session::thread_revert(const call& c) {
+  auto params = decode_params<protocol::thread_revert_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  thread_edit e;
+  e.what = thread_edit::kind::revert;
+  e.thread_id = params->thread_id;
+  e.before_turn_id = params->before_turn_id;
+  runtime_.thread_edit(std::move(e), reply_with<thread_edit_answer>(
+                                         c.id, [](const thread_edit_answer& a) {
+                                           return json{{"thread", a.thread},
+                                                       {"turnsBackwardsCursor",
+                                                        protocol::or_null(a.turns_cursor)},
+                                                       {"itemsBackwardsCursor",
+                                                        protocol::or_null(a.items_cursor)}};
+                                         }));
+}
+
+void session::thread_inject_items(const call& c) {
+  auto params = decode_params<protocol::thread_inject_items_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  thread_edit e;
+  e.what = thread_edit::kind::inject;
+  e.thread_id = params->thread_id;
+  e.items = std::move(params->items);
+  runtime_.thread_edit(std::move(e), reply_with<thread_edit_answer>(
+                                         c.id, [](const thread_edit_answer&) {
+                                           return json::object();
+                                         }));
 }
 
 // thread/turns/list and thread/items/list: a page of the thread's turns as

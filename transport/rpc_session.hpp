@@ -155,6 +155,9 @@ class session {
   void thread_goal_set(const call& c);
   void thread_goal_clear(const call& c);
   void thread_name_set(const call& c);
+  void thread_metadata_update(const call& c);
+  void thread_revert(const call& c);
+  void thread_inject_items(const call& c);
   void thread_turns_list(const call& c);
   void skills_list(const call& c);
   void plugin_installed(const call& c);

@@ -37,6 +37,8 @@ class runtime_port {
                               reply<protocol::thread> done) = 0;
   /// thread/goal/get, /set, /clear.
   virtual void thread_goal(goal_request r, reply<goal_answer> done) = 0;
+  /// thread/metadata/update, thread/revert, thread/inject_items (checked).
+  virtual void thread_edit(parley::thread_edit e, reply<parley::thread_edit_answer> done) = 0;
   /// thread/delete: ok once its rollout and index entry are gone.
   virtual void thread_delete(protocol::thread_id_params p, reply<parley::atom::ok> done) = 0;
   virtual void thread_name_set(protocol::thread_name_set_params p, reply<parley::atom::ok> done) = 0;

@@ -64,6 +64,8 @@ using review     = caf::atom_constant<caf::atom("review")>;     // review/start
 using retry      = caf::atom_constant<caf::atom("retry")>;      // write what waits for the disk
 using erase      = caf::atom_constant<caf::atom("erase")>;      // thread/delete
 using goal       = caf::atom_constant<caf::atom("goal")>;       // thread/goal/*
+using edit       = caf::atom_constant<caf::atom("edit")>;       // thread/metadata/update, /revert, /inject_items
+using revert     = caf::atom_constant<caf::atom("revert")>;     // keep a thread's turns before one
 // clang-format on
 
 }  // namespace parley::atom

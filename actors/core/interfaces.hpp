@@ -59,6 +59,10 @@ using store_actor = caf::typed_actor<
     // Delete a thread: its rollout, then its index entry; ok once both are
     // gone ("no rollout found for thread id" when there is none).
     caf::replies_to<atom::erase, std::string>::with<atom::ok>,
+    // thread/revert: the thread keeps its turns before the one named (and
+    // its name, goal and Git metadata); the thread afterwards. Written whole
+    // before it replaces the old history, so a crash leaves one or the other.
+    caf::replies_to<atom::revert, std::string, std::string>::with<stored_thread>,
     // The threads whose last turn has an action pending (asked, decided,
     // started), without reading them: what a restart goes on with.
     caf::replies_to<atom::pending>::with<std::vector<pending_thread>>,
@@ -128,6 +132,9 @@ using conversation_actor = caf::typed_actor<
     caf::replies_to<atom::unsub, client_actor>::with<std::string>,
     // thread/name/set on a loaded thread.
     caf::replies_to<atom::rename, protocol::thread_name_set_params>::with<atom::ok>,
+    // thread/metadata/update, thread/revert, thread/inject_items on a loaded
+    // thread, in order with what it stores.
+    caf::replies_to<atom::edit, thread_edit>::with<thread_edit_answer>,
     // The idle-unload timer (generation): quit if still idle and unsubscribed.
     caf::reacts_to<atom::idle, uint64_t>,
     // thread/shellCommand: run the user's command as a turn of its own (ok
@@ -227,6 +234,8 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::erase, protocol::thread_id_params, client_actor>::with<atom::ok>,
     // thread/goal/get, /set, /clear: stored in the thread's rollout.
     caf::replies_to<atom::goal, goal_request, client_actor>::with<goal_answer>,
+    // thread/metadata/update, thread/revert, thread/inject_items (loaded or not).
+    caf::replies_to<atom::edit, thread_edit, client_actor>::with<thread_edit_answer>,
     caf::replies_to<atom::unsub, protocol::thread_id_params,
                     client_actor>::with<protocol::thread_unsubscribe_response>,
     // Live counts of runtime objects.

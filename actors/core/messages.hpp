@@ -294,6 +294,10 @@ struct model_notice {
 struct context_item {
   std::string turn_id;
   nlohmann::json item;
+  /// Put into the history by a client (thread/inject_items) after turn
+  /// `turn_id` (empty: before every turn), not written by that turn: it
+  /// follows the turn's items instead of standing for them.
+  bool injected = false;
 };
 
 /// Durable records of a thread's history (the store's unit of append).
@@ -335,6 +339,16 @@ struct thread_renamed_record {
 /// cleared). Written as Codex writes a goal's update (thread_goal_updated).
 struct goal_record {
   std::optional<protocol::thread_goal> goal;
+};
+
+/// thread/metadata/update: the thread's Git metadata now (none: cleared).
+struct git_info_record {
+  std::optional<protocol::git_info> git;
+};
+/// thread/inject_items: Responses API items for the model's history, after
+/// everything so far (the running turn's items included).
+struct injected_record {
+  std::vector<nlohmann::json> items;
 };
 
 /// An action of a turn (a command or a file change) on its way to running,
@@ -391,7 +405,7 @@ const char* to_string(action_record::phase x);
 using store_record
     = std::variant<thread_created_record, turn_started_record, item_record, context_record,
                    turn_completed_record, thread_renamed_record, action_record,
-                   compacted_record, goal_record>;
+                   compacted_record, goal_record, git_info_record, injected_record>;
 
 /// thread/goal/get, /set and /clear, as the thread manager takes them.
 struct goal_request {
@@ -403,6 +417,25 @@ struct goal_request {
 struct goal_answer {
   std::optional<protocol::thread_goal> goal;
   bool cleared = false;
+};
+
+/// thread/metadata/update, thread/revert and thread/inject_items, as the
+/// thread manager and a loaded thread take them.
+struct thread_edit {
+  enum class kind { metadata, revert, inject };
+  kind what = kind::metadata;
+  std::string thread_id;
+  protocol::git_info_patch git;      // metadata (checked and trimmed)
+  std::string before_turn_id;        // revert
+  std::vector<nlohmann::json> items; // inject (checked)
+};
+/// The thread afterwards (metadata, revert; turns empty), and for a revert
+/// where paging back through what it kept starts (its last turn, its last
+/// item; none when nothing is kept).
+struct thread_edit_answer {
+  protocol::thread thread;
+  std::optional<std::string> turns_cursor;
+  std::optional<std::string> items_cursor;
 };
 
 /// A thread as the store holds it.
@@ -481,6 +514,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<parley::pending_thread>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::stored_thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::goal_answer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::thread_edit)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::thread_edit_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::rollout_path)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::thread)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::protocol::review_start_params)

@@ -181,7 +181,8 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   if (!std::holds_alternative<context_record>(record)
       && !std::holds_alternative<action_record>(record)
       && !std::holds_alternative<compacted_record>(record)
-      && !std::holds_alternative<goal_record>(record)) {  // these change no metadata
+      && !std::holds_alternative<goal_record>(record)
+      && !std::holds_alternative<injected_record>(record)) {  // these change no metadata
     stored_thread tracker{f.meta, f.archived, {}, {}, std::nullopt, std::nullopt};
     apply_record(tracker, record);
     f.meta = std::move(tracker.meta);
@@ -191,7 +192,8 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   if (first_turn) f.listed = true;
   bool pending_moved = track_pending(f, record);
   if (first_turn || pending_moved || std::holds_alternative<turn_completed_record>(record)
-      || (f.listed && std::holds_alternative<thread_renamed_record>(record)))
+      || (f.listed && (std::holds_alternative<thread_renamed_record>(record)
+                       || std::holds_alternative<git_info_record>(record))))
     put_index(self, f);
   return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
                         must_sync(*st.config, record), opens || first);
@@ -253,6 +255,15 @@ protocol::thread listed_thread(const index_entry& e) {
   t.source = e.source;
   t.name = e.name;
   t.forked_from_id = e.forked_from;
+  if (e.git_info) {
+    auto git = nlohmann::json::parse(*e.git_info, nullptr, false);
+    if (git.is_object()) {
+      try {
+        t.git = protocol::decode<protocol::git_info>(git);
+      } catch (const protocol::decode_error&) {
+      }
+    }
+  }
   return t;
 }
 
@@ -351,6 +362,39 @@ caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
   return rp;
 }
 
+/// thread/revert: the I/O actor rewrites the rollout (after every append
+/// queued before, in its order) and reads it back; the table and the index
+/// then describe the kept turns (a thread left without turns is not listed).
+caf::result<stored_thread> on_revert(self_ptr self, const std::string& id,
+                                     const std::string& turn_id) {
+  auto rp = self->make_response_promise<stored_thread>();
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  if (self->state.sealed) {
+    fail(make_error(errc::internal, "the server is stopping: nothing more is stored"));
+    return rp;
+  }
+  locate(
+      self, id,
+      [self, rp, id, turn_id, fail](const std::string& where) mutable {
+        std::string path = where;
+        self->request(io_for(self, path), io_timeout, atom::revert::value, path, turn_id)
+            .then(
+                [self, rp, path](stored_thread& t) mutable {
+                  remember(self, t, path);
+                  auto& f = self->state.files[t.meta.id];
+                  if (f.listed)
+                    put_index(self, f);
+                  else  // as Codex: a thread is listed once it has a turn
+                    self->request(self->state.index, io_timeout, atom::erase::value, t.meta.id)
+                        .then([](atom::ok) {}, [](caf::error&) {});
+                  rp.deliver(std::move(t));
+                },
+                [fail](caf::error& err) mutable { fail(std::move(err)); });
+      },
+      fail);
+  return rp;
+}
+
 caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
   auto rp = self->make_response_promise<std::vector<pending_thread>>();
   self->request(self->state.index, io_timeout, atom::pending::value)
@@ -405,6 +449,7 @@ index_entry entry_for(const stored_thread& t, const std::string& path) {
   e.source = t.meta.source;
   e.model_provider = t.meta.model_provider;
   e.model = t.meta.model;
+  if (t.meta.git) e.git_info = nlohmann::json(*t.meta.git).dump();
   struct stat sb {};
   if (::stat(path.c_str(), &sb) == 0) {
     e.file_mtime_ns = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
@@ -494,6 +539,9 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
         return on_archive(self, id, archive);
       },
       [self](atom::erase, const std::string& id) { return on_erase(self, id); },
+      [self](atom::revert, const std::string& id, const std::string& turn_id) {
+        return on_revert(self, id, turn_id);
+      },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
   };

@@ -41,6 +41,9 @@ using rollout_io_actor = caf::typed_actor<
     caf::replies_to<atom::archive, std::string, std::string>::with<atom::ok>,
     // Delete a rollout (thread/delete): closed, unlinked, its folder synced.
     caf::replies_to<atom::erase, std::string>::with<atom::ok>,
+    // thread/revert: rewrite a rollout without a turn and those after it
+    // (closed first, replaced whole); the thread read back.
+    caf::replies_to<atom::revert, std::string, std::string>::with<stored_thread>,
     // Everything appended before is written and synced.
     caf::replies_to<atom::flush>::with<atom::ok>,
     // Write what waits for the disk (the actor's own timer).

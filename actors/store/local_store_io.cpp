@@ -14,6 +14,7 @@
 #include "actors/store/rollout_delete.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
+#include "actors/store/rollout_revert.hpp"
 #include "actors/store/rollout_writer.hpp"
 
 namespace parley::store {
@@ -109,6 +110,23 @@ caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, cons
   return atom::ok::value;
 }
 
+/// thread/revert: after every append queued before it (this actor's order),
+/// the file is closed, rewritten whole beside itself and renamed over.
+caf::result<stored_thread> revert_rollout(io_ptr self, const std::string& path,
+                                          const std::string& turn_id) {
+  if (is_zstd(path))
+    return make_error(errc::invalid_request, "cannot revert an archived thread: " + path);
+  if (auto err = self->state.writer->close(path)) return err;
+  auto lines = read_rollout_lines(path);
+  if (!lines) return std::move(lines.error());
+  auto kept = reverted_lines(*lines, turn_id);
+  if (!kept) return std::move(kept.error());
+  if (auto err = replace_rollout(path, *kept)) return err;
+  auto t = decode_rollout(*kept, path);
+  if (!t) return std::move(t.error());
+  return std::move(*t);
+}
+
 rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) {
   install_default_handlers(self, "rollout_io");
   rollout_writer::limits limits;
@@ -136,6 +154,8 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) 
         if (auto err = delete_rollout(path)) return err;
         return atom::ok::value;
       },
+      [self](atom::revert, const std::string& path, const std::string& turn_id)
+          -> caf::result<stored_thread> { return revert_rollout(self, path, turn_id); },
       [self](atom::flush) {
         self->state.flush_queued = false;
         self->state.writer->flush();

@@ -6,6 +6,7 @@
 #include "actors/store/response_items.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/thread_index.hpp"
+#include "protocol/ids.hpp"
 
 namespace parley {
 
@@ -16,6 +17,49 @@ protocol::turn* find_turn(stored_thread& t, const std::string& id) {
   for (auto i = t.meta.turns.rbegin(); i != t.meta.turns.rend(); ++i)
     if (i->id == id) return &*i;
   return nullptr;
+}
+
+/// Whether `r` describes the thread rather than a turn (kept by a revert).
+bool thread_level(const store_record& r) {
+  return std::holds_alternative<thread_renamed_record>(r) || std::holds_alternative<goal_record>(r)
+         || std::holds_alternative<git_info_record>(r);
+}
+
+/// The records of a thread reverted to its turns before `turn_id`, or none
+/// when it has no such turn.
+std::optional<std::vector<store_record>> reverted_log(const std::vector<store_record>& log,
+                                                     const std::string& turn_id) {
+  std::vector<store_record> out;
+  size_t i = 0;
+  for (; i < log.size(); ++i) {
+    auto* started = std::get_if<turn_started_record>(&log[i]);
+    if (started && started->turn_id == turn_id) break;
+    auto* created = std::get_if<thread_created_record>(&log[i]);
+    if (created) {  // a fork: its copied turns are in the record
+      auto& turns = created->meta.turns;
+      auto at = std::find_if(turns.begin(), turns.end(),
+                             [&](const protocol::turn& t) { return t.id == turn_id; });
+      if (at != turns.end()) {
+        thread_created_record kept = *created;
+        kept.meta.turns.erase(kept.meta.turns.begin() + (at - turns.begin()), kept.meta.turns.end());
+        std::vector<std::string> ids{""};
+        for (auto& t : kept.meta.turns) ids.push_back(t.id);
+        auto& ctx = kept.context;
+        ctx.erase(std::remove_if(ctx.begin(), ctx.end(),
+                                 [&](const context_item& c) {
+                                   return std::find(ids.begin(), ids.end(), c.turn_id) == ids.end();
+                                 }),
+                  ctx.end());
+        out.push_back(std::move(kept));
+        break;
+      }
+    }
+    out.push_back(log[i]);
+  }
+  if (i == log.size()) return std::nullopt;
+  for (++i; i < log.size(); ++i)
+    if (thread_level(log[i])) out.push_back(log[i]);
+  return out;
 }
 
 }  // namespace
@@ -69,6 +113,12 @@ void apply_record(stored_thread& thread, const store_record& record) {
           thread.meta.name = r.name;
         } else if constexpr (std::is_same_v<T, goal_record>) {
           thread.goal = r.goal;
+        } else if constexpr (std::is_same_v<T, git_info_record>) {
+          thread.meta.git = r.git;
+        } else if constexpr (std::is_same_v<T, injected_record>) {
+          // After everything so far: the last turn's items (running or not).
+          auto after = thread.meta.turns.empty() ? std::string{} : thread.meta.turns.back().id;
+          for (auto& item : r.items) thread.context.push_back(context_item{after, item, true});
         }
       },
       record);
@@ -149,9 +199,27 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
         if (!std::holds_alternative<thread_created_record>(record) && !threads.count(thread_id))
           return make_error(errc::internal, "store: append to an unknown thread " + thread_id);
         apply_record(threads[thread_id], record);
+        self->state.logs[thread_id].push_back(record);
         return atom::ok::value;
       },
+      [self](atom::revert, const std::string& thread_id,
+             const std::string& turn_id) -> caf::result<stored_thread> {
+        auto& st = self->state;
+        auto i = st.threads.find(thread_id);
+        if (i == st.threads.end())
+          return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
+        auto kept = reverted_log(st.logs[thread_id], turn_id);
+        if (!kept) return make_error(errc::invalid_request, "turn not found: " + turn_id);
+        stored_thread t;
+        t.archived = i->second.archived;
+        for (const auto& r : *kept) apply_record(t, r);
+        t.meta.updated_at = std::max(t.meta.updated_at, protocol::unix_seconds());
+        st.logs[thread_id] = std::move(*kept);
+        i->second = t;
+        return t;
+      },
       [self](atom::erase, const std::string& thread_id) -> caf::result<atom::ok> {
+        self->state.logs.erase(thread_id);
         if (self->state.threads.erase(thread_id) == 0)
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
         return atom::ok::value;

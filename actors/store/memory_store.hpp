@@ -23,6 +23,9 @@ std::vector<protocol::thread> select_threads(const std::vector<const stored_thre
 struct memory_store_state {
   static inline const char* name = "memory_store";
   std::unordered_map<std::string, stored_thread> threads;
+  /// Every record of each thread, in order: thread/revert replays the part
+  /// it keeps (a compaction's dropped context comes back with it).
+  std::unordered_map<std::string, std::vector<store_record>> logs;
 };
 
 /// `config` is unused today; every parley actor is spawned with an argument

@@ -143,6 +143,10 @@ statement set_archived(const std::string& thread_id, bool archived) {
           {text(thread_id), boolean(archived)}};
 }
 
+statement delete_lines(const std::string& thread_id) {
+  return {"DELETE FROM thread_lines WHERE thread_id=$1", {text(thread_id)}};
+}
+
 statement delete_thread(const std::string& thread_id) {
   return {"DELETE FROM threads WHERE id=$1", {text(thread_id)}};
 }

@@ -44,6 +44,8 @@ statement select_thread(const std::string& thread_id, bool for_update = false);
 statement next_line(const std::string& thread_id);
 statement select_lines(const std::string& thread_id);
 statement set_archived(const std::string& thread_id, bool archived);
+/// thread/revert: every line of the thread (its row stays).
+statement delete_lines(const std::string& thread_id);
 /// thread/delete: the thread's row, and with it (ON DELETE CASCADE) its lines.
 statement delete_thread(const std::string& thread_id);
 /// thread/list: one more row than the page (is there a next page?).

@@ -3,6 +3,7 @@
 #include "actors/core/handlers.hpp"
 #include "actors/store/durability.hpp"
 #include "actors/store/rollout_format.hpp"
+#include "actors/store/rollout_revert.hpp"
 
 namespace parley::store {
 
@@ -343,6 +344,59 @@ caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
   return rp;
 }
 
+/// thread/revert: the thread's lines read, the kept ones computed as the
+/// local store computes them (rollout_revert.hpp), and written back in one
+/// transaction (the old lines deleted, the kept ones appended, the row
+/// updated): the database holds one history or the other, never a mix.
+caf::result<stored_thread> on_revert(self_ptr self, const std::string& id,
+                                     const std::string& turn_id) {
+  auto& st = self->state;
+  if (st.sealed)
+    return make_error(errc::internal, "the server is stopping: nothing more is stored");
+  auto rp = self->make_response_promise<stored_thread>();
+  run(self, {pg::select_thread(id), pg::select_lines(id)},
+      [self, rp, id, turn_id](pg::outcome& o) mutable {
+        if (!o.ok) {
+          rp.deliver(failure(o));
+          return;
+        }
+        if (o.results[0].rows.empty()) {
+          rp.deliver(not_found(id));
+          return;
+        }
+        bool archived = o.results[0].rows[0].at(0) == std::optional<std::string>{"t"};
+        int64_t next_seq = 0;
+        auto kept = reverted_lines(lines_of(o.results[1], next_seq), turn_id);
+        if (!kept) {
+          rp.deliver(kept.error());
+          return;
+        }
+        auto t = decode_rollout(*kept, "postgres thread " + id);
+        if (!t) {
+          rp.deliver(t.error());
+          return;
+        }
+        t->archived = archived;
+        t->meta.path.reset();
+        t->meta.updated_at = std::max(t->meta.updated_at, protocol::unix_seconds());
+        auto row = pg::row_of(*t, static_cast<int64_t>(kept->size()));
+        row.archived = archived;
+        row.listed = true;  // it had the turn it goes back before
+        std::vector<pg::statement> write{pg::delete_lines(id), pg::append_lines(id, 0, *kept),
+                                         pg::update_thread(row)};
+        run(self, std::move(write), [self, rp, id, row, t = std::move(*t)](pg::outcome& w) mutable {
+          if (!w.ok) {
+            rp.deliver(failure(w));
+            return;
+          }
+          self->state.threads[id] = row;
+          self->state.faults.erase(id);
+          rp.deliver(std::move(t));
+        });
+      });
+  return rp;
+}
+
 caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
   auto rp = self->make_response_promise<std::vector<pending_thread>>();
   run(self, {pg::pending_threads()}, [rp](pg::outcome& o) mutable {
@@ -409,6 +463,9 @@ postgres_store_actor::behavior_type postgres_store(
         return on_archive(self, id, archive);
       },
       [self](atom::erase, const std::string& id) { return on_erase(self, id); },
+      [self](atom::revert, const std::string& id, const std::string& turn_id) {
+        return on_revert(self, id, turn_id);
+      },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
       [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) { on_done(self, id, *o); },

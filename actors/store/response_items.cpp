@@ -88,31 +88,42 @@ void compact_context(std::vector<context_item>& context, std::vector<std::string
 }
 
 std::vector<json> model_history(const stored_thread& thread, const std::string& except_turn) {
-  std::unordered_map<std::string, std::vector<const json*>> by_turn;
-  for (const auto& c : thread.context) by_turn[c.turn_id].push_back(&c.item);
+  // Each turn's context in the order it was stored, and whether the turn
+  // wrote any itself (else its items stand for it). Items a client injected
+  // (thread/inject_items) keep their place: among what the turn stored, or
+  // after the items that stand for it.
+  struct turn_context {
+    std::vector<const json*> items;
+    bool own = false;
+  };
+  std::unordered_map<std::string, turn_context> by_turn;
+  for (const auto& c : thread.context) {
+    auto& tc = by_turn[c.turn_id];
+    tc.items.push_back(&c.item);
+    tc.own = tc.own || !c.injected;
+  }
   std::vector<json> out;
   if (auto before = by_turn.find(""); before != by_turn.end())
-    for (const auto* item : before->second) out.push_back(*item);
+    for (const auto* item : before->second.items) out.push_back(*item);
   for (const auto& t : thread.meta.turns) {
     if (t.id == except_turn) continue;
     // A review's own work (its commands) is the reviewer's, not the
     // thread's: only its result and answer stand for it.
     bool review = !t.items.empty()
                   && std::holds_alternative<protocol::entered_review_mode_item>(t.items.front());
-    auto own = by_turn.find(t.id);
+    auto found = by_turn.find(t.id);
+    bool own = found != by_turn.end() && found->second.own;
     bool compacted = std::find(thread.compacted_turns.begin(), thread.compacted_turns.end(), t.id)
                      != thread.compacted_turns.end();
-    if (own != by_turn.end() || compacted) {
-      if (own == by_turn.end()) continue;
-      for (const auto* item : own->second) out.push_back(*item);
-      continue;
-    }
-    for (const auto& item : t.items) {
-      if (review && !std::holds_alternative<protocol::exited_review_mode_item>(item)
-          && !std::holds_alternative<protocol::agent_message_item>(item))
-        continue;
-      for (auto& r : response_items_of(item)) out.push_back(std::move(r));
-    }
+    if (!own && !compacted)
+      for (const auto& item : t.items) {
+        if (review && !std::holds_alternative<protocol::exited_review_mode_item>(item)
+            && !std::holds_alternative<protocol::agent_message_item>(item))
+          continue;
+        for (auto& r : response_items_of(item)) out.push_back(std::move(r));
+      }
+    if (found != by_turn.end())
+      for (const auto* item : found->second.items) out.push_back(*item);
   }
   return out;
 }

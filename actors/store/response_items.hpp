@@ -36,7 +36,9 @@ void compact_context(std::vector<context_item>& context, std::vector<std::string
 /// stored context, or, for a turn that has none (a scripted model's, in
 /// memory), what its items stand for. Context of turns the thread no longer
 /// has is left out. After a compaction, the turns it replaced give only
-/// what they stored after it (its replacement first).
+/// what they stored after it (its replacement first). Items a client
+/// injected keep the place they were stored in (after the items that stand
+/// for a turn that stored no context).
 std::vector<nlohmann::json> model_history(const stored_thread& thread,
                                           const std::string& except_turn);
 

@@ -247,6 +247,14 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
           out.push_back(event(json{{"type", "thread_name_updated"},
                                    {"thread_id", meta.id},
                                    {"thread_name", protocol::or_null(r.name)}}));
+        } else if constexpr (std::is_same_v<T, git_info_record>) {
+          out.push_back(line(git_info_line_type, json{{"git", protocol::or_null(r.git)}}));
+        } else if constexpr (std::is_same_v<T, injected_record>) {
+          // The items as Codex writes injected ones (response_item lines),
+          // after a line that tells parley's reader they follow the turn
+          // before them.
+          out.push_back(line(injected_line_type, json{{"items", r.items.size()}}));
+          for (auto& item : r.items) out.push_back(response_item(item));
         } else if constexpr (std::is_same_v<T, goal_record>) {
           // As Codex writes a goal's update; Codex writes nothing when a
           // goal is cleared, parley writes that the goal is gone.
@@ -264,6 +272,11 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
   return out;
 }
 
+std::string encode_reverted(const std::string& before_turn_id, size_t dropped_turns) {
+  return line(reverted_line_type,
+              json{{"before_turn_id", before_turn_id}, {"dropped_turns", dropped_turns}});
+}
+
 std::vector<std::string> encode_thread(const protocol::thread& meta,
                                        const std::vector<context_item>& context) {
   std::vector<std::string> out{encode_session_meta(meta)};
@@ -273,11 +286,19 @@ std::vector<std::string> encode_thread(const protocol::thread& meta,
   auto context_of = [&](const std::string& turn_id) {
     context_record r{turn_id, {}};
     for (auto& c : context)
-      if (c.turn_id == turn_id) r.items.push_back(c.item);
+      if (c.turn_id == turn_id && !c.injected) r.items.push_back(c.item);
+    return r;
+  };
+  auto injected_after = [&](const std::string& turn_id) {
+    injected_record r;
+    for (auto& c : context)
+      if (c.turn_id == turn_id && c.injected) r.items.push_back(c.item);
     return r;
   };
   if (meta.name) append(thread_renamed_record{meta.name});
+  if (meta.git) append(git_info_record{meta.git});
   if (auto before = context_of(""); !before.items.empty()) append(before);
+  if (auto early = injected_after(""); !early.items.empty()) append(early);
   for (auto& t : meta.turns) {
     append(turn_started_record{t.id, t.started_at.value_or(meta.created_at)});
     // A turn with context of its own keeps it verbatim; otherwise its items
@@ -286,6 +307,7 @@ std::vector<std::string> encode_thread(const protocol::thread& meta,
     for (auto& i : t.items) append(item_record{t.id, i, own.items.empty()});
     if (!own.items.empty()) append(own);
     if (t.status != protocol::turn_status::in_progress) append(turn_completed_record{t});
+    if (auto later = injected_after(t.id); !later.items.empty()) append(later);
   }
   return out;
 }

@@ -17,6 +17,13 @@
 // verbatim (context_record). Read back into stored_thread::context, each
 // with the turn it was written in.
 //
+// Lines of parley's own types, which Codex's readers skip: `parley_git_info`
+// (thread/metadata/update: the thread's Git metadata now, or null),
+// `parley_injected` (thread/inject_items: the `items` response_item lines
+// that follow were put into the history by a client, after the turn before
+// them, rather than written by the turn that opens next) and
+// `parley_reverted` (thread/revert rewrote the file: what was dropped).
+//
 // parley reads both shapes: older files whose turns come from user_message /
 // agent_message, and 0.169 paginated files whose turns come from
 // item_completed records. Unknown lines and fields are ignored.
@@ -30,6 +37,10 @@
 
 namespace parley::store {
 
+inline constexpr const char* git_info_line_type = "parley_git_info";
+inline constexpr const char* injected_line_type = "parley_injected";
+inline constexpr const char* reverted_line_type = "parley_reverted";
+
 /// The first line of a rollout.
 std::string encode_session_meta(const protocol::thread& meta);
 
@@ -40,6 +51,10 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
 /// forks are written at once.
 std::vector<std::string> encode_thread(const protocol::thread& meta,
                                        const std::vector<context_item>& context = {});
+
+/// The line that ends a rollout thread/revert rewrote: before which turn,
+/// and how many turns were dropped.
+std::string encode_reverted(const std::string& before_turn_id, size_t dropped_turns);
 
 /// Why `line` cannot be a rollout's first line (its session metadata), or
 /// nothing if it can.

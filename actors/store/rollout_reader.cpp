@@ -81,6 +81,9 @@ class turn_decoder {
     auto kind = str_of(record, "type", "");
     if (kind == action_line_type) return on_action(record);
     if (kind == "compacted") return on_compacted(record);
+    if (kind == git_info_line_type) return on_git_info(record);
+    if (kind == injected_line_type) return on_injected(record);
+    if (kind == reverted_line_type) return on_reverted(record);
     if (kind != "event_msg" && kind != "response_item") return;
     auto pi = record.find("payload");
     if (pi == record.end() || !pi->is_object()) return;
@@ -120,8 +123,15 @@ class turn_decoder {
 
  private:
   /// Context between turns belongs to the next turn that opens (a legacy
-  /// file's context precedes its first event).
+  /// file's context precedes its first event), unless a client injected it
+  /// (thread/inject_items): then it follows the turn it was injected after.
   void on_response_item(const json& p) {
+    if (injecting_ > 0) {
+      --injecting_;
+      auto after = open_ ? open_->turn.id : t_.turns.empty() ? std::string{} : t_.turns.back().id;
+      context_.push_back(context_item{after, p, true});
+      return;
+    }
     if (open_)
       context_.push_back(context_item{open_->turn.id, p});
     else
@@ -148,6 +158,31 @@ class turn_decoder {
     auto turn_id = open_ ? open_->turn.id : std::string{};
     if (open_) ids.push_back(turn_id);
     compact_context(context_, compacted_turns_, ids, turn_id, std::move(replacement));
+  }
+
+  /// The thread's Git metadata now (thread/metadata/update).
+  void on_git_info(const json& record) {
+    auto payload = object_of(record, "payload");
+    auto g = payload.find("git");
+    if (g == payload.end() || !g->is_object()) {
+      t_.git.reset();
+      return;
+    }
+    try {
+      t_.git = protocol::decode<protocol::git_info>(*g);
+    } catch (const protocol::decode_error&) {
+    }
+  }
+
+  /// The next `items` response_item lines were injected by a client.
+  void on_injected(const json& record) {
+    injecting_ = opt_int(object_of(record, "payload"), "items").value_or(0);
+  }
+
+  /// A revert rewrote the file: the thread changed then.
+  void on_reverted(const json& record) {
+    if (auto ts = parse_rfc3339_ms(str_of(record, "timestamp", "")); ts / 1000 > t_.updated_at)
+      t_.updated_at = ts / 1000;
   }
 
   void opened() {
@@ -254,6 +289,7 @@ class turn_decoder {
   std::optional<action_record>& pending_;
   std::optional<protocol::thread_goal>& goal_;
   std::vector<json> unclaimed_;  // context seen while no turn was open
+  int64_t injecting_ = 0;       // response_item lines still to come of an injection
   std::optional<turn_builder> open_;
   int items_ = 0;
 };

@@ -8,7 +8,8 @@ namespace parley::store {
 namespace {
 
 // 2: the pending action of each thread's last turn.
-constexpr int schema_version = 2;
+// 3: its Git metadata (thread/metadata/update).
+constexpr int schema_version = 3;
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
@@ -39,7 +40,7 @@ std::optional<std::string> opt_text(sqlite3_stmt* s, int col) {
 
 constexpr const char* columns
     = "id, path, cwd, preview, name, created_at, updated_at, archived, forked_from, source, "
-      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms";
+      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms, git_info";
 
 index_entry read_row(sqlite3_stmt* s) {
   index_entry e;
@@ -59,6 +60,7 @@ index_entry read_row(sqlite3_stmt* s) {
   e.file_size = sqlite3_column_int64(s, 13);
   e.pending = sqlite3_column_int(s, 14);
   e.deadline_ms = sqlite3_column_int64(s, 15);
+  e.git_info = opt_text(s, 16);
   return e;
 }
 
@@ -128,7 +130,7 @@ void thread_index::open(const std::string& path) {
       " archived INTEGER NOT NULL DEFAULT 0, forked_from TEXT, source TEXT NOT NULL,"
       " model_provider TEXT NOT NULL, model TEXT, file_mtime_ns INTEGER NOT NULL DEFAULT 0,"
       " file_size INTEGER NOT NULL DEFAULT 0, pending INTEGER NOT NULL DEFAULT 0,"
-      " deadline_ms INTEGER NOT NULL DEFAULT 0)");
+      " deadline_ms INTEGER NOT NULL DEFAULT 0, git_info TEXT)");
   // Only the few threads that wait are in it: a restart finds them at once.
   exec("CREATE INDEX IF NOT EXISTS threads_pending ON threads(pending) WHERE pending != 0");
   exec("CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at, id)");
@@ -137,7 +139,7 @@ void thread_index::open(const std::string& path) {
         + std::to_string(schema_version) + "')")
            .c_str());
   upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
-                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
   remove_ = prepare("DELETE FROM threads WHERE id=?");
 }
@@ -183,6 +185,7 @@ void thread_index::upsert(const index_entry& e) {
   sqlite3_bind_int64(s, 14, e.file_size);
   sqlite3_bind_int(s, 15, e.pending);
   sqlite3_bind_int64(s, 16, e.deadline_ms);
+  bind_opt(s, 17, e.git_info);
   if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "upsert " + e.id);
 }
 

@@ -39,6 +39,8 @@ struct index_entry {
   /// on no person), and the asked request's deadline (unix ms).
   int pending = 0;
   int64_t deadline_ms = 0;
+  /// The thread's Git metadata (thread/metadata/update) as its JSON text.
+  std::optional<std::string> git_info;
 };
 
 /// index_entry::pending for a pending action (0: none).

@@ -336,19 +336,23 @@ conversation_actor::behavior_type conversation(
       [self](atom::rename, const protocol::thread_name_set_params& params) {
         return rename_thread(self, params);
       },
+      [self](atom::edit, thread_edit& edit) { return edit_thread(self, edit); },
       [self](atom::idle, uint64_t generation) { on_idle_timer(self, generation); },
       [self](atom::turn_start, protocol::turn_start_params& params,
              client_actor client) -> caf::result<protocol::turn_start_response> {
         if (self->state.closing) return unloading_error(self);
+        if (self->state.reverting) return reverting_error(self);
         return start_turn(self, params, std::move(client));
       },
       [self](atom::shell, const protocol::thread_shell_command_params& params,
              client_actor client) -> caf::result<atom::ok> {
         if (self->state.closing) return unloading_error(self);
+        if (self->state.reverting) return reverting_error(self);
         return start_shell_turn(self, params, std::move(client));
       },
       [self](atom::compact, client_actor client) -> caf::result<atom::ok> {
         if (self->state.closing) return unloading_error(self);
+        if (self->state.reverting) return reverting_error(self);
         return start_compact_turn(self, std::move(client));
       },
       [self](atom::review, protocol::review_start_params& params,

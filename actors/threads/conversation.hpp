@@ -101,6 +101,9 @@ struct conversation_state {
   std::vector<context_item> fork_context;
   /// Generation of the idle-unload timer (a newer arm voids older ones).
   uint64_t idle_generation = 0;
+  /// A thread/revert is rewriting the history: no turn starts until it is
+  /// done (the turn would read the history it replaces).
+  bool reverting = false;
 };
 
 /// `meta.turns` is the thread's history when it is a fork (written to the

@@ -6,6 +6,7 @@
 //   conversation.cpp          the factory: the messages it handles, client requests
 //   conversation_events.cpp   the outbox, status, subscribers, unloading
 //   conversation_turns.cpp    starting and ending turns; relaying approvals' asks
+//   conversation_edits.cpp    metadata, revert and injected history
 
 #include <functional>
 
@@ -78,6 +79,14 @@ void close(self_ptr self);
 
 /// Quits if the thread is unloading and nothing is left to deliver.
 void quit_if_done(self_ptr self);
+
+// -- edits (conversation_edits.cpp) ------------------------------------------
+
+/// thread/metadata/update, thread/revert, thread/inject_items.
+caf::result<thread_edit_answer> edit_thread(self_ptr self, thread_edit& edit);
+
+/// The answer to a turn asked for while a revert rewrites the history.
+caf::error reverting_error(self_ptr self);
 
 // -- turns (conversation_turns.cpp) ------------------------------------------
 

@@ -433,6 +433,13 @@ thread_manager_actor::behavior_type thread_manager(
         goal_of_thread(self, std::move(req), std::move(client), rp);
         return rp.promise();
       },
+      [self](atom::edit, thread_edit& edit, client_actor&) -> caf::result<thread_edit_answer> {
+        if (!protocol::is_uuid(edit.thread_id))
+          return make_error(errc::invalid_request, "invalid thread id: " + edit.thread_id);
+        auto rp = owed_reply<thread_edit_answer>(self);
+        edit_thread(self, std::move(edit), rp);
+        return rp.promise();
+      },
       [self](atom::rename, const protocol::thread_name_set_params& params, client_actor client) {
         return rename_thread(self, params, std::move(client));
       },

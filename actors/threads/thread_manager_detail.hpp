@@ -129,6 +129,12 @@ void delete_thread(self_ptr self, const std::string& id, client_actor client,
 void goal_of_thread(self_ptr self, goal_request req, client_actor client,
                     owed_reply<goal_answer> rp);
 
+// -- thread_manager_edits.cpp ------------------------------------------------
+
+/// thread/metadata/update (loaded or not), thread/revert and
+/// thread/inject_items (loaded only) of a thread with a valid id.
+void edit_thread(self_ptr self, thread_edit edit, owed_reply<thread_edit_answer> rp);
+
 /// thread/name/set of a stored thread that is not loaded.
 void rename_stored(self_ptr self, const protocol::thread_name_set_params& params,
                    client_actor client, owed_reply<atom::ok> rp);

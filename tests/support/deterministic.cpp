@@ -117,6 +117,9 @@ mock_store_actor::behavior_type mock_store(
           return make_error(errc::invalid_request, "no rollout found for thread id " + id);
         return atom::ok::value;
       },
+      [](atom::revert, const std::string&, const std::string& turn) -> caf::result<stored_thread> {
+        return make_error(errc::invalid_request, "turn not found: " + turn);
+      },
       [self](atom::pending) {
         std::vector<pending_thread> out;
         for (auto& [id, t] : self->state.log->threads)

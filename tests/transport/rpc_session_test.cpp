@@ -80,6 +80,12 @@ class fake_runtime final : public runtime_port {
     events.push_back("goal " + r.params.thread_id);
     done(goal_answer{});
   }
+  void thread_edit(parley::thread_edit e, reply<thread_edit_answer> done) override {
+    events.push_back("edit " + e.thread_id);
+    thread_edit_answer a;
+    a.thread.id = e.thread_id;
+    done(std::move(a));
+  }
   void thread_delete(protocol::thread_id_params p, reply<atom::ok> done) override {
     events.push_back("delete " + p.thread_id);
     done(atom::ok::value);

@@ -150,6 +150,49 @@ TEST_P(store_contract, fork_at_a_turn_copies_history_under_a_new_id) {
   EXPECT_EQ(c2->call_ok("thread/read", json{{"threadId", thread}, {"includeTurns", true}})["thread"]["turns"].size(), 3u);
 }
 
+// thread/revert, thread/metadata/update and thread/inject_items keep what
+// they changed across a restart, on every durable store; a revert leaves
+// the thread taking turns after the kept ones.
+TEST_P(store_contract, revert_metadata_and_injected_items_survive_a_restart) {
+  std::string thread;
+  std::vector<std::string> turns;
+  {
+    auto c = server();
+    thread = start_thread(*c);
+    for (auto text : {"say: one", "say: two", "say: three"}) {
+      turns.push_back(c->start_turn(thread, text));
+      turn_done(*c);
+    }
+    c->call_ok("thread/metadata/update",
+               json{{"threadId", thread}, {"gitInfo", json{{"branch", "main"}, {"sha", "abc123"}}}});
+    c->call_ok("thread/inject_items",
+               json{{"threadId", thread},
+                    {"items", json::array({json{{"type", "message"},
+                                                {"role", "user"},
+                                                {"content", json::array({json{{"type", "input_text"},
+                                                                              {"text", "injected"}}})}}})}});
+    auto reverted = c->call_ok("thread/revert", json{{"threadId", thread}, {"beforeTurnId", turns[1]}});
+    EXPECT_EQ(error_message(c->call("thread/revert",
+                                    json{{"threadId", thread}, {"beforeTurnId", "nope"}})),
+              "turn not found: nope");
+    c->start_turn(thread, "say: four");
+    EXPECT_EQ(turn_done(*c)["params"]["turn"]["status"], "completed");
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  auto c = server();
+  auto read = c->call_ok("thread/read", json{{"threadId", thread}, {"includeTurns", true}});
+  auto& kept = read["thread"]["turns"];
+  ASSERT_EQ(kept.size(), 2u) << read.dump();
+  EXPECT_EQ(kept[0]["id"], turns[0]);
+  EXPECT_EQ(kept[1]["items"][1]["text"], "four");
+  EXPECT_EQ(read["thread"]["gitInfo"]["branch"], "main") << read.dump();
+  EXPECT_EQ(read["thread"]["gitInfo"]["sha"], "abc123");
+  c->call_ok("thread/resume", json{{"threadId", thread}, {"approvalPolicy", "never"}});
+  c->start_turn(thread, "say: five");
+  EXPECT_EQ(turn_done(*c)["params"]["turn"]["status"], "completed");
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
 // Codex 0.169's answers (checked against the real app-server): nothing to
 // move is an error, an archived thread does not resume, a blank name is
 // refused (it used to wipe the stored name).

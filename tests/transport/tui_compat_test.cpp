@@ -24,7 +24,7 @@ TEST(tui_compat, features_parley_lacks_are_empty_lists_and_others_unsupported) {
   auto hooks = c.call_ok("hooks/list", json::object());
   ASSERT_EQ(hooks["data"].size(), 1u);
   EXPECT_EQ(hooks["data"][0]["hooks"], json::array());
-  EXPECT_EQ(c.call("thread/revert", json{{"threadId", "x"}, {"beforeTurnId", "t"}})["error"]["code"],
+  EXPECT_EQ(c.call("thread/rewind", json{{"threadId", "x"}, {"beforeTurnId", "t"}})["error"]["code"],
             -32601);
   EXPECT_EQ(c.close_and_wait(), 0);
 }

@@ -162,5 +162,53 @@ TEST(model_context, codexs_context_before_its_first_event_belongs_to_that_turn) 
   EXPECT_EQ(h[1], exec_call("c9", "ls"));
 }
 
+TEST(model_context, injected_items_keep_their_place_from_memory_and_from_the_rollout) {
+  // Before any turn, after a scripted turn (its items stand for it), and
+  // after a turn that kept its own context.
+  std::vector<store_record> records{injected_record{{user("early")}}};
+  for (auto& r : derived_turn("t1", "first")) records.push_back(r);
+  records.push_back(injected_record{{user("between"), user("and more")}});
+  for (auto& r : kept_turn("t2", "second")) records.push_back(r);
+  records.push_back(injected_record{{user("last")}});
+  stored_thread in_memory;
+  apply_record(in_memory, thread_created_record{meta(), {}});
+  for (auto& r : records) apply_record(in_memory, r);
+  auto from_disk = decode_rollout(encode(records), "/x.jsonl");
+  ASSERT_TRUE(from_disk) << to_string(from_disk.error());
+  auto a = model_history(in_memory, "next");
+  EXPECT_EQ(a, model_history(*from_disk, "next"));
+  ASSERT_EQ(a.size(), 9u);
+  EXPECT_EQ(a[0], user("early"));
+  EXPECT_EQ(a[1], user("first"));  // t1's items still stand for it
+  EXPECT_EQ(a[2]["role"], "assistant");
+  EXPECT_EQ(a[3], user("between"));
+  EXPECT_EQ(a[4], user("and more"));
+  EXPECT_EQ(a[5], user("second"));
+  EXPECT_EQ(a[8], user("last"));
+  // They are no turn items.
+  EXPECT_EQ(from_disk->meta.turns[0].items.size(), 2u);
+  // A fork writes them back in place.
+  auto fork = meta();
+  fork.turns = in_memory.meta.turns;
+  auto forked = decode_rollout(encode_thread(fork, in_memory.context), "/fork.jsonl");
+  ASSERT_TRUE(forked);
+  EXPECT_EQ(model_history(*forked, ""), model_history(in_memory, ""));
+}
+
+TEST(model_context, git_info_is_read_back_last_one_standing) {
+  protocol::git_info g;
+  g.branch = "main";
+  std::vector<store_record> records{git_info_record{g}};
+  for (auto& r : derived_turn("t1", "first")) records.push_back(r);
+  auto back = decode_rollout(encode(records), "/x.jsonl");
+  ASSERT_TRUE(back);
+  ASSERT_TRUE(back->meta.git);
+  EXPECT_EQ(*back->meta.git, g);
+  records.push_back(git_info_record{std::nullopt});
+  back = decode_rollout(encode(records), "/x.jsonl");
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->meta.git);
+}
+
 }  // namespace
 }  // namespace parley::store
