@@ -190,7 +190,7 @@ void deliver(self_ptr self, approval_outcome out) {
                to_string(out.how), out.stage, out.detail);
   record_outcome(self, out);
   st.promise.deliver(std::move(out));
-  self->quit();
+  end_after_withdrawals(self, {});
 }
 
 /// The decision is stored before the turn acts on it. One that cannot be
@@ -361,7 +361,7 @@ void on_exit_signal(self_ptr self, const caf::exit_msg& em) {
     PARLEY_DEBUG("approval key={} event=parked", s.ask.key);
     s.resolved = true;
     withdraw_open_prompts(self);
-    return self->quit(em.reason);
+    return end_after_withdrawals(self, em.reason);
   }
   PARLEY_DEBUG("approval key={} event=cancelled reason={}", s.ask.key, caf::to_string(em.reason));
   if (s.started && !s.resolved) {

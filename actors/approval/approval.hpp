@@ -67,6 +67,14 @@ struct approval_state {
   /// Asked before a restart: asked again as it was, with the stored deadline.
   bool restored = false;
   bool asked_durably = false;  // the asked phase is stored
+  // -- after the outcome --
+  /// Withdrawals sent and not yet acknowledged. A client's messages keep
+  /// their order, so an answer it sent before it read the withdrawal arrives
+  /// before the acknowledgement: the approval stays until then, and refuses
+  /// it (logged, counted) rather than let it fall on a dead actor.
+  size_t withdrawals_unacknowledged = 0;
+  bool ending = false;     // over: it quits once every withdrawal is acknowledged
+  caf::error exit_reason;  // what it quits with then
 };
 
 /// `item_started` is the item's item/started event: the approval sends it

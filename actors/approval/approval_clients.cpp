@@ -5,8 +5,19 @@
 // answer that comes after the decision is refused and counted. A client that
 // goes away withdraws nothing while another can still answer; when none can,
 // the approval fails closed. One deadline covers the whole stage.
+//
+// A late answer can cross its withdrawal: the client answered before its
+// connection read the withdrawal, so the connection still hands the answer
+// over. Each withdrawal is therefore acknowledged, and the approval outlives
+// its outcome until every acknowledgement is in: the answer, sent before
+// the acknowledgement by the same connection, arrives first and is refused
+// here (logged, counted), never dropped on a dead actor unheard.
+
+#include <caf/sec.hpp>
+#include <chrono>
 
 #include "actors/approval/approval_detail.hpp"
+#include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
 #include "protocol/ids.hpp"
 
@@ -31,13 +42,21 @@ bool any_prompt_open(const approval_state& st) {
   return false;
 }
 
+/// What a client answered itself (a decision, an error reply, a malformed
+/// answer), as opposed to what its connection reports (withdrawn, gone).
+bool answered_by_client(const caf::expected<protocol::approval_decision>& answer) {
+  return answer || is_errc(answer.error(), errc::client_error)
+         || is_errc(answer.error(), errc::malformed_reply);
+}
+
 void on_answer(self_ptr self, const client_actor& client,
                caf::expected<protocol::approval_decision> answer) {
   auto& st = self->state;
   if (auto* p = prompt_of(st, client)) p->open = false;  // its session closed the prompt
   if (st.resolved) {
-    if (answer) {
-      // Decided already (another client's answer, or the deadline): refused.
+    if (answered_by_client(answer)) {
+      // Decided already (another client's answer, the deadline, an
+      // interrupt): refused.
       st.svc.telemetry->approvals.on_refused_reply();
       PARLEY_INFO("approval key={} event=late_answer from={} refused", st.ask.key, name_of(client));
     }
@@ -156,13 +175,51 @@ void client_deadline(self_ptr self) {
   finish(self, std::move(out));
 }
 
+namespace {
+
+/// How long an approval that is over waits for a withdrawal's
+/// acknowledgement. A connection acknowledges as soon as it reads the
+/// withdrawal; only one that stopped reading its mailbox takes this long
+/// (and whatever it answers after that is lost, as said in the log).
+constexpr auto withdrawal_ack_timeout = std::chrono::seconds(60);
+
+void quit_if_acknowledged(self_ptr self) {
+  auto& st = self->state;
+  if (st.ending && st.withdrawals_unacknowledged == 0) self->quit(st.exit_reason);
+}
+
+void on_withdrawal_acknowledged(self_ptr self) {
+  --self->state.withdrawals_unacknowledged;
+  quit_if_acknowledged(self);
+}
+
+}  // namespace
+
 void withdraw_open_prompts(self_ptr self) {
   auto& st = self->state;
   for (auto& p : st.prompts) {
     if (!p.open) continue;
     p.open = false;
-    self->send(p.client, atom::withdraw::value, st.ask.key);
+    ++st.withdrawals_unacknowledged;
+    self->request(p.client, withdrawal_ack_timeout, atom::withdraw::value, st.ask.key)
+        .then([self] { on_withdrawal_acknowledged(self); },
+              [self, client = p.client](caf::error& err) {
+                // A client gone acknowledges nothing, and answers nothing more.
+                if (err == caf::sec::request_timeout)
+                  PARLEY_WARN("approval key={} event=withdrawal_unacknowledged client={} "
+                              "(a later answer from it is dropped)",
+                              self->state.ask.key, name_of(client));
+                on_withdrawal_acknowledged(self);
+              });
   }
+}
+
+void end_after_withdrawals(self_ptr self, caf::error reason) {
+  auto& st = self->state;
+  st.ending = true;
+  st.exit_reason = std::move(reason);
+  st.live = counted{};  // over: it no longer counts as a live approval
+  quit_if_acknowledged(self);
 }
 
 }  // namespace parley::approval_detail

@@ -56,7 +56,13 @@ void ask_also(self_ptr self, const client_actor& client);
 /// The client stage's deadline passed: fail closed.
 void client_deadline(self_ptr self);
 
-/// Voids every prompt still open (serverRequest/resolved for each copy).
+/// Voids every prompt still open (serverRequest/resolved for each copy);
+/// each client acknowledges its withdrawal.
 void withdraw_open_prompts(self_ptr self);
+
+/// The approval is over (its outcome delivered, or parked): it quits with
+/// `reason` once every withdrawal is acknowledged, so that an answer sent
+/// before a client read its withdrawal is still heard, and refused.
+void end_after_withdrawals(self_ptr self, caf::error reason);
 
 }  // namespace parley::approval_detail
