@@ -28,6 +28,8 @@ std::string to_string(errc x) {
       return "interrupted";
     case errc::unloading:
       return "unloading";
+    case errc::not_owner:
+      return "not_owner";
   }
   return "unknown";
 }
@@ -36,6 +38,7 @@ int rpc_code_of(errc code) {
   switch (code) {
     case errc::invalid_request:
     case errc::unloading:
+    case errc::not_owner:
       return protocol::rpc_code::invalid_request;
     case errc::method_not_found:
       return protocol::rpc_code::method_not_found;

@@ -31,6 +31,9 @@ enum class errc : uint8_t {
   /// The thread is unloading (idle or archived) while a request reached it
   /// (-32600: resuming it loads it again).
   unloading,
+  /// Another node of the cluster holds the thread's lease (-32600; the
+  /// router sends the request there instead).
+  not_owner,
 };
 
 std::string to_string(errc x);

@@ -66,6 +66,13 @@ using erase      = caf::atom_constant<caf::atom("erase")>;      // thread/delete
 using goal       = caf::atom_constant<caf::atom("goal")>;       // thread/goal/*
 using edit       = caf::atom_constant<caf::atom("edit")>;       // thread/metadata/update, /revert, /inject_items
 using revert     = caf::atom_constant<caf::atom("revert")>;     // keep a thread's turns before one
+using lease      = caf::atom_constant<caf::atom("lease")>;      // own a thread on this node (cluster)
+using release    = caf::atom_constant<caf::atom("release")>;    // let a thread's lease go
+using owner      = caf::atom_constant<caf::atom("owner")>;      // which node holds a thread
+using members    = caf::atom_constant<caf::atom("members")>;    // the cluster's nodes and leases
+using orphans    = caf::atom_constant<caf::atom("orphans")>;    // a dead node's threads
+using rejoin     = caf::atom_constant<caf::atom("rejoin")>;     // a fenced node joins again
+using hello      = caf::atom_constant<caf::atom("hello")>;      // two nodes meet
 // clang-format on
 
 }  // namespace parley::atom

@@ -22,6 +22,9 @@ struct settings;  // actors/model/config/model_config.hpp
 namespace store {
 class file_ops;  // actors/store/file_ops.hpp
 }
+namespace cluster {
+struct cluster_config;  // actors/cluster/cluster_config.hpp
+}
 struct sandbox_settings;  // actors/core/command_sandbox.hpp
 
 struct runtime_config {
@@ -46,6 +49,10 @@ struct runtime_config {
   /// The PostgreSQL store's database: a postgresql:// URL or libpq key=value
   /// pairs, never with a password (PGPASSWORD or a PGPASSFILE give it).
   std::string store_url;
+  /// One node of a cluster (`--cluster FILE`): the store is the cluster's
+  /// PostgreSQL database, threads are leased to one node at a time. Null:
+  /// a single process.
+  std::shared_ptr<const cluster::cluster_config> cluster;
   /// When appended records are fsync'ed (local store): after every record,
   /// after each completed turn, or never (the OS decides).
   enum class durability_kind { item, turn, none };

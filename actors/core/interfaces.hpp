@@ -69,7 +69,26 @@ using store_actor = caf::typed_actor<
     // The server is going away (a signal, not a client): every append
     // accepted so far is written and synced, later ones are refused, so
     // what was pending stays pending on disk. ok once flushed.
-    caf::replies_to<atom::seal>::with<atom::ok>>;
+    caf::replies_to<atom::seal>::with<atom::ok>,
+    // -- a cluster's shared store (PostgreSQL); single-node stores answer as
+    // the only node: every lease theirs (epoch 0), no members, no orphans --
+    // Take or confirm this node's lease of a thread before loading it: its
+    // epoch (the fencing token every later write of the thread carries), or
+    // errc::not_owner ("thread T is owned by node N") while another live
+    // node holds it. A dead holder's lease is taken over (epoch + 1).
+    caf::replies_to<atom::lease, std::string>::with<uint64_t>,
+    // The thread unloaded here: its lease is let go (the epoch stays, so a
+    // write of the old holder is still refused).
+    caf::reacts_to<atom::release, std::string>,
+    // The live node holding a thread's lease ("" when none does).
+    caf::replies_to<atom::owner, std::string>::with<std::string>,
+    // Every node the store knows, and whether this node's lease holds.
+    caf::replies_to<atom::members>::with<cluster_view>,
+    // The threads a node whose lease expired held (empty while it lives).
+    caf::replies_to<atom::orphans, std::string>::with<std::vector<orphan_thread>>,
+    // This node was fenced (its lease expired) and has let every thread go:
+    // it joins again with a new incarnation (returned).
+    caf::replies_to<atom::rejoin>::with<uint64_t>>;
 
 /// Where a turn's next step comes from.
 using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;

@@ -3,6 +3,7 @@
 // (whitelisted, not serialised); a remote deployment would give them inspect().
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -489,6 +490,54 @@ struct runtime_counts {
   int64_t pending_requests = 0; // server->client requests held by connections
   int64_t processes = 0;        // subprocesses not yet reaped
 };
+
+/// One node of a cluster as the shared store sees it (store_actor's
+/// atom::members). Single-node stores report none.
+struct cluster_member {
+  std::string name;
+  /// Where its middleman listens ("host:port").
+  std::string address;
+  /// Bumped each time the node (re)joins: leases of an older incarnation
+  /// are void.
+  uint64_t incarnation = 0;
+  /// Its node lease has not expired (by the database's clock).
+  bool alive = false;
+  /// Milliseconds left on its node lease (negative: expired that long ago).
+  int64_t lease_ms_left = 0;
+  /// Threads whose lease it holds.
+  uint64_t threads = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_member& x) {
+  return f(caf::meta::type_name("cluster_member"), x.name, x.address, x.incarnation, x.alive,
+           x.lease_ms_left, x.threads);
+}
+
+/// The cluster as the shared store sees it, and whether this node's own
+/// lease still holds (false: it was fenced and must step down and rejoin).
+struct cluster_view {
+  std::vector<cluster_member> members;
+  bool self_alive = true;
+  uint64_t self_incarnation = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
+  return f(caf::meta::type_name("cluster_view"), x.members, x.self_alive, x.self_incarnation);
+}
+
+/// A thread whose lease a dead node held: taken over by a survivor (those
+/// with an action pending at once, the others when a client touches them).
+struct orphan_thread {
+  std::string id;
+  bool pending = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, orphan_thread& x) {
+  return f(caf::meta::type_name("orphan_thread"), x.id, x.pending);
+}
 
 }  // namespace parley
 

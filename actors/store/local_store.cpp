@@ -544,6 +544,13 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
       },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
+      // A single node: every lease is this node's (see store_actor).
+      [](atom::lease, const std::string&) { return uint64_t{0}; },
+      [](atom::release, const std::string&) {},
+      [](atom::owner, const std::string&) { return std::string{}; },
+      [](atom::members) { return cluster_view{}; },
+      [](atom::orphans, const std::string&) { return std::vector<orphan_thread>{}; },
+      [](atom::rejoin) { return uint64_t{0}; },
   };
 }
 

@@ -262,6 +262,13 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
         return out;
       },
       [](atom::seal) { return atom::ok::value; },
+      // A single node: every lease is this node's (see store_actor).
+      [](atom::lease, const std::string&) { return uint64_t{0}; },
+      [](atom::release, const std::string&) {},
+      [](atom::owner, const std::string&) { return std::string{}; },
+      [](atom::members) { return cluster_view{}; },
+      [](atom::orphans, const std::string&) { return std::vector<orphan_thread>{}; },
+      [](atom::rejoin) { return uint64_t{0}; },
   };
 }
 

@@ -468,6 +468,13 @@ postgres_store_actor::behavior_type postgres_store(
       },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
+      // A single node: every lease is this node's (see store_actor).
+      [](atom::lease, const std::string&) { return uint64_t{0}; },
+      [](atom::release, const std::string&) {},
+      [](atom::owner, const std::string&) { return std::string{}; },
+      [](atom::members) { return cluster_view{}; },
+      [](atom::orphans, const std::string&) { return std::vector<orphan_thread>{}; },
+      [](atom::rejoin) { return uint64_t{0}; },
       [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) { on_done(self, id, *o); },
       [self](pg_probe_atom) { on_probe(self); },
   };
