@@ -59,6 +59,9 @@ struct thread_start_params {
   /// model, called with item/tool/call.
   std::optional<std::vector<dynamic_tool>> dynamic_tools;
   json dynamic_tool_specs;  // dynamicTools as given (stored with the thread)
+  /// Cluster: the id rendezvous placement chose for the new thread (never
+  /// read from a client's params); empty: a new one.
+  std::string assigned_id;
 };
 void from_json(const json& j, thread_start_params& x);
 void to_json(json& j, const thread_start_params& x);

@@ -193,6 +193,84 @@ class connection_file_port final : public rpc::file_port {
   files::fs_watcher_actor watcher_;
 };
 
+/// What the cluster_session needs of its connection actor.
+class connection_cluster_link final : public connection_link {
+ public:
+  explicit connection_cluster_link(self_ptr self) : self_(self) {}
+
+  void ask_owner(const std::string& thread_id,
+                 std::function<void(caf::expected<std::string>)> done) override {
+    self_->request(router(), call_timeout, atom::owner::value, thread_id)
+        .then([done](std::string& node) { done(std::move(node)); },
+              [done](caf::error& err) { done(std::move(err)); });
+  }
+  void ask_placement(
+      std::function<void(caf::expected<std::pair<std::string, std::string>>)> done) override {
+    self_->request(router(), call_timeout, atom::open::value)
+        .then([done](std::string& id, std::string& node) {
+                done(std::make_pair(std::move(id), std::move(node)));
+              },
+              [done](caf::error& err) { done(std::move(err)); });
+  }
+  void open_remote(const std::string& node, const cluster::session_open& open,
+                   std::function<void(caf::expected<cluster::remote_session_actor>)> done) override {
+    // Every request to another node has a deadline: CAF 0.17 may never
+    // answer one whose receiver quit (actor-framework #1466).
+    auto self = self_;
+    self_->request(router(), call_timeout, atom::get::value, node)
+        .then(
+            [self, node, open, done](cluster::node_actor& peer) {
+              auto relay = self->spawn([self, node]() -> cluster::session_relay_actor::behavior_type {
+                return {
+                    [self, node](atom::line, std::string& line) {
+                      caf::anon_send(caf::actor_cast<connection_actor>(self), atom::relay::value,
+                                     node, std::move(line));
+                    },
+                    [self, node](atom::close) {
+                      caf::anon_send(caf::actor_cast<connection_actor>(self), atom::relay::value,
+                                     node);
+                    },
+                };
+              });
+              self->attach_functor(
+                  [relay] { caf::anon_send_exit(relay, caf::exit_reason::user_shutdown); });
+              self->request(peer, std::chrono::seconds(10), atom::open::value, open, relay)
+                  .then(
+                      [self, done](cluster::remote_session_actor& session) {
+                        self->monitor(session);
+                        done(std::move(session));
+                      },
+                      [done](caf::error& err) { done(std::move(err)); });
+            },
+            [done](caf::error& err) { done(std::move(err)); });
+  }
+  void send_line(const cluster::remote_session_actor& to, std::string line) override {
+    self_->send(to, atom::line::value, std::move(line));
+  }
+  void send_eof(const cluster::remote_session_actor& to) override {
+    self_->send(to, atom::eof::value);
+  }
+  void write_client(std::string line) override { self_->send(self_->state.out, std::move(line)); }
+  void after(std::chrono::milliseconds delay, std::function<void()> f) override {
+    auto token = ++self_->state.next_timer;
+    self_->state.timers.emplace(token, std::move(f));
+    self_->delayed_send(self_, delay, atom::timeout::value, token);
+  }
+  void resume_here(const std::string& thread_id, std::function<void(bool)> done) override {
+    protocol::thread_resume_params p;
+    p.thread_id = thread_id;
+    p.exclude_turns = true;
+    self_->request(self_->state.threads, call_timeout, atom::resume::value, std::move(p),
+                   caf::actor_cast<client_actor>(self_))
+        .then([done](protocol::thread_session_response&) { done(true); },
+              [done](caf::error&) { done(false); });
+  }
+
+ private:
+  const cluster::thread_router_actor& router() const { return self_->state.options.cluster_router; }
+  self_ptr self_;
+};
+
 void on_eof(self_ptr self) {
   auto& st = self->state;
   if (st.session->closed()) return;
@@ -249,9 +327,34 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   st.files = std::make_unique<connection_file_port>(self);
   auto sc = session_config_of(st.options);
   sc.files = st.files.get();
+  sc.cluster_peer = st.options.cluster_peer;
+  if (st.options.cluster_router) {
+    st.cluster_link = std::make_unique<connection_cluster_link>(self);
+    st.cluster = std::make_shared<cluster_session>(st.options.config->cluster, st.options.label,
+                                                   st.options.shutdown_on_close,
+                                                   *st.cluster_link);
+    sc.router = st.cluster;
+  }
   st.session = std::make_unique<rpc::session>(
       std::move(sc), *st.runtime,
       [self](std::string line) { self->send(self->state.out, std::move(line)); });
+  if (!st.options.replay_initialize.empty())
+    st.session->replay_initialize(st.options.replay_initialize);
+  // A session for a client of another node: that node gone is the client gone.
+  if (st.options.peer_relay) self->monitor(st.options.peer_relay);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& s = self->state;
+    if (s.options.peer_relay && dm.source == s.options.peer_relay.address()) {
+      PARLEY_WARN("connection event=origin_lost client={} reason={}", s.options.label,
+                  caf::to_string(dm.reason));
+      on_eof(self);
+      return;
+    }
+    if (s.cluster) {
+      auto node = s.cluster->node_of(dm.source);
+      if (!node.empty()) s.cluster->on_remote_lost(node, caf::to_string(dm.reason));
+    }
+  });
   return {
       [self](atom::line, const std::string& line) { self->state.session->on_line(line); },
       [self](atom::eof) { on_eof(self); },
@@ -269,6 +372,19 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
       [self](atom::withdraw, uint64_t key) { self->state.session->withdraw(key); },
       [self](atom::fs_changed, const std::string& id, std::vector<std::string>& paths) {
         self->state.session->on_fs_changed(id, std::move(paths));
+      },
+      [self](atom::relay, const std::string& node, std::string& line) {
+        if (self->state.cluster) self->state.cluster->on_remote_line(node, std::move(line));
+      },
+      [self](atom::relay, const std::string& node) {
+        if (self->state.cluster) self->state.cluster->on_remote_lost(node, "its session ended");
+      },
+      [self](atom::timeout, uint64_t token) {
+        auto i = self->state.timers.find(token);
+        if (i == self->state.timers.end()) return;
+        auto f = std::move(i->second);
+        self->state.timers.erase(i);
+        f();
       },
   };
 }

@@ -12,6 +12,8 @@
 #include "actors/core/telemetry.hpp"
 #include "actors/files/file_actors.hpp"
 #include "transport/file_port.hpp"
+#include "actors/cluster/thread_router.hpp"
+#include "transport/cluster_session.hpp"
 #include "transport/line_writer.hpp"
 #include "transport/rpc_session.hpp"
 
@@ -23,7 +25,13 @@ using connection_actor = client_actor::extend<
     // The client's input ended.
     caf::reacts_to<atom::eof>,
     // A batch of changes under one of this client's fs/watch watches.
-    caf::reacts_to<atom::fs_changed, std::string, std::vector<std::string>>>;
+    caf::reacts_to<atom::fs_changed, std::string, std::vector<std::string>>,
+    // Cluster: a line of this client's session on another node (relayed).
+    caf::reacts_to<atom::relay, std::string, std::string>,
+    // Cluster: that session ended.
+    caf::reacts_to<atom::relay, std::string>,
+    // Its own timers (cluster_session's retries).
+    caf::reacts_to<atom::timeout, uint64_t>>;
 
 struct connection_options {
   std::shared_ptr<const runtime_config> config;
@@ -35,6 +43,13 @@ struct connection_options {
   bool shutdown_on_close = true;
   /// How logs and wire traces name this connection ("stdio", "ws#3 127.0.0.1:5000").
   std::string label = "stdio";
+  /// Cluster: where this node's clients' threads live; null without one.
+  cluster::thread_router_actor cluster_router;
+  /// Cluster: this connection speaks here for a client of another node
+  /// (its lines come through `peer_relay`; its initialize is replayed).
+  bool cluster_peer = false;
+  cluster::session_relay_actor peer_relay;
+  std::string replay_initialize;
 };
 
 struct connection_state {
@@ -44,7 +59,12 @@ struct connection_state {
   line_writer_actor out;
   std::unique_ptr<rpc::runtime_port> runtime;  // before the session that uses it
   std::unique_ptr<rpc::file_port> files;       // likewise
+  std::unique_ptr<connection_link> cluster_link;       // likewise
+  std::shared_ptr<cluster_session> cluster;            // likewise
   std::unique_ptr<rpc::session> session;
+  /// cluster_session's timers, by token.
+  std::map<uint64_t, std::function<void()>> timers;
+  uint64_t next_timer = 0;
 };
 
 connection_actor::behavior_type connection(connection_actor::stateful_pointer<connection_state> self,

@@ -109,12 +109,7 @@ const std::map<std::string, session::handler>& session::methods() {
   };
   static const std::map<std::string, handler> table = {
       {"initialize", method(&session::initialize)},
-      {"thread/start",
-       forwarded(&runtime_port::thread_start,
-                 [](const protocol::initialize_capabilities& caps, const protocol::thread_start_params& p) {
-                   return require_experimental(caps, p.dynamic_tools.has_value(),
-                                               "thread/start.dynamicTools");
-                 })},
+      {"thread/start", method(&session::thread_start)},
       {"thread/resume",
        forwarded(&runtime_port::thread_resume, path_needs_experimental("thread/resume.path"))},
       {"thread/fork",
@@ -223,13 +218,25 @@ runtime_port::reply<Result> session::reply_as_json(const request_id& id) {
 // -- client -> server --------------------------------------------------------
 
 void session::write(std::string line) {
+  if (muted_) return;
   PARLEY_TRACE("wire connection={} out={}", config_.label, line);
   out_(std::move(line));
 }
 
+void session::replay_initialize(std::string_view line) {
+  muted_ = true;
+  on_line(line);
+  muted_ = false;
+}
+
 void session::on_line(std::string_view line) {
+  if (holding_) {  // a request before it waits for the router
+    held_.emplace_back(line);
+    return;
+  }
   PARLEY_TRACE("wire connection={} in={}", config_.label, line);
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
+  current_line_ = line;
   auto parsed = protocol::parse_message(line);
   if (auto* err = std::get_if<protocol::envelope_error>(&parsed)) {
     PARLEY_WARN("connection event=bad_line reason=\"{}\" bytes={}", err->reason, line.size());
@@ -279,12 +286,86 @@ void session::on_request(const protocol::incoming_message& m) {
                 "Invalid request: missing field `params`");
     return;
   }
-  i->second(*this, call{m.id, m.params});
+  if (config_.router && m.method != "initialize" && route(m)) return;
+  dispatch(m);
+}
+
+void session::dispatch(const protocol::incoming_message& m) {
+  methods().at(m.method)(*this, call{m.id, m.params});
+}
+
+bool session::route(const protocol::incoming_message& m) {
+  std::string thread_id;
+  bool start = m.method == "thread/start";
+  if (!start) {
+    auto t = m.params.is_object() ? m.params.find("threadId") : m.params.end();
+    if (!m.params.is_object() || t == m.params.end() || !t->is_string()) return false;
+    thread_id = t->get<std::string>();
+    // A malformed id is answered here, as a local request would be.
+    if (!protocol::is_uuid(thread_id)) return false;
+  }
+  holding_ = true;
+  auto alive = alive_;
+  auto line = std::string{current_line_};
+  auto id_json = json(m.id).dump();
+  auto on_node = [this, alive, m, line = std::move(line), id_json, start](
+                     std::string thread, std::string node) mutable {
+    if (!*alive) return;
+    if (node.empty()) {
+      assigned_thread_id_ = start ? thread : std::string{};
+      dispatch(m);
+      assigned_thread_id_.clear();
+    } else {
+      if (start) {  // the owner creates the thread under the placed id
+        auto forwarded = json::parse(line, nullptr, false);
+        if (forwarded.is_object() && forwarded["params"].is_object()) {
+          forwarded["params"]["parley.threadId"] = thread;
+          line = forwarded.dump();
+        }
+      }
+      config_.router->forward(node, thread, id_json, std::move(line));
+    }
+    release_held();
+  };
+  if (start)
+    config_.router->place(std::move(on_node));
+  else
+    config_.router->locate(thread_id, [on_node, thread_id](std::string node) mutable {
+      on_node(thread_id, std::move(node));
+    });
+  return true;
+}
+
+void session::release_held() {
+  holding_ = false;
+  while (!holding_ && !held_.empty()) {
+    auto next = std::move(held_.front());
+    held_.pop_front();
+    on_line(next);
+  }
+}
+
+void session::thread_start(const call& c) {
+  auto params = decode_params<protocol::thread_start_params>(c.params);
+  if (!params) return reply_error(c.id, params.error());
+  if (auto err = require_experimental(capabilities_, params->dynamic_tools.has_value(),
+                                      "thread/start.dynamicTools"))
+    return reply_error(c.id, err);
+  // Only the router of this node, or a peer node, picks a thread's id.
+  params->assigned_id = assigned_thread_id_;
+  if (config_.cluster_peer && c.params.is_object()) {
+    auto a = c.params.find("parley.threadId");
+    if (a != c.params.end() && a->is_string() && protocol::is_uuid(a->get<std::string>()))
+      params->assigned_id = a->get<std::string>();
+  }
+  runtime_.thread_start(std::move(*params),
+                        reply_as_json<protocol::thread_session_response>(c.id));
 }
 
 void session::on_eof() {
   if (closed_) return;
   closed_ = true;
+  if (config_.router) config_.router->client_closed();
   PARLEY_INFO("connection event=input_closed pending_requests={}", outgoing_.size());
   // Nobody can answer any more: every pending approval resolves as cancelled.
   auto pending = std::move(outgoing_);
@@ -315,6 +396,7 @@ void session::initialize(const call& c) {
                  + client.version + ")";
   r.codex_home = config_.codex_home;
   reply(c.id, json(r));
+  if (config_.router) config_.router->client_initialized(std::string{current_line_});
   PARLEY_INFO("connection event=initialized client={} version={}", client.name, client.version);
 }
 
@@ -567,6 +649,9 @@ void session::withdraw(uint64_t key) {
 /// The client answered request `rid` (a result or an error).
 void session::on_response(const protocol::incoming_message& m) {
   auto* rid = std::get_if<int64_t>(&m.id.value);
+  // An answer to another node's request goes there (its id says which).
+  if (rid && config_.router && config_.router->forward_answer(*rid, std::string{current_line_}))
+    return;
   auto i = rid ? outgoing_.find(*rid) : outgoing_.end();
   if (i == outgoing_.end()) {
     config_.on_refused_reply();

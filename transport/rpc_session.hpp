@@ -30,6 +30,8 @@
 #include "actors/files/roots.hpp"
 #include "transport/file_port.hpp"
 #include "transport/runtime_port.hpp"
+#include "transport/session_router.hpp"
+#include <deque>
 
 namespace parley::rpc {
 
@@ -53,6 +55,13 @@ struct session_config {
   /// What the configuration and discovery methods answer from (its config
   /// file, model providers, hooks); null: built-in defaults only.
   std::shared_ptr<const runtime_config> runtime;
+  /// A cluster node's: requests naming a thread that lives on another node
+  /// go there (transport/session_router.hpp). Null: everything runs here.
+  std::shared_ptr<session_router> router;
+  /// This session speaks on this node for a client of another node's: the
+  /// lines come from a peer (TLS-authenticated), which may assign the id of
+  /// a thread it placed here ("parley.threadId" in thread/start's params).
+  bool cluster_peer = false;
 };
 
 /// A method's params need no check beyond decoding.
@@ -76,6 +85,10 @@ class session {
 
   /// One line from the client: a request, a notification or a response.
   void on_line(std::string_view line);
+
+  /// A remote session's replay of its client's initialize: the session
+  /// learns the client's capabilities; the answer is not sent.
+  void replay_initialize(std::string_view line);
 
   /// The client's input ended: every pending server request fails closed
   /// (transport_closed) after its prompt is resolved.
@@ -120,6 +133,12 @@ class session {
   static const std::map<std::string, handler>& methods();
 
   void on_request(const protocol::incoming_message& m);
+  void dispatch(const protocol::incoming_message& m);
+  /// Cluster: sends a request naming a thread that lives elsewhere there
+  /// (true), holding later lines until the router has answered.
+  bool route(const protocol::incoming_message& m);
+  void release_held();
+  void thread_start(const call& c);
   void on_response(const protocol::incoming_message& m);
 
   void reply(const protocol::request_id& id, const protocol::json& result);
@@ -214,6 +233,15 @@ class session {
   std::map<std::string, search_session_state> search_sessions_;
   /// Guards callbacks from the runtime that arrive after the session is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  /// Cluster: a request waits for the router; lines after it wait here, so
+  /// the client's order holds across nodes.
+  bool holding_ = false;
+  std::deque<std::string> held_;
+  /// The line being handled (its text is forwarded as it is).
+  std::string_view current_line_;
+  /// The id the router placed the next local thread/start at.
+  std::string assigned_thread_id_;
+  bool muted_ = false;  // replay_initialize: its answer is not sent
 
  public:
   ~session();

@@ -73,6 +73,7 @@ using members    = caf::atom_constant<caf::atom("members")>;    // the cluster's
 using orphans    = caf::atom_constant<caf::atom("orphans")>;    // a dead node's threads
 using rejoin     = caf::atom_constant<caf::atom("rejoin")>;     // a fenced node joins again
 using hello      = caf::atom_constant<caf::atom("hello")>;      // two nodes meet
+using relay      = caf::atom_constant<caf::atom("relay")>;      // a remote session's line
 // clang-format on
 
 }  // namespace parley::atom

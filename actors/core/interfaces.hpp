@@ -266,7 +266,11 @@ using thread_manager_actor = caf::typed_actor<
     // Threads whose turn has an action pending in the store (at start).
     caf::reacts_to<atom::pending, std::vector<pending_thread>>,
     // A pending approval's stored deadline may have passed: load what is due.
-    caf::reacts_to<atom::deadline>>;
+    caf::reacts_to<atom::deadline>,
+    // Cluster: this node's lease expired and other nodes may hold its
+    // threads now: every loaded thread stops (its writes are refused by the
+    // store anyway); answered with their number once all are gone.
+    caf::replies_to<atom::rejoin>::with<uint64_t>>;
 
 /// One per runtime: starts the store, the model and the thread manager, and
 /// stops them in order.

@@ -1,5 +1,7 @@
 #include "actors/store/postgres_store.hpp"
 
+#include "protocol/ids.hpp"
+
 #include "actors/core/handlers.hpp"
 #include "actors/store/durability.hpp"
 #include "actors/store/rollout_format.hpp"

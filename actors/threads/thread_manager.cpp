@@ -39,6 +39,18 @@ std::optional<std::string> planned_path(const runtime_config& cfg, const protoco
   return cfg.home + "/" + store::rollout_relative_path(meta.created_at, meta.id);
 }
 
+void with_lease(self_ptr self, const std::string& thread_id, std::function<void()> then,
+                std::function<void(caf::error)> fail) {
+  if (!self->state.svc.config->cluster) return then();
+  self->request(self->state.svc.store, store_timeout, atom::lease::value, thread_id)
+      .then([then](uint64_t) { then(); },
+            [fail, thread_id](caf::error& err) {
+              PARLEY_INFO("thread_manager event=lease_refused thread={} error={}", thread_id,
+                          message_of(err));
+              fail(std::move(err));
+            });
+}
+
 conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
                                       conversation_settings settings,
                                       std::vector<context_item> fork_context) {
@@ -78,7 +90,9 @@ caf::result<protocol::thread_session_response> start_thread(
   auto cwd = resolve_cwd(params.cwd, cfg.default_cwd);
   if (!cwd) return std::move(cwd.error());
   protocol::thread meta;
-  meta.id = protocol::new_uuid_v7();
+  meta.id = protocol::is_uuid(params.assigned_id) && !st.threads.count(params.assigned_id)
+                ? params.assigned_id
+                : protocol::new_uuid_v7();
   meta.ephemeral = params.ephemeral.value_or(false);
   meta.model_provider = params.model_provider.value_or(cfg.model_provider);
   meta.model = params.model.value_or(cfg.model_id);
@@ -98,8 +112,22 @@ caf::result<protocol::thread_session_response> start_thread(
     settings.dynamic_tools = *params.dynamic_tools;
     meta.dynamic_tools = params.dynamic_tool_specs;  // stored with the thread
   }
-  auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
-  return self->delegate(conv, atom::open::value, std::move(client));
+  if (meta.ephemeral || !cfg.cluster) {
+    auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+    return self->delegate(conv, atom::open::value, std::move(client));
+  }
+  // Cluster: the new thread's lease first (fencing its first write).
+  auto rp = owed_reply<protocol::thread_session_response>(self);
+  auto id = meta.id;
+  with_lease(
+      self, id,
+      [self, rp, meta, settings, client]() mutable {
+        if (self->state.shutting_down) return rp.deliver(shutting_down_error());
+        auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+        rp.delegate(conv, atom::open::value, std::move(client));
+      },
+      [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+  return rp.promise();
 }
 
 /// thread/read: from the conversation if loaded, else from the store.
@@ -224,6 +252,9 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
       threads.erase(i);
       break;
     }
+  // Unloaded here: another node may load it (its epoch stays, fencing us).
+  if (!gone.empty() && self->state.svc.config->cluster)
+    self->send(self->state.svc.store, atom::release::value, gone);
   if (!gone.empty() && is_errc(dm.reason, errc::unloading)) keep_deadline(self, gone);
   auto& waiting = self->state.on_unloaded;
   auto [first, last] = waiting.equal_range(gone);
@@ -231,6 +262,10 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   for (auto i = first; i != last; ++i) ready.push_back(std::move(i->second));
   waiting.erase(first, last);
   for (auto& f : ready) f();
+  if (threads.empty() && !self->state.step_down_waiters.empty()) {
+    for (auto& rp : self->state.step_down_waiters) rp.deliver(self->state.stepped_down);
+    self->state.step_down_waiters.clear();
+  }
   maybe_finish_shutdown(self);
 }
 
@@ -453,6 +488,16 @@ thread_manager_actor::behavior_type thread_manager(
       [self](atom::shutdown) { return shut_down(self); },
       [self](atom::pending, std::vector<pending_thread>& pending) { on_pending(self, pending); },
       [self](atom::deadline) { on_deadline(self); },
+      [self](atom::rejoin) -> caf::result<uint64_t> {
+        auto& st = self->state;
+        auto rp = self->make_response_promise<uint64_t>();
+        st.stepped_down = st.threads.size();
+        if (st.threads.empty()) return uint64_t{0};
+        st.step_down_waiters.push_back(rp);
+        for (auto& [id, conv] : st.threads)
+          self->send_exit(conv, make_error(errc::not_owner, "this node lost the thread's lease"));
+        return rp;
+      },
   };
 }
 

@@ -20,6 +20,9 @@ struct thread_manager_state {
   command_registry_actor commands;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
+  /// Cluster: this node was fenced; answered once every thread is gone.
+  std::vector<caf::typed_response_promise<uint64_t>> step_down_waiters;
+  uint64_t stepped_down = 0;
   /// Work that waits for a thread that is unloading to be gone (a resume
   /// that came too late to rejoin it loads it again from the store).
   std::multimap<std::string, std::function<void()>> on_unloaded;

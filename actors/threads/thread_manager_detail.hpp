@@ -6,6 +6,7 @@
 //   thread_manager_stored.cpp  threads from the store: resume, fork, archive, rename
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,12 @@ protocol::thread_status not_loaded();
 /// Where a new thread's rollout will be (null for ephemeral threads and the
 /// memory store), as thread.path reports it before the file exists.
 std::optional<std::string> planned_path(const runtime_config& cfg, const protocol::thread& meta);
+
+/// Runs `then` once this node holds the thread's lease (at once without a
+/// cluster), or `fail` with why not (errc::not_owner: another node has it).
+/// A thread is loaded only under its lease, so it is loaded on one node.
+void with_lease(self_ptr self, const std::string& thread_id, std::function<void()> then,
+                std::function<void(caf::error)> fail);
 
 conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
                                       conversation_settings settings,

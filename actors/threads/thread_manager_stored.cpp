@@ -136,8 +136,15 @@ void restore_stored(self_ptr self, const std::string& id) {
             auto& s = self->state;
             if (s.shutting_down || s.threads.count(id) || stored.archived || !stored.pending)
               return;
-            auto settings = settings_for(stored.meta, {}, *s.svc.config);
-            load_conversation(self, std::move(stored), std::move(settings));
+            with_lease(
+                self, id,
+                [self, id, stored]() mutable {
+                  auto& now = self->state;
+                  if (now.shutting_down || now.threads.count(id)) return;
+                  auto settings = settings_for(stored.meta, {}, *now.svc.config);
+                  load_conversation(self, std::move(stored), std::move(settings));
+                },
+                [](caf::error) {});  // another node goes on with it
           },
           [id](caf::error& err) {
             PARLEY_WARN("thread_manager event=restore_failed thread={} error={}", id,
@@ -184,12 +191,19 @@ void resume_thread(self_ptr self, protocol::thread_resume_params params, client_
                   rp.deliver(archived_error(id));
                   return;
                 }
-                auto conv = s.threads.count(id) ? s.threads[id] : conversation_actor{};
-                if (!conv)
-                  conv = load_conversation(
-                      self, std::move(stored),
-                      settings_for(stored.meta, params.overrides, *s.svc.config));
-                rp.delegate(conv, atom::resume::value, std::move(client), params);
+                with_lease(
+                    self, id,
+                    [self, rp, params, client, stored, id]() mutable {
+                      auto& now = self->state;
+                      if (now.shutting_down) return rp.deliver(shutting_down_error());
+                      auto conv = now.threads.count(id) ? now.threads[id] : conversation_actor{};
+                      if (!conv)
+                        conv = load_conversation(
+                            self, std::move(stored),
+                            settings_for(stored.meta, params.overrides, *now.svc.config));
+                      rp.delegate(conv, atom::resume::value, std::move(client), params);
+                    },
+                    [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
               });
 }
 
@@ -208,9 +222,16 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
                 meta.turns
                     = params.exclude_turns ? std::vector<protocol::turn>{} : std::move(*turns);
                 auto context = fork_context(source.context, meta.turns);
-                auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
-                                               std::move(context));
-                rp.delegate(conv, atom::open::value, std::move(client));
+                auto id = meta.id;
+                with_lease(
+                    self, id,
+                    [self, rp, meta, settings, context, client]() mutable {
+                      if (self->state.shutting_down) return rp.deliver(shutting_down_error());
+                      auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
+                                                     std::move(context));
+                      rp.delegate(conv, atom::open::value, std::move(client));
+                    },
+                    [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
               });
 }
 

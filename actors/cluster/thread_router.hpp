@@ -1,0 +1,59 @@
+#pragma once
+// A cluster node's view of where threads live, for its client connections:
+// the lease holder (PostgreSQL) of a loaded thread, else the node that
+// rendezvous hashing of the thread's id over the live nodes picks. It also
+// takes over the threads of a node that was lost: when the lost node's
+// lease has expired, each survivor loads the orphaned threads with an
+// action pending that hashing gives it (the durable-work rules go on from
+// the store), and the others move when a client touches them.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actors/cluster/cluster_config.hpp"
+#include "actors/cluster/node_interface.hpp"
+#include "actors/core/interfaces.hpp"
+
+namespace parley::cluster {
+
+using thread_router_actor = caf::typed_actor<
+    // Where a thread lives: "" for this node, else the node's name.
+    caf::replies_to<atom::owner, std::string>::with<std::string>,
+    // A new thread: its id and node ("" for this node).
+    caf::replies_to<atom::open>::with<std::string, std::string>,
+    // A linked, live peer's node actor (an error when there is none).
+    caf::replies_to<atom::get, std::string>::with<node_actor>,
+    // The node links: a peer came up (hello done) or was lost.
+    caf::reacts_to<atom::put, std::string, node_actor>,
+    caf::reacts_to<atom::gone, std::string>,
+    // Its own timer: look at the cluster in the store (leases of lost
+    // nodes, this node's own lease).
+    caf::reacts_to<atom::members>,
+    // Counts for parley/stats and `parley cluster status`.
+    caf::replies_to<atom::stats>::with<std::string>>;
+
+/// Rendezvous (highest random weight) hashing: the node among `live` with
+/// the highest score for `thread_id`; stable for a given set of nodes, and a
+/// node joining or leaving moves only the threads it wins or held.
+std::string rendezvous_owner(const std::string& thread_id, const std::vector<std::string>& live);
+
+struct thread_router_state {
+  static inline const char* name = "thread_router";
+  std::shared_ptr<const cluster_config> config;
+  store_actor store;
+  thread_manager_actor threads;
+  std::map<std::string, node_actor> peers;  // linked and said hello
+  /// Lost peers whose threads wait for their lease to expire.
+  std::map<std::string, int> lost;
+  bool fenced = false;
+  uint64_t taken_over = 0;
+  uint64_t placed_here = 0, placed_there = 0;
+};
+
+thread_router_actor::behavior_type thread_router(
+    thread_router_actor::stateful_pointer<thread_router_state> self,
+    std::shared_ptr<const cluster_config> config, store_actor store,
+    thread_manager_actor threads);
+
+}  // namespace parley::cluster
