@@ -23,7 +23,9 @@
 #include "actors/store/postgres_schema.hpp"
 #include "actors/store/postgres_store.hpp"
 #include "protocol/ids.hpp"
+#include "tests/support/app_server_client.hpp"
 #include "tests/support/pg_cluster.hpp"
+#include "transport/child_process.hpp"
 
 namespace parley {
 namespace postgres_cluster_test {  // named: the test executables are unity builds
@@ -339,6 +341,60 @@ TEST_F(postgres_cluster, a_store_without_a_cluster_leases_nothing_and_writes_as_
   ASSERT_TRUE(ask<stored_thread>(solo, atom::archive::value, T, true));
   EXPECT_EQ(psql("SELECT count(*) FROM thread_leases") + psql("SELECT count(*) FROM parley_nodes"), "00");
   EXPECT_EQ(ask<uint64_t>(solo, atom::rejoin::value).value_or(9), 0u);
+}
+
+struct command_result {
+  int code = 0;
+  std::string out, err;
+};
+
+/// `parley ARGS` with no input: its exit code, stdout and stderr.
+command_result run_parley(const std::vector<std::string>& args) {
+  auto dir = test::make_temp_dir("cluster_status");
+  std::vector<std::string> argv{test::parley_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  child_process p(argv, dir + "/stderr");
+  p.close_stdin();
+  command_result r;
+  while (auto line = p.read_line(30s)) r.out += *line + "\n";
+  r.code = p.wait();
+  r.err = test::read_file(dir + "/stderr");
+  return r;
+}
+
+TEST_F(postgres_cluster, parley_cluster_status_shows_the_members_and_the_leases) {
+  auto n1 = node("n1");
+  auto n2 = node("n2");
+  ASSERT_EQ(lease(n1, T).value_or(0), 1u);
+  ASSERT_EQ(lease(n2, P).value_or(0), 1u);
+  ASSERT_EQ(lease(n2, Q).value_or(0), 1u);
+  caf::anon_send(n2, store::pg_hold_atom::value, true);
+  ASSERT_TRUE(wait_dead(n1, "n2"));
+
+  auto text = run_parley({"cluster", "status", "--store-url", url, "--threads"});
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("\nn1    127.0.0.1:7001  1            yes    1  "
+                                                 "      [0-9.]+s left\n"));
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("\nn2    127.0.0.1:7002  1            no     2  "
+                                                 "      expired [0-9.]+s ago\n"));
+  EXPECT_THAT(text.out, HasSubstr(T + "  n1  1  (1, alive)"));
+  EXPECT_THAT(text.out, HasSubstr(P + "  n2  1  (1, dead: an orphan)"));
+
+  auto json_run = run_parley({"cluster", "status", "--store-url=" + url, "--json"});
+  ASSERT_EQ(json_run.code, 0) << json_run.err;
+  auto j = nlohmann::json::parse(json_run.out);
+  ASSERT_EQ(j["members"].size(), 2u);
+  EXPECT_EQ(j["members"][0]["name"], "n1");
+  EXPECT_EQ(j["members"][0]["alive"], true);
+  EXPECT_EQ(j["members"][1]["threads"], 2);
+  EXPECT_LT(j["members"][1]["leaseMsLeft"].get<int64_t>(), 0);
+  EXPECT_FALSE(j.contains("leases")) << "only with --threads";
+  auto with_threads = run_parley({"cluster", "status", "--store-url=" + url, "--json", "--threads"});
+  EXPECT_EQ(nlohmann::json::parse(with_threads.out)["leases"].size(), 3u);
+
+  auto none = run_parley({"cluster", "status"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_THAT(none.err, HasSubstr("cluster status needs --store-url"));
 }
 
 }  // namespace postgres_cluster_test
