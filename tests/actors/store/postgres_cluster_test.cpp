@@ -152,6 +152,8 @@ class postgres_cluster : public ::testing::Test {
     self->send_exit(h, caf::exit_reason::kill);
     self->receive([](caf::down_msg&) {});
   }
+  friend int64_t median_append_us(postgres_cluster&, const postgres_store_actor&,
+                                  const std::string&, int);
   std::string psql(const std::string& sql) { return test::pg_cluster::shared().psql(db, sql); }
 
   static inline int databases = 0;
@@ -343,6 +345,11 @@ TEST_F(postgres_cluster, a_store_without_a_cluster_leases_nothing_and_writes_as_
   EXPECT_EQ(ask<uint64_t>(solo, atom::rejoin::value).value_or(9), 0u);
 }
 
+/// Median microseconds of `n` appends, one at a time, of thread `id` (already
+/// created) on `h`.
+int64_t median_append_us(postgres_cluster& t, const postgres_store_actor& h, const std::string& id,
+                         int n);
+
 struct command_result {
   int code = 0;
   std::string out, err;
@@ -395,6 +402,53 @@ TEST_F(postgres_cluster, parley_cluster_status_shows_the_members_and_the_leases)
   auto none = run_parley({"cluster", "status"});
   EXPECT_EQ(none.code, 2);
   EXPECT_THAT(none.err, HasSubstr("cluster status needs --store-url"));
+}
+
+int64_t median_append_us(postgres_cluster& t, const postgres_store_actor& h, const std::string& id,
+                         int n) {
+  std::vector<int64_t> us;
+  for (int i = 0; i < n; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    auto r = t.append(h, id, user_said("turn1", "line " + std::to_string(i)));
+    us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+    if (!r) {
+      ADD_FAILURE() << message_of(r.error());
+      return -1;
+    }
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+// The fence's cost: appends one at a time of a plain store's thread and of
+// a cluster node's leased thread (PARLEY_FENCE_APPENDS sets how many; the
+// report in the README comes from 3000).
+TEST_F(postgres_cluster, fenced_appends_cost_little_more_than_plain_ones) {
+  int n = 200;
+  if (const char* v = std::getenv("PARLEY_FENCE_APPENDS")) n = std::max(10, std::atoi(v));
+  auto solo = node("");
+  auto n1 = node("n1");
+  ASSERT_TRUE(append(solo, P, thread_created_record{meta_of(P), {}}));
+  ASSERT_TRUE(append(solo, P, turn_started_record{"turn1", 1}));
+  ASSERT_EQ(lease(n1, T).value_or(0), 1u);
+  ASSERT_TRUE(append(n1, T, thread_created_record{meta_of(T), {}}));
+  ASSERT_TRUE(append(n1, T, turn_started_record{"turn1", 1}));
+  // Alternated, so both see the same machine.
+  std::vector<int64_t> plain, fenced;
+  for (int round = 0; round < 4; ++round) {
+    plain.push_back(median_append_us(*this, solo, P, n / 4));
+    fenced.push_back(median_append_us(*this, n1, T, n / 4));
+  }
+  std::sort(plain.begin(), plain.end());
+  std::sort(fenced.begin(), fenced.end());
+  std::cout << "appends: " << n << " plain, " << n << " fenced; median of the rounds' medians: "
+            << "plain " << plain[2] << " us, fenced " << fenced[2] << " us\n";
+  auto lines = [&](const std::string& id) {
+    return psql("SELECT count(*) FROM thread_lines WHERE thread_id = '" + id + "'");
+  };
+  EXPECT_EQ(lines(P), lines(T)) << "every append stored, on both";
 }
 
 }  // namespace postgres_cluster_test
