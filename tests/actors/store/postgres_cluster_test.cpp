@@ -350,6 +350,24 @@ TEST_F(postgres_cluster, a_store_without_a_cluster_leases_nothing_and_writes_as_
 int64_t median_append_us(postgres_cluster& t, const postgres_store_actor& h, const std::string& id,
                          int n);
 
+TEST_F(postgres_cluster, a_version_1_database_is_upgraded_with_its_threads) {
+  auto solo = node("");
+  ASSERT_TRUE(append(solo, T, thread_created_record{meta_of(T), {}}));
+  stop_node(solo);
+  // Back to version 1 (as a database of the parley before the cluster).
+  psql("DROP FUNCTION parley_lease; DROP FUNCTION parley_fence; DROP FUNCTION parley_node_alive;"
+       " DROP TABLE thread_leases; DROP TABLE parley_nodes; UPDATE parley_schema SET version = 1");
+  EXPECT_THAT(pg::schema_problem(url).value_or(""),
+              HasSubstr("the database's schema is version 1, this parley needs 2"));
+  auto upgraded = pg::migrate(url);
+  ASSERT_TRUE(upgraded.ok) << upgraded.message;
+  EXPECT_THAT(upgraded.message, HasSubstr("upgraded the schema from version 1 to 2"));
+  auto n1 = node("n1");
+  ASSERT_EQ(lease(n1, T).value_or(0), 1u);
+  ASSERT_TRUE(ask<stored_thread>(n1, atom::load::value, T));
+  EXPECT_TRUE(append(n1, T, turn_started_record{"turn1", 1}));
+}
+
 struct command_result {
   int code = 0;
   std::string out, err;
