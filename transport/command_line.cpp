@@ -327,6 +327,19 @@ struct parser {
         ->excludes(home);
     verify->callback([&out] { out.what = action::audit_verify; });
 
+    auto* cluster = app.add_subcommand("cluster", "A cluster of parley nodes.")->require_subcommand(1);
+    auto* status = cluster->add_subcommand(
+        "status",
+        "The cluster as its shared PostgreSQL store sees it: every node (address, incarnation, "
+        "alive, threads, lease left) and, with --threads, every thread lease (node, epoch). "
+        "Exit 0 once read, 1 otherwise.");
+    status->add_option("--store-url", out.cluster_status.store_url,
+                       "the cluster's database (default $PARLEY_STORE_URL)")
+        ->type_name("URL");
+    status->add_flag("--threads", out.cluster_status.threads, "list every thread lease");
+    status->add_flag("--json", out.cluster_status.json, "one JSON object");
+    status->callback([&out] { out.what = action::cluster_status; });
+
     auto* rules = app.add_subcommand("rules", "The approval rules.")->require_subcommand(1);
     add_rules_check(*rules, out);
   }
@@ -339,6 +352,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
   out.server.home = default_home();
   out.server.store = runtime_config::store_kind::local;
   if (const char* url = std::getenv("PARLEY_STORE_URL")) out.server.store_url = url;
+  out.cluster_status.store_url = out.server.store_url;
   out.rules.home = out.server.home;
   out.store_check.home = out.server.home;
   // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).

@@ -12,6 +12,7 @@
 //   parley store import FILE [--store-url URL]
 //   parley audit verify [--home DIR | FILE]
 //   parley rules check [--home DIR] [--json] (-- COMMAND WORDS... | --path P...)
+//   parley cluster status [--store-url URL] [--threads] [--json]
 //
 // Options take `--opt value` and `--opt=value`; -h/--help works on every
 // subcommand and goes to stdout; errors go to stderr with exit code 2.
@@ -23,6 +24,7 @@
 #include "actors/core/command_sandbox.hpp"
 #include "transport/app_server.hpp"
 #include "transport/chat/chat.hpp"
+#include "transport/cluster_command.hpp"
 #include "transport/rules_command.hpp"
 #include "transport/store_command.hpp"
 
@@ -39,7 +41,8 @@ struct command_line {
     store_export,
     store_import,
     audit_verify,
-    rules_check
+    rules_check,
+    cluster_status
   };
   action what = action::exit;
   /// With action::exit: 0 after --help or --version, 2 after a usage error
@@ -72,6 +75,7 @@ struct command_line {
   std::string audit_file;
   rules_check_request rules;
   store_check_request store_check;
+  cluster_status_request cluster_status;
   /// store export / import (with server.store_url).
   struct {
     std::string thread;      // export --thread

@@ -229,6 +229,7 @@ int main(int argc, char** argv) {
     case action::store_import: return store_transfer(cl);
     case action::audit_verify: return audit_verify(cl.audit_file);
     case action::rules_check: return parley::run_rules_check(cl.rules);
+    case action::cluster_status: return parley::run_cluster_status(cl.cluster_status);
   }
   return 2;
 }

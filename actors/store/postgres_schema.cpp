@@ -69,6 +69,111 @@ const std::vector<const char*> steps = {
     "    l->'payload'->>'turn_id', l"
     "   FROM jsonb_array_elements(p_lines) WITH ORDINALITY AS t(l, o);"
     " END $body$;",
+    // 1 -> 2: the cluster (issue 21). Every lease time is the database's
+    // clock (clock_timestamp()), never a node's.
+    //   parley_nodes   one row per node: its incarnation (bumped at each
+    //                  join: leases of an older one are void) and its node
+    //                  lease, renewed every ttl/3 while the node lives
+    //   thread_leases  which node (and incarnation) holds each thread, and
+    //                  the epoch: the fencing token its writes carry. A
+    //                  released lease keeps its epoch (node NULL).
+    "CREATE TABLE parley_nodes ("
+    " name text PRIMARY KEY,"
+    " address text NOT NULL DEFAULT '',"
+    " incarnation bigint NOT NULL,"
+    " lease_until timestamptz NOT NULL,"
+    " joined_at timestamptz NOT NULL DEFAULT clock_timestamp());"
+    "CREATE TABLE thread_leases ("
+    " thread_id text PRIMARY KEY,"
+    " node text,"
+    " incarnation bigint NOT NULL DEFAULT 0,"
+    " epoch bigint NOT NULL);"
+    "CREATE INDEX thread_leases_by_node ON thread_leases (node) WHERE node IS NOT NULL;"
+    // Whether node p_node of incarnation p_incarnation still holds its
+    // node lease.
+    "CREATE FUNCTION parley_node_alive(p_node text, p_incarnation bigint)"
+    " RETURNS boolean LANGUAGE sql STABLE AS $body$"
+    "  SELECT EXISTS (SELECT 1 FROM parley_nodes WHERE name = p_node"
+    "   AND incarnation = p_incarnation AND lease_until > clock_timestamp())"
+    " $body$;"
+    // The fence, first statement of every write of a thread in cluster mode
+    // (same transaction): with an epoch, the writer must hold the thread's
+    // lease with that epoch; without (the thread is not loaded on the
+    // writer), no live node may hold it. Either way the writer's node lease
+    // must hold. The lease row is locked FOR SHARE until the write commits,
+    // so a takeover (FOR UPDATE) waits for it and a write after a takeover
+    // sees the new epoch. PA001: the thread is another's; PA002: the writer
+    // itself is fenced.
+    "CREATE FUNCTION parley_fence(p_thread text, p_node text, p_incarnation bigint,"
+    " p_epoch bigint) RETURNS void LANGUAGE plpgsql AS $body$"
+    " DECLARE l thread_leases%ROWTYPE;"
+    " BEGIN"
+    "  IF NOT parley_node_alive(p_node, p_incarnation) THEN"
+    "   RAISE EXCEPTION USING ERRCODE = 'PA002', MESSAGE = format('node %s (incarnation %s)"
+    " is fenced: its node lease expired or a newer incarnation joined; it writes nothing"
+    " until it rejoins', p_node, p_incarnation);"
+    "  END IF;"
+    "  IF p_epoch IS NULL THEN"
+    // (a row to lock, when the thread exists: a lease taken meanwhile waits)
+    "   INSERT INTO thread_leases (thread_id, node, incarnation, epoch)"
+    "    SELECT p_thread, NULL, 0, 0 WHERE EXISTS (SELECT 1 FROM threads WHERE id = p_thread)"
+    "    ON CONFLICT (thread_id) DO NOTHING;"
+    "  END IF;"
+    "  SELECT * INTO l FROM thread_leases WHERE thread_id = p_thread FOR SHARE;"
+    "  IF p_epoch IS NOT NULL THEN"
+    "   IF NOT FOUND OR l.node IS DISTINCT FROM p_node OR l.incarnation <> p_incarnation"
+    "      OR l.epoch <> p_epoch THEN"
+    "    RAISE EXCEPTION USING ERRCODE = 'PA001', MESSAGE = format('thread %s is owned by node %s"
+    " (epoch %s): node %s lost its lease (epoch %s)', p_thread, coalesce(l.node, 'none'),"
+    " coalesce(l.epoch, 0), p_node, p_epoch);"
+    "   END IF;"
+    "  ELSIF FOUND AND l.node IS NOT NULL AND parley_node_alive(l.node, l.incarnation) THEN"
+    "   RAISE EXCEPTION USING ERRCODE = 'PA001', MESSAGE = format('thread %s is owned by node %s',"
+    " p_thread, l.node);"
+    "  END IF;"
+    " END $body$;"
+    // Takes or confirms p_node's lease of a thread: (its epoch, NULL).
+    // Free, released, or held by a dead or superseded incarnation: granted
+    // with epoch + 1; already this incarnation's: the same epoch; held by
+    // another live node: (NULL, that node), not an error, so a refusal
+    // never rolls back the writes batched with it. A live holder is seen
+    // before any lock is taken (two nodes asking for each other's threads
+    // never wait on each other). A fenced asker: PA002.
+    "CREATE FUNCTION parley_lease(p_thread text, p_node text, p_incarnation bigint,"
+    " OUT epoch bigint, OUT owner text) LANGUAGE plpgsql AS $body$"
+    " DECLARE l thread_leases%ROWTYPE;"
+    " BEGIN"
+    "  IF NOT parley_node_alive(p_node, p_incarnation) THEN"
+    "   RAISE EXCEPTION USING ERRCODE = 'PA002', MESSAGE = format('node %s (incarnation %s)"
+    " is fenced: its node lease expired or a newer incarnation joined; it takes no lease"
+    " until it rejoins', p_node, p_incarnation);"
+    "  END IF;"
+    "  SELECT * INTO l FROM thread_leases WHERE thread_id = p_thread;"
+    "  IF FOUND AND l.node IS NOT NULL AND l.node <> p_node"
+    "     AND parley_node_alive(l.node, l.incarnation) THEN"
+    "   owner := l.node;"
+    "   RETURN;"
+    "  END IF;"
+    "  INSERT INTO thread_leases (thread_id, node, incarnation, epoch)"
+    "   VALUES (p_thread, NULL, 0, 0) ON CONFLICT (thread_id) DO NOTHING;"
+    "  SELECT * INTO l FROM thread_leases WHERE thread_id = p_thread FOR UPDATE;"
+    "  IF l.node = p_node AND l.incarnation = p_incarnation THEN"
+    "   epoch := l.epoch;"
+    "   RETURN;"
+    "  END IF;"
+    // (the holder's node row locked: a renewal in flight ends first)
+    "  IF l.node IS NOT NULL THEN"
+    "   PERFORM 1 FROM parley_nodes WHERE name = l.node AND incarnation = l.incarnation"
+    "    AND lease_until > clock_timestamp() FOR SHARE;"
+    "   IF FOUND THEN"
+    "    owner := l.node;"
+    "    RETURN;"
+    "   END IF;"
+    "  END IF;"
+    "  UPDATE thread_leases SET node = p_node, incarnation = p_incarnation, epoch = l.epoch + 1"
+    "   WHERE thread_id = p_thread;"
+    "  epoch := l.epoch + 1;"
+    " END $body$;",
 };
 
 /// The schema's version: 0 without one, -1 (and `why`) when it cannot be read.

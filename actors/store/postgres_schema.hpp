@@ -14,10 +14,10 @@
 namespace parley::pg {
 
 /// The schema this parley writes and reads.
-constexpr int schema_version = 1;
+constexpr int schema_version = 2;
 
-/// Creates or upgrades the schema; what it did ("created schema version 1",
-/// "schema version 1 is current"), or why it could not.
+/// Creates or upgrades the schema; what it did ("created schema version 2",
+/// "schema version 2 is current"), or why it could not.
 struct migrate_report {
   bool ok = false;
   std::string message;

@@ -3,15 +3,16 @@
 #include "protocol/ids.hpp"
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/pg_leases.hpp"
+#include "actors/store/postgres_cluster.hpp"
 #include "actors/store/durability.hpp"
+#include "protocol/ids.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/rollout_revert.hpp"
 
 namespace parley::store {
 
 namespace postgres_store_detail {
-
-using self_ptr = postgres_store_actor::stateful_pointer<postgres_store_state>;
 
 // store_health's sources for this store (the local store's shards are 0..n).
 constexpr int backlog_source = 1000;
@@ -33,10 +34,8 @@ void report_health(self_ptr self) {
   }
 }
 
-/// Sends `statements` as one job; `then` runs in this actor with its outcome.
-/// A job that is not `durable` is acknowledged before its commit is flushed.
 void run(self_ptr self, std::vector<pg::statement> statements,
-         std::function<void(pg::outcome&)> then, bool durable = true) {
+         std::function<void(pg::outcome&)> then, bool durable, pg::client* via) {
   auto& st = self->state;
   size_t bytes = 0;
   for (auto& s : statements) {
@@ -48,7 +47,7 @@ void run(self_ptr self, std::vector<pg::statement> statements,
   st.queued_bytes += bytes;
   report_health(self);
   caf::actor_addr me = self->address();  // weak: a queued job does not keep the store alive
-  st.client->submit({std::move(statements),
+  (via ? via : st.client.get())->submit({std::move(statements),
                      [me, id](pg::outcome o) {
                        if (auto h = caf::actor_cast<caf::actor>(me))
                          caf::anon_send(h, pg_done_atom::value, id,
@@ -97,6 +96,13 @@ void on_probe(self_ptr self) {
 }
 
 caf::error failure(const pg::outcome& o) {
+  // Refused by a fence or a lease (pg_leases.hpp): the server's own words.
+  if (o.sqlstate == pg::not_owner_state || o.sqlstate == pg::fenced_state) {
+    std::string what = o.error;
+    if (what.rfind("ERROR:", 0) == 0) what.erase(0, what.find_first_not_of(' ', 6));
+    if (auto at = what.find(" CONTEXT:"); at != std::string::npos) what.resize(at);
+    return make_error(errc::not_owner, "not stored: " + what);
+  }
   return make_error(errc::internal, "the store could not do it: " + o.error);
 }
 
@@ -236,7 +242,7 @@ void append_now(self_ptr self, const std::string& id, const store_record& record
     rp.deliver(atom::ok::value);
     return;
   }
-  run(self, std::move(statements), [self, id, rp](pg::outcome& o) mutable {
+  run_write(self, id, std::move(statements), [self, id, rp](pg::outcome& o) mutable {
     if (o.ok) {
       rp.deliver(atom::ok::value);
       return;
@@ -298,7 +304,8 @@ caf::result<protocol::thread_list_response> on_list(self_ptr self,
 
 caf::result<stored_thread> on_archive(self_ptr self, const std::string& id, bool archive) {
   auto rp = self->make_response_promise<stored_thread>();
-  run(self, {pg::select_thread(id, true), pg::set_archived(id, archive), pg::select_lines(id)},
+  run_write(self, id,
+            {pg::select_thread(id, true), pg::set_archived(id, archive), pg::select_lines(id)},
       [self, rp, id, archive](pg::outcome& o) mutable {
         if (!o.ok) {
           rp.deliver(failure(o));
@@ -335,7 +342,7 @@ caf::result<atom::ok> on_erase(self_ptr self, const std::string& id) {
   // instead of writing to a row that is gone.
   st.threads.erase(id);
   auto rp = self->make_response_promise<atom::ok>();
-  run(self, {pg::delete_thread(id)}, [rp, id](pg::outcome& o) mutable {
+  run_write(self, id, {pg::delete_thread(id)}, [rp, id](pg::outcome& o) mutable {
     if (!o.ok)
       rp.deliver(failure(o));
     else if (o.results[0].affected == 0)
@@ -386,7 +393,8 @@ caf::result<stored_thread> on_revert(self_ptr self, const std::string& id,
         row.listed = true;  // it had the turn it goes back before
         std::vector<pg::statement> write{pg::delete_lines(id), pg::append_lines(id, 0, *kept),
                                          pg::update_thread(row)};
-        run(self, std::move(write), [self, rp, id, row, t = std::move(*t)](pg::outcome& w) mutable {
+        run_write(self, id, std::move(write),
+                  [self, rp, id, row, t = std::move(*t)](pg::outcome& w) mutable {
           if (!w.ok) {
             rp.deliver(failure(w));
             return;
@@ -435,6 +443,7 @@ postgres_store_state::~postgres_store_state() {
   // Fails what is still queued (nobody waits for it any more) and joins the
   // client's thread, which leaves its poll at once.
   if (client) client->stop();
+  if (cluster && cluster->client) cluster->client->stop();
 }
 
 postgres_store_actor::behavior_type postgres_store(
@@ -448,6 +457,7 @@ postgres_store_actor::behavior_type postgres_store(
   options.conninfo = st.config->store_url;
   st.client = std::make_unique<pg::client>(std::move(options));
   PARLEY_INFO("postgres_store event=started target={}", pg::describe_target(st.config->store_url));
+  if (st.config->cluster) start_cluster(self);
   return {
       [self](atom::append, const std::string& id, const store_record& record)
           -> caf::result<atom::ok> { return on_append(self, id, record); },
@@ -470,15 +480,18 @@ postgres_store_actor::behavior_type postgres_store(
       },
       [self](atom::pending) { return on_pending(self); },
       [self](atom::seal) { return on_seal(self); },
-      // A single node: every lease is this node's (see store_actor).
-      [](atom::lease, const std::string&) { return uint64_t{0}; },
-      [](atom::release, const std::string&) {},
-      [](atom::owner, const std::string&) { return std::string{}; },
-      [](atom::members) { return cluster_view{}; },
-      [](atom::orphans, const std::string&) { return std::vector<orphan_thread>{}; },
-      [](atom::rejoin) { return uint64_t{0}; },
+      // A cluster's node (postgres_cluster.hpp); a single process answers
+      // as the only node.
+      [self](atom::lease, const std::string& id) { return on_lease(self, id); },
+      [self](atom::release, const std::string& id) { on_release(self, id); },
+      [self](atom::owner, const std::string& id) { return on_owner(self, id); },
+      [self](atom::members) { return on_members(self); },
+      [self](atom::orphans, const std::string& node) { return on_orphans(self, node); },
+      [self](atom::rejoin) { return on_rejoin(self); },
       [self](pg_done_atom, uint64_t id, std::shared_ptr<pg::outcome>& o) { on_done(self, id, *o); },
       [self](pg_probe_atom) { on_probe(self); },
+      [self](pg_renew_atom) { on_renew(self); },
+      [self](pg_hold_atom, bool held) { on_hold(self, held); },
   };
 }
 

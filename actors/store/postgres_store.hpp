@@ -13,6 +13,7 @@
 // this actor as a message. The schema is in postgres_schema.hpp, the rows and
 // statements in postgres_rows.hpp.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,10 +36,38 @@ namespace parley::store {
 using pg_done_atom = caf::atom_constant<caf::atom("pgdone")>;
 /// The store's own timer: is the database back?
 using pg_probe_atom = caf::atom_constant<caf::atom("pgprobe")>;
+/// The cluster's timer (every lease_ttl / 3): renew this node's lease.
+using pg_renew_atom = caf::atom_constant<caf::atom("pgrenew")>;
+/// Tests only: hold (true) or resume (false) the renewals, as a node that
+/// is paused or cut off from the database would stop renewing.
+using pg_hold_atom = caf::atom_constant<caf::atom("pghold")>;
 
 using postgres_store_actor
     = store_actor::extend<caf::reacts_to<pg_done_atom, uint64_t, std::shared_ptr<pg::outcome>>,
-                          caf::reacts_to<pg_probe_atom>>;
+                          caf::reacts_to<pg_probe_atom>, caf::reacts_to<pg_renew_atom>,
+                          caf::reacts_to<pg_hold_atom, bool>>;
+
+/// A node of a cluster (runtime_config::cluster): its membership in the
+/// shared store and the leases it holds (postgres_cluster.hpp).
+struct cluster_membership {
+  std::string node;
+  std::string address;
+  std::chrono::milliseconds ttl{4000};
+  /// Its own connection: a renewal never waits behind the appends.
+  std::unique_ptr<pg::client> client;
+  uint64_t incarnation = 0;  // 0 until joined
+  bool joining = false;
+  bool renewing = false;  // a renewal is in flight
+  bool held = false;      // pg_hold_atom
+  /// A renewal found its lease expired or its incarnation superseded (or
+  /// the fence said so): nothing is written until atom::rejoin.
+  bool fenced = false;
+  int64_t lease_ms_left = 0;
+  /// The epoch of each thread this node leased: its writes carry it.
+  std::unordered_map<std::string, uint64_t> epochs;
+  /// What waits for the join (nullptr: joined; else why it failed).
+  std::vector<std::function<void(const std::string*)>> after_join;
+};
 
 struct postgres_store_state {
   static inline const char* name = "postgres_store";
@@ -73,7 +102,21 @@ struct postgres_store_state {
   };
   std::unordered_map<std::string, fault> faults;
   bool sealed = false;
+  /// Null: a single process (no leases, no fences).
+  std::unique_ptr<cluster_membership> cluster;
 };
+
+namespace postgres_store_detail {
+using self_ptr = postgres_store_actor::stateful_pointer<postgres_store_state>;
+/// Sends `statements` as one job (on the store's client, or `via`); `then`
+/// runs in this actor with its outcome. A job that is not `durable` is
+/// acknowledged before its commit is flushed.
+void run(self_ptr self, std::vector<pg::statement> statements,
+         std::function<void(pg::outcome&)> then, bool durable = true, pg::client* via = nullptr);
+/// An error of the store for a failed job (errc::not_owner when a fence or
+/// a lease refused it).
+caf::error failure(const pg::outcome& o);
+}  // namespace postgres_store_detail
 
 postgres_store_actor::behavior_type postgres_store(
     postgres_store_actor::stateful_pointer<postgres_store_state> self,

@@ -78,6 +78,7 @@ TEST(CommandLine, help_for_every_subcommand_goes_to_stdout) {
       {{"store", "reindex", "--help"}, "--home"},
       {{"audit", "verify", "-h"}, "FILE"},
       {{"rules", "check", "--help"}, "--path"},
+      {{"cluster", "status", "--help"}, "--threads"},
   };
   for (auto& [args, expected] : cases) {
     auto o = run_parley(args);
@@ -109,6 +110,7 @@ TEST(CommandLine, usage_errors_exit_2_with_a_message_on_stderr_only) {
       {{"chat", "--approval-timeout", "x"}, "--approval-timeout"},
       {{"store"}, "subcommand"},
       {{"store", "reindex", "--json"}, "--json"},
+      {{"cluster"}, "subcommand"},
       {{"audit", "verify", "--home", "/h", "file"}, "excludes"},
   };
   for (auto& [args, expected] : cases) {

@@ -76,17 +76,17 @@ TEST_F(postgres_store, the_schema_is_created_upgraded_and_checked) {
   EXPECT_THAT(none.err, ::testing::HasSubstr("has no parley schema: run `parley store migrate` first"));
   auto created = run_parley({"store", "migrate", "--store-url=" + url}, dir);
   EXPECT_EQ(created.code, 0) << created.err;
-  EXPECT_THAT(created.out, ::testing::HasSubstr("created schema version 1 ("));
+  EXPECT_THAT(created.out, ::testing::HasSubstr("created schema version 2 ("));
   auto again = run_parley({"store", "migrate", "--store-url=" + url}, dir);
   EXPECT_EQ(again.code, 0);
-  EXPECT_THAT(again.out, ::testing::HasSubstr("schema version 1 is current"));
+  EXPECT_THAT(again.out, ::testing::HasSubstr("schema version 2 is current"));
   EXPECT_EQ(serve().code, 0) << "a current schema serves (stdin closed: it stops at once)";
 
   pg_cluster::shared().psql(db, "UPDATE parley_schema SET version = 7");
   auto newer = serve();
   EXPECT_EQ(newer.code, 2);
   EXPECT_THAT(newer.err, ::testing::HasSubstr("schema (version 7) is newer than this parley knows "
-                                              "(version 1): upgrade parley"));
+                                              "(version 2): upgrade parley"));
   auto refused = run_parley({"store", "migrate", "--store-url=" + url}, dir);
   EXPECT_EQ(refused.code, 1);
   EXPECT_THAT(refused.err, ::testing::HasSubstr("newer than this parley knows"));
