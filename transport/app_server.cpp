@@ -40,6 +40,7 @@ void serve_stdio(runtime& rt, int signal_fd) {
   connection_options options;
   options.config = rt.shared_config();
   options.telemetry = rt.telemetry();
+  options.cluster_router = rt.thread_router();
   options.shutdown_on_close = true;
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   // A signal is the server going away, not the client: what is pending

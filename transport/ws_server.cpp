@@ -191,6 +191,7 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     connection_options options;
     options.config = rt.shared_config();
     options.telemetry = rt.telemetry();
+    options.cluster_router = rt.thread_router();
     options.shutdown_on_close = false;  // other clients stay
     options.label = name();
     conn_ = rt.system().spawn(connection, rt.threads(), writer, options);

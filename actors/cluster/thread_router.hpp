@@ -17,21 +17,7 @@
 
 namespace parley::cluster {
 
-using thread_router_actor = caf::typed_actor<
-    // Where a thread lives: "" for this node, else the node's name.
-    caf::replies_to<atom::owner, std::string>::with<std::string>,
-    // A new thread: its id and node ("" for this node).
-    caf::replies_to<atom::open>::with<std::string, std::string>,
-    // A linked, live peer's node actor (an error when there is none).
-    caf::replies_to<atom::get, std::string>::with<node_actor>,
-    // The node links: a peer came up (hello done) or was lost.
-    caf::reacts_to<atom::put, std::string, node_actor>,
-    caf::reacts_to<atom::gone, std::string>,
-    // Its own timer: look at the cluster in the store (leases of lost
-    // nodes, this node's own lease).
-    caf::reacts_to<atom::members>,
-    // Counts for parley/stats and `parley cluster status`.
-    caf::replies_to<atom::stats>::with<std::string>>;
+using parley::thread_router_actor;  // actors/core/interfaces.hpp
 
 /// Rendezvous (highest random weight) hashing: the node among `live` with
 /// the highest score for `thread_id`; stable for a given set of nodes, and a

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/cluster/node_interface.hpp"
 #include "actors/core/atoms.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/messages.hpp"
@@ -272,11 +273,30 @@ using thread_manager_actor = caf::typed_actor<
     // store anyway); answered with their number once all are gone.
     caf::replies_to<atom::rejoin>::with<uint64_t>>;
 
+/// A cluster node's view of where threads live (actors/cluster/thread_router.hpp).
+using thread_router_actor = caf::typed_actor<
+    // Where a thread lives: "" for this node, else the node's name.
+    caf::replies_to<atom::owner, std::string>::with<std::string>,
+    // A new thread: its id and node ("" for this node).
+    caf::replies_to<atom::open>::with<std::string, std::string>,
+    // A linked, live peer's node actor (an error when there is none).
+    caf::replies_to<atom::get, std::string>::with<cluster::node_actor>,
+    // The node links: a peer came up (hello done) or was lost.
+    caf::reacts_to<atom::put, std::string, cluster::node_actor>,
+    caf::reacts_to<atom::gone, std::string>,
+    // Its own timer: look at the cluster in the store (leases of lost
+    // nodes, this node's own lease).
+    caf::reacts_to<atom::members>,
+    // Counts for parley/stats and `parley cluster status`.
+    caf::replies_to<atom::stats>::with<std::string>>;
+
 /// One per runtime: starts the store, the model and the thread manager, and
 /// stops them in order.
 using server_actor = caf::typed_actor<
     // The thread manager, the entry point for connections.
     caf::replies_to<atom::get>::with<thread_manager_actor>,
+    // Cluster: the node's thread router (a null handle without a cluster).
+    caf::replies_to<atom::get, atom::owner>::with<thread_router_actor>,
     // Stop every thread (turns end interrupted), then the store and model.
     caf::replies_to<atom::shutdown>::with<atom::ok>,
     // The server is going away (a signal): the store takes nothing more, so

@@ -35,6 +35,9 @@ class runtime_telemetry {
   /// (Codex numbers 0, 1, 2, ... per connection; with one connection, as over
   /// stdio, the numbers are the same.)
   int64_t next_request_id() { return request_ids_.fetch_add(1, std::memory_order_relaxed); }
+  /// Cluster: this node's ids start at its ordinal << 40, so a client's
+  /// answer says which node asked (before any request is made).
+  void start_request_ids_at(int64_t first) { request_ids_.store(first); }
 
  private:
   std::atomic<uint64_t> ask_keys_{1};

@@ -5,6 +5,7 @@
 #include <unistd.h>  // environ
 
 #include "actors/approval/rules_book.hpp"
+#include "actors/cluster/cluster_config.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
 #include "actors/model/config/environment_policy.hpp"
@@ -55,6 +56,11 @@ runtime::runtime(runtime_config config) {
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));
   telemetry_ = std::make_shared<runtime_telemetry>();
+  if (const auto& cluster = config_->cluster) {
+    for (size_t i = 0; i < cluster->members.size(); ++i)
+      if (cluster->members[i].name == cluster->node)
+        telemetry_->start_request_ids_at(static_cast<int64_t>(i) << 40);
+  }
   process_reactor_options reactor_options;
   reactor_options.telemetry = telemetry_;
   reactor_ = std::make_shared<process_reactor>(std::move(reactor_options));
@@ -65,6 +71,13 @@ runtime::runtime(runtime_config config) {
                [](caf::error& err) {
                  throw std::runtime_error("parley runtime failed to start: " + caf::to_string(err));
                });
+  if (config_->cluster)
+    self->request(server_, std::chrono::seconds(10), atom::get::value, atom::owner::value)
+        .receive([this](thread_router_actor& router) { router_ = std::move(router); },
+                 [](caf::error& err) {
+                   throw std::runtime_error("parley runtime failed to start: "
+                                            + caf::to_string(err));
+                 });
 }
 
 void runtime::seal_store() {

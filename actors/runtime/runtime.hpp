@@ -33,6 +33,9 @@ class runtime {
   /// The entry point connections send requests to.
   thread_manager_actor threads() const { return threads_; }
 
+  /// Cluster: where this node's clients' threads live (null without one).
+  thread_router_actor thread_router() const { return router_; }
+
   /// This runtime's counts, approval stats and key sequences (a connection
   /// gets it at spawn).
   std::shared_ptr<runtime_telemetry> telemetry() const { return telemetry_; }
@@ -58,6 +61,7 @@ class runtime {
   std::shared_ptr<process_reactor> reactor_;
   server_actor server_;
   thread_manager_actor threads_;
+  thread_router_actor router_;
   bool stopped_ = false;
 };
 

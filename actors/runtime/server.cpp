@@ -4,6 +4,7 @@
 
 #include "actors/approval/audit_writer.hpp"
 #include "actors/approval/rules_book.hpp"
+#include "actors/cluster/thread_router.hpp"
 #include "actors/core/handlers.hpp"
 #include "actors/model/http_model.hpp"
 #include "actors/model/scripted_model.hpp"
@@ -50,6 +51,9 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
     st.svc.audit
         = self->spawn<caf::detached + caf::monitored>(audit_writer, st.svc.config->audit_path);
   st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
+  if (st.svc.config->cluster)
+    st.router = self->spawn<caf::linked>(cluster::thread_router, st.svc.config->cluster,
+                                         st.svc.store, st.threads);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& s = self->state;
     if (s.stopping) return;
@@ -59,6 +63,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
       s.stopping = true;
       self->send_exit(s.svc.store, caf::exit_reason::user_shutdown);
       self->send_exit(s.svc.model, caf::exit_reason::user_shutdown);
+      if (s.router) self->send_exit(s.router, caf::exit_reason::user_shutdown);
       if (s.svc.audit) self->send_exit(s.svc.audit, caf::exit_reason::user_shutdown);
       if (s.svc.rules_keeper) self->send_exit(s.svc.rules_keeper, caf::exit_reason::user_shutdown);
       self->quit();
@@ -70,6 +75,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   });
   return {
       [self](atom::get) { return self->state.threads; },
+      [self](atom::get, atom::owner) { return self->state.router; },
       [self](atom::seal) { return self->delegate(self->state.svc.store, atom::seal::value); },
       [self](atom::shutdown) -> caf::result<atom::ok> {
         auto& s = self->state;
@@ -79,6 +85,8 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
           auto& svc = self->state.svc;
           self->send_exit(svc.store, caf::exit_reason::user_shutdown);
           self->send_exit(svc.model, caf::exit_reason::user_shutdown);
+          if (self->state.router)
+            self->send_exit(self->state.router, caf::exit_reason::user_shutdown);
           if (svc.audit) self->send_exit(svc.audit, caf::exit_reason::user_shutdown);
           if (svc.rules_keeper) self->send_exit(svc.rules_keeper, caf::exit_reason::user_shutdown);
           self->send_exit(self->state.threads, caf::exit_reason::user_shutdown);

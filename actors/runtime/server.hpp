@@ -12,6 +12,7 @@ struct server_state {
   static inline const char* name = "server";
   runtime_services svc;
   thread_manager_actor threads;
+  thread_router_actor router;  // cluster only
   bool stopping = false;
 };
 

@@ -1,5 +1,7 @@
 #include "actors/store/postgres_cluster.hpp"
 
+#include "actors/core/log.hpp"
+
 #include "actors/cluster/cluster_config.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/store/pg_leases.hpp"
