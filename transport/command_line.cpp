@@ -249,6 +249,17 @@ struct parser {
                      "bytes a WebSocket client may fall behind in reading before it is "
                      "disconnected; past half of it its requests get -32001 (default 67108864)")
         ->type_name("BYTES");
+    auto* cluster = server
+        ->add_option("--cluster", out.cluster_file,
+                     "serve as one node of a cluster (TOML: the members, their addresses, "
+                     "the TLS files of the node links, the PostgreSQL store, which replaces "
+                     "--store and --store-url)")
+        ->type_name("FILE");
+    server
+        ->add_option("--cluster-node", out.cluster_node,
+                     "this node's name in the cluster file (default: the file's `node`)")
+        ->needs(cluster)
+        ->type_name("NAME");
     server->callback([&out] { out.what = action::app_server; });
 
     auto* chat = app.add_subcommand(

@@ -9,6 +9,7 @@
 // local one, and the protocol's JSON is the one versioned format between
 // nodes (no second encoding of parley's internal types to keep in step).
 
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/replies_to.hpp>
@@ -78,7 +79,10 @@ using node_actor = caf::typed_actor<
 void register_cluster_types(caf::actor_system_config& cfg);
 
 /// A digest of every message that crosses nodes (the interfaces' signatures
-/// and the types' names): nodes with different ones refuse each other.
-std::string message_table_fingerprint();
+/// as CAF checks them, the types' names and fields, a protocol version):
+/// nodes with different ones refuse each other. Needs the actor system
+/// whose config ran register_cluster_types: CAF names a signature's types by
+/// what that system registered.
+std::string message_table_fingerprint(const caf::actor_system& sys);
 
 }  // namespace parley::cluster

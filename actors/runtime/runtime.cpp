@@ -52,6 +52,9 @@ runtime::runtime(runtime_config config) {
       PARLEY_WARN("runtime event=sandbox_unavailable {}", describe_sandbox(*config.sandbox));
   }
   configure_scheduler(caf_config_, config.scheduler_threads);
+  // The middleman and its TLS module are modules of the actor system: they
+  // are loaded before it exists.
+  if (config.cluster) cluster::configure_cluster_system(caf_config_, *config.cluster);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));
   telemetry_ = std::make_shared<runtime_telemetry>();
@@ -65,6 +68,34 @@ runtime::runtime(runtime_config config) {
                [](caf::error& err) {
                  throw std::runtime_error("parley runtime failed to start: " + caf::to_string(err));
                });
+  if (config_->cluster) start_cluster_link();
+}
+
+void runtime::start_cluster_link() {
+  cluster::node_link_options options;
+  options.config = config_->cluster;
+  // Later starts of a node have larger incarnations.
+  options.incarnation = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count());
+  // Sessions for other nodes' clients and the cluster's stats come with the
+  // routing of client sessions (issue 21); until then a peer's open and
+  // stats are refused with an error (never left unanswered).
+  cluster_link_ = cluster::spawn_node_link(*system_, std::move(options));
+  std::string problem;
+  {
+    caf::scoped_actor self{*system_};
+    self->request(cluster_link_, std::chrono::seconds(15), cluster::link_atom::listen::value)
+        .receive([](uint16_t) {},
+                 [this, &problem](caf::error& err) { problem = system_->render(err); });
+  }
+  if (problem.empty()) return;
+  // Stop what runs already, so the actor system can be destroyed.
+  shutdown();
+  system_->await_all_actors_done();
+  const auto& address = config_->cluster->self();
+  throw std::runtime_error("cluster node " + config_->cluster->node + " cannot listen on " +
+                           address.host + ":" + std::to_string(address.port) + ": " + problem);
 }
 
 void runtime::seal_store() {
@@ -91,6 +122,7 @@ void runtime::shutdown() {
                    PARLEY_WARN("runtime event=shutdown_incomplete error={}", caf::to_string(err));
                  });
   }
+  if (cluster_link_) caf::anon_send_exit(cluster_link_, caf::exit_reason::user_shutdown);
   reactor_->stop();
 }
 

@@ -8,6 +8,7 @@
 #include <caf/actor_system_config.hpp>
 #include <memory>
 
+#include "actors/cluster/node_link.hpp"
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
@@ -33,6 +34,11 @@ class runtime {
   /// The entry point connections send requests to.
   thread_manager_actor threads() const { return threads_; }
 
+  /// A cluster node's link to the other nodes (runtime_config::cluster set;
+  /// else an invalid handle): who is connected, peer up / lost
+  /// (actors/cluster/node_link.hpp).
+  cluster::node_link_actor cluster_link() const { return cluster_link_; }
+
   /// This runtime's counts, approval stats and key sequences (a connection
   /// gets it at spawn).
   std::shared_ptr<runtime_telemetry> telemetry() const { return telemetry_; }
@@ -50,6 +56,10 @@ class runtime {
   void seal_store();
 
  private:
+  /// Spawns the node link and waits until this node listens (throws if it
+  /// cannot).
+  void start_cluster_link();
+
   std::optional<store::home_lock> lock_;  // local store: one process per home
   caf::actor_system_config caf_config_;
   std::unique_ptr<caf::actor_system> system_;
@@ -58,6 +68,7 @@ class runtime {
   std::shared_ptr<process_reactor> reactor_;
   server_actor server_;
   thread_manager_actor threads_;
+  cluster::node_link_actor cluster_link_;
   bool stopped_ = false;
 };
 
