@@ -130,6 +130,13 @@ mock_store_actor::behavior_type mock_store(
         self->state.log->sealed = true;
         return atom::ok::value;
       },
+      // A single node, as memory_store answers (issue 21's contract).
+      [](atom::lease, const std::string&) { return uint64_t{0}; },
+      [](atom::release, const std::string&) {},
+      [](atom::owner, const std::string&) { return std::string{}; },
+      [](atom::members) { return cluster_view{}; },
+      [](atom::orphans, const std::string&) { return std::vector<orphan_thread>{}; },
+      [](atom::rejoin) { return uint64_t{0}; },
   };
 }
 
