@@ -14,6 +14,7 @@
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/line_writer.hpp"
+#include "transport/remote_session.hpp"
 #include "transport/ws_server.hpp"
 
 namespace parley {
@@ -103,6 +104,17 @@ int run_app_server(runtime_config config, const listen_options& listen) {
     return 1;
   }
   auto& rt = *owned;
+  if (rt.config().cluster) {
+    // Other nodes' clients get a session here for the threads that live here.
+    connection_options base;
+    base.config = rt.shared_config();
+    base.telemetry = rt.telemetry();
+    rt.serve_cluster_sessions([sys = &rt.system(), threads = rt.threads(), base](
+                                  const cluster::session_open& open,
+                                  const cluster::session_relay_actor& relay) {
+      return open_remote_session(*sys, threads, base, open, relay);
+    });
+  }
   PARLEY_INFO("app-server event=started home={} approval_timeout_ms={}", home,
               rt.config().approval_timeout.count());
   if (listeners)

@@ -1,5 +1,7 @@
 #include "transport/cluster_command.hpp"
 
+#include "actors/cluster/cluster_config.hpp"
+
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -98,9 +100,20 @@ void print_json(const std::vector<cluster_member>& members, const std::vector<le
 
 using namespace cluster_command_detail;
 
-int run_cluster_status(const cluster_status_request& req) {
+int run_cluster_status(const cluster_status_request& given) {
+  auto req = given;
+  if (!req.cluster_file.empty()) {
+    std::string error;
+    auto cluster = cluster::load_cluster_config(req.cluster_file, error);
+    if (!cluster) {
+      std::cerr << "parley: " << error << "\n";
+      return 2;
+    }
+    req.store_url = cluster->postgres;
+  }
   if (req.store_url.empty()) {
-    std::cerr << "parley: cluster status needs --store-url (or PARLEY_STORE_URL)\n";
+    std::cerr << "parley: cluster status needs --cluster FILE or --store-url (or "
+                 "PARLEY_STORE_URL)\n";
     return 2;
   }
   if (auto problem = pg::conninfo_problem(req.store_url)) {

@@ -14,6 +14,7 @@ namespace parley {
 /// What `parley cluster status` was asked (filled by transport/command_line).
 struct cluster_status_request {
   std::string store_url;  // the cluster's database
+  std::string cluster_file;  // or the cluster file, whose `postgres` it is
   bool threads = false;
   bool json = false;
 };

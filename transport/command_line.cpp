@@ -249,6 +249,17 @@ struct parser {
                      "bytes a WebSocket client may fall behind in reading before it is "
                      "disconnected; past half of it its requests get -32001 (default 67108864)")
         ->type_name("BYTES");
+    auto* cluster = server
+        ->add_option("--cluster", out.cluster_file,
+                     "serve as one node of a cluster (TOML: the members, their addresses, "
+                     "the TLS files of the node links, the PostgreSQL store, which replaces "
+                     "--store and --store-url)")
+        ->type_name("FILE");
+    server
+        ->add_option("--cluster-node", out.cluster_node,
+                     "this node's name in the cluster file (default: the file's `node`)")
+        ->needs(cluster)
+        ->type_name("NAME");
     server->callback([&out] { out.what = action::app_server; });
 
     auto* chat = app.add_subcommand(
@@ -327,8 +338,8 @@ struct parser {
         ->excludes(home);
     verify->callback([&out] { out.what = action::audit_verify; });
 
-    auto* cluster = app.add_subcommand("cluster", "A cluster of parley nodes.")->require_subcommand(1);
-    auto* status = cluster->add_subcommand(
+    auto* cluster_command = app.add_subcommand("cluster", "A cluster of parley nodes.")->require_subcommand(1);
+    auto* status = cluster_command->add_subcommand(
         "status",
         "The cluster as its shared PostgreSQL store sees it: every node (address, incarnation, "
         "alive, threads, lease left) and, with --threads, every thread lease (node, epoch). "
@@ -336,6 +347,10 @@ struct parser {
     status->add_option("--store-url", out.cluster_status.store_url,
                        "the cluster's database (default $PARLEY_STORE_URL)")
         ->type_name("URL");
+    status->add_option("--cluster", out.cluster_status.cluster_file,
+                       "the cluster file (its `postgres` is the database)")
+        ->type_name("FILE")
+        ->check(CLI::ExistingFile);
     status->add_flag("--threads", out.cluster_status.threads, "list every thread lease");
     status->add_flag("--json", out.cluster_status.json, "one JSON object");
     status->callback([&out] { out.what = action::cluster_status; });

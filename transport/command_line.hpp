@@ -55,6 +55,9 @@ struct command_line {
   /// app-server --listen (stdio://, ws://HOST:PORT, unix://[PATH], repeatable)
   /// and --ws-auth with its token or secret file.
   listen_options listen;
+  /// app-server --cluster FILE and --cluster-node NAME (one node of a cluster).
+  std::string cluster_file;
+  std::string cluster_node;
   /// --audit: a file, "off", or empty for the default (HOME/audit.jsonl with
   /// the local store).
   std::string audit;

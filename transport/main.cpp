@@ -12,6 +12,7 @@
 #include "actors/approval/audit/audit_log.hpp"
 #include "actors/approval/hooks/external_hook.hpp"
 #include "actors/approval/rules/rules.hpp"
+#include "actors/cluster/cluster_config.hpp"
 #include "actors/core/log.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/store/local_store.hpp"
@@ -136,6 +137,18 @@ int store_transfer(const parley::command_line& cl) {
 int app_server(parley::command_line& cl) {
   auto& cfg = cl.server;
   parley::log::set_level(cl.log_level);
+  if (!cl.cluster_file.empty()) {
+    // A cluster node's threads live in the cluster's PostgreSQL store.
+    std::string problem;
+    auto cluster = parley::cluster::load_cluster_config(cl.cluster_file, cl.cluster_node, problem);
+    if (!cluster) {
+      std::cerr << "parley: " << problem << "\n";
+      return 2;
+    }
+    cfg.store = parley::runtime_config::store_kind::postgres;
+    cfg.store_url = cluster->postgres;
+    cfg.cluster = std::make_shared<const parley::cluster::cluster_config>(std::move(*cluster));
+  }
   if (!postgres_usable(cfg)) return 2;
   // The approval audit log lives in the home of a local store by default.
   if (cl.audit.empty() && cfg.store == parley::runtime_config::store_kind::local)

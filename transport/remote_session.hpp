@@ -7,7 +7,7 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/cluster/node_interface.hpp"
+#include "actors/core/node_interface.hpp"
 #include "transport/connection.hpp"
 
 namespace parley {

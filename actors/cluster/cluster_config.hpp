@@ -1,53 +1,23 @@
 #pragma once
-// The cluster file (`parley app-server --cluster FILE`, TOML): who this node
-// is, where its middleman listens, the other members, the shared store and
-// the node links' credentials. Every node of a cluster reads the same file
-// but for `node` (or `--cluster-node NAME`).
+// Reads the cluster file (TOML) into a cluster_config
+// (actors/core/cluster_config.hpp says what each field means).
 
-#include <chrono>
-#include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
+
+#include "actors/core/cluster_config.hpp"
 
 namespace parley::cluster {
 
-/// One member as the cluster file names it.
-struct member_address {
-  std::string name;
-  std::string host;
-  uint16_t port = 0;
-};
-
-struct cluster_config {
-  /// The cluster's name: a node of another cluster is refused at hello.
-  std::string cluster = "parley";
-  /// This node's name (one of `members`).
-  std::string node;
-  /// Every member, this node included, sorted by name. A member's ordinal
-  /// (its position here) sets its server->client request ids apart.
-  std::vector<member_address> members;
-  /// The shared PostgreSQL store (a postgresql:// URL, no password).
-  std::string postgres;
-  /// The node links' TLS credentials: every node presents a certificate
-  /// signed by the cluster's CA and accepts only peers that do.
-  std::string ca_file;
-  std::string cert_file;
-  std::string key_file;
-  /// A node whose lease (renewed every lease_ttl / 3) lapses is fenced: the
-  /// others may take its threads over.
-  std::chrono::milliseconds lease_ttl{4000};
-  /// CAF's middleman heartbeat and the silence after which a link is
-  /// dropped (off by default in CAF 0.17: a frozen peer would go unnoticed).
-  std::chrono::milliseconds heartbeat{500};
-  std::chrono::milliseconds connection_timeout{2000};
-
-  const member_address& self() const;
-  /// This node's position in `members`.
-  uint32_t ordinal() const;
-};
-
 /// Reads a cluster file; nullopt and `error` ("FILE:LINE:COL: key: what").
 std::optional<cluster_config> load_cluster_config(const std::string& path, std::string& error);
+/// The same with this node's name given (`--cluster-node NAME`), which wins
+/// over the file's `node`. Relative TLS paths are relative to the file's
+/// folder; every check is made here (names, addresses, files readable,
+/// heartbeat < connection_timeout < lease_ttl), so a node that starts has a
+/// usable file.
+std::optional<cluster_config> load_cluster_config(const std::string& path,
+                                                  const std::string& node_override,
+                                                  std::string& error);
 
 }  // namespace parley::cluster

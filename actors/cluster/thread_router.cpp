@@ -172,15 +172,16 @@ thread_router_actor::behavior_type thread_router(
                                                   "now; try again");
         return i->second;
       },
-      [self](atom::put, const std::string& name, node_actor& peer) {
+      [self](atom::peer_up, const std::string& name, node_actor& peer) {
         PARLEY_INFO("cluster event=peer_up node={}", name);
         self->state.peers[name] = std::move(peer);
         self->state.lost.erase(name);
       },
-      [self](atom::gone, const std::string& name) {
+      [self](atom::peer_lost, const std::string& name, const std::string& why) {
         if (self->state.peers.erase(name) == 0) return;
-        PARLEY_WARN("cluster event=peer_lost node={}: its threads move once its lease expires",
-                    name);
+        PARLEY_WARN("cluster event=peer_lost node={} why=\"{}\": its threads move once its lease "
+                    "expires",
+                    name, why);
         self->state.lost.emplace(name, 0);
       },
       [self](atom::members) { look_at_cluster(self); },

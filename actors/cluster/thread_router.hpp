@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "actors/cluster/cluster_config.hpp"
-#include "actors/cluster/node_interface.hpp"
+#include "actors/core/node_interface.hpp"
 #include "actors/core/interfaces.hpp"
 
 namespace parley::cluster {

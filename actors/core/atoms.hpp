@@ -74,6 +74,8 @@ using orphans    = caf::atom_constant<caf::atom("orphans")>;    // a dead node's
 using rejoin     = caf::atom_constant<caf::atom("rejoin")>;     // a fenced node joins again
 using hello      = caf::atom_constant<caf::atom("hello")>;      // two nodes meet
 using relay      = caf::atom_constant<caf::atom("relay")>;      // a remote session's line
+using peer_up    = caf::atom_constant<caf::atom("peerup")>;     // a node's link is up
+using peer_lost  = caf::atom_constant<caf::atom("peerlost")>;   // a node's link is gone
 // clang-format on
 
 }  // namespace parley::atom

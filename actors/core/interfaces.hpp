@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/cluster/node_interface.hpp"
+#include "actors/core/node_interface.hpp"
 #include "actors/core/atoms.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/messages.hpp"
+#include "actors/core/node_interface.hpp"
 
 // The audit log's record is defined by the pure audit library, which knows no
 // actors: only its senders and its writer, which include audit_log.hpp, need
@@ -281,9 +282,10 @@ using thread_router_actor = caf::typed_actor<
     caf::replies_to<atom::open>::with<std::string, std::string>,
     // A linked, live peer's node actor (an error when there is none).
     caf::replies_to<atom::get, std::string>::with<cluster::node_actor>,
-    // The node links: a peer came up (hello done) or was lost.
-    caf::reacts_to<atom::put, std::string, cluster::node_actor>,
-    caf::reacts_to<atom::gone, std::string>,
+    // The node links (cluster::peer_watcher_actor): a peer came up (hello
+    // done), or was lost (its name and why).
+    caf::reacts_to<atom::peer_up, std::string, cluster::node_actor>,
+    caf::reacts_to<atom::peer_lost, std::string, std::string>,
     // Its own timer: look at the cluster in the store (leases of lost
     // nodes, this node's own lease).
     caf::reacts_to<atom::members>,

@@ -1,11 +1,12 @@
 #include "actors/runtime/runtime.hpp"
 
+#include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 #include <thread>
 #include <unistd.h>  // environ
 
 #include "actors/approval/rules_book.hpp"
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/core/cluster_config.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
 #include "actors/model/config/environment_policy.hpp"
@@ -53,14 +54,14 @@ runtime::runtime(runtime_config config) {
       PARLEY_WARN("runtime event=sandbox_unavailable {}", describe_sandbox(*config.sandbox));
   }
   configure_scheduler(caf_config_, config.scheduler_threads);
+  // The middleman and its TLS module are modules of the actor system: they
+  // are loaded before it exists.
+  if (config.cluster) cluster::configure_cluster_system(caf_config_, *config.cluster);
   system_ = std::make_unique<caf::actor_system>(caf_config_);
   config_ = std::make_shared<const runtime_config>(std::move(config));
   telemetry_ = std::make_shared<runtime_telemetry>();
-  if (const auto& cluster = config_->cluster) {
-    for (size_t i = 0; i < cluster->members.size(); ++i)
-      if (cluster->members[i].name == cluster->node)
-        telemetry_->start_request_ids_at(static_cast<int64_t>(i) << 40);
-  }
+  if (config_->cluster)
+    telemetry_->start_request_ids_at(static_cast<int64_t>(config_->cluster->ordinal()) << 40);
   process_reactor_options reactor_options;
   reactor_options.telemetry = telemetry_;
   reactor_ = std::make_shared<process_reactor>(std::move(reactor_options));
@@ -78,6 +79,54 @@ runtime::runtime(runtime_config config) {
                    throw std::runtime_error("parley runtime failed to start: "
                                             + caf::to_string(err));
                  });
+  if (config_->cluster) start_cluster_link();
+}
+
+void runtime::start_cluster_link() {
+  cluster::node_link_options options;
+  options.config = config_->cluster;
+  // Later starts of a node have larger incarnations.
+  options.incarnation = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count());
+  // Sessions for other nodes' clients: the transport serves them
+  // (serve_cluster_sessions); until it does, a peer's open is refused.
+  options.open_session = [slot = sessions_](const cluster::session_open& open,
+                                            const cluster::session_relay_actor& relay) {
+    std::lock_guard<std::mutex> guard{slot->lock};
+    return slot->open ? slot->open(open, relay) : cluster::remote_session_actor{};
+  };
+  options.stats = [sys = system_.get(), router = router_](
+                      caf::typed_response_promise<std::string> rp) {
+    sys->spawn([router, rp](caf::event_based_actor* self) mutable {
+      self->request(router, std::chrono::seconds(5), atom::stats::value)
+          .then([rp](std::string& s) mutable { rp.deliver(std::move(s)); },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+    });
+  };
+  cluster_link_ = cluster::spawn_node_link(*system_, std::move(options));
+  // The router hears of every peer that comes up or is lost.
+  caf::anon_send(cluster_link_, cluster::link_atom::watch::value,
+                 caf::actor_cast<cluster::peer_watcher_actor>(router_));
+  std::string problem;
+  {
+    caf::scoped_actor self{*system_};
+    self->request(cluster_link_, std::chrono::seconds(15), cluster::link_atom::listen::value)
+        .receive([](uint16_t) {},
+                 [this, &problem](caf::error& err) { problem = system_->render(err); });
+  }
+  if (problem.empty()) return;
+  // Stop what runs already, so the actor system can be destroyed.
+  shutdown();
+  system_->await_all_actors_done();
+  const auto& address = config_->cluster->self();
+  throw std::runtime_error("cluster node " + config_->cluster->node + " cannot listen on " +
+                           address.host + ":" + std::to_string(address.port) + ": " + problem);
+}
+
+void runtime::serve_cluster_sessions(cluster::session_factory open) {
+  std::lock_guard<std::mutex> guard{sessions_->lock};
+  sessions_->open = std::move(open);
 }
 
 void runtime::seal_store() {
@@ -104,6 +153,7 @@ void runtime::shutdown() {
                    PARLEY_WARN("runtime event=shutdown_incomplete error={}", caf::to_string(err));
                  });
   }
+  if (cluster_link_) caf::anon_send_exit(cluster_link_, caf::exit_reason::user_shutdown);
   reactor_->stop();
 }
 

@@ -7,7 +7,9 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <memory>
+#include <mutex>
 
+#include "actors/cluster/node_link.hpp"
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
@@ -33,8 +35,16 @@ class runtime {
   /// The entry point connections send requests to.
   thread_manager_actor threads() const { return threads_; }
 
+  /// Cluster: opens the sessions other nodes' clients ask for (the
+  /// transport's connections); a peer's open is refused until then.
+  void serve_cluster_sessions(cluster::session_factory open);
+
   /// Cluster: where this node's clients' threads live (null without one).
   thread_router_actor thread_router() const { return router_; }
+  /// A cluster node's link to the other nodes (runtime_config::cluster set;
+  /// else an invalid handle): who is connected, peer up / lost
+  /// (actors/cluster/node_link.hpp).
+  cluster::node_link_actor cluster_link() const { return cluster_link_; }
 
   /// This runtime's counts, approval stats and key sequences (a connection
   /// gets it at spawn).
@@ -53,6 +63,10 @@ class runtime {
   void seal_store();
 
  private:
+  /// Spawns the node link and waits until this node listens (throws if it
+  /// cannot).
+  void start_cluster_link();
+
   std::optional<store::home_lock> lock_;  // local store: one process per home
   caf::actor_system_config caf_config_;
   std::unique_ptr<caf::actor_system> system_;
@@ -62,6 +76,12 @@ class runtime {
   server_actor server_;
   thread_manager_actor threads_;
   thread_router_actor router_;
+  cluster::node_link_actor cluster_link_;
+  struct session_slot {
+    std::mutex lock;  // set by the transport, read by the node endpoint
+    cluster::session_factory open;
+  };
+  std::shared_ptr<session_slot> sessions_ = std::make_shared<session_slot>();
   bool stopped_ = false;
 };
 

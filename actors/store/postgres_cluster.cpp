@@ -2,7 +2,7 @@
 
 #include "actors/core/log.hpp"
 
-#include "actors/cluster/cluster_config.hpp"
+#include "actors/core/cluster_config.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/store/pg_leases.hpp"
 

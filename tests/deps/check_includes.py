@@ -27,7 +27,8 @@ ALLOWED = {
     "actors/core": {"protocol"},
     "actors/runtime": {"protocol", "actors/core", "actors/approval", "actors/approval/hooks",
                        "actors/approval/rules", "actors/approval/audit", "actors/threads",
-                       "actors/store", "actors/model", "actors/model/config"},
+                       "actors/store", "actors/model", "actors/model/config", "actors/cluster"},
+    "actors/cluster": {"protocol", "actors/core", "actors/approval/audit"},
     "actors/approval/hooks": {"protocol", "actors/core", "actors/threads"},
     "actors/approval": {"protocol", "actors/core", "actors/patch", "actors/approval/hooks",
                         "actors/approval/rules", "actors/approval/audit"},
@@ -45,7 +46,7 @@ ALLOWED = {
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval",
                   "actors/approval/hooks", "actors/approval/audit", "actors/approval/rules",
                   "actors/store", "actors/model/config", "actors/sandbox", "actors/files",
-                  "transport/chat"},
+                  "actors/cluster", "transport/chat"},
     "transport/chat": {"protocol", "transport"},
 }
 

@@ -120,7 +120,7 @@ class Cluster:
     def peers_up(self, node):
         """The peers this node's router has seen come up (from its log)."""
         with open(self.peers[node].stderr_path, errors="replace") as f:
-            return set(re.findall(r"cluster event=peer_up node=(\w+)", f.read()))
+            return set(re.findall(r"cluster event=peer_up node=(\w+)$", f.read(), re.M))
 
     def wait_linked(self, timeout=30):
         """Until every node sees the other two."""
@@ -136,7 +136,7 @@ class Cluster:
         out = subprocess.run([PARLEY, "cluster", "status", "--store-url=" + self.url, "--threads",
                               "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, check=True).stdout
-        return {t["thread"]: t["node"] for t in json.loads(out).get("threads", [])
+        return {t["thread"]: t["node"] for t in json.loads(out).get("leases", [])
                 if t.get("node")}
 
     def runs(self, name):

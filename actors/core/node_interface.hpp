@@ -1,6 +1,6 @@
 #pragma once
 // What crosses between the nodes of a cluster: only these typed messages,
-// each with an inspect() and registered once (register_cluster_types), over
+// each with an inspect() and registered once (actors/cluster/node_types.hpp), over
 // CAF's middleman (TLS with the cluster's CA). A client's requests for a
 // thread that lives on another node travel as the JSON-RPC lines they are,
 // to a session on the owner that speaks for the client there; that
@@ -9,6 +9,7 @@
 // local one, and the protocol's JSON is the one versioned format between
 // nodes (no second encoding of parley's internal types to keep in step).
 
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/replies_to.hpp>
@@ -73,12 +74,5 @@ using node_actor = caf::typed_actor<
     caf::replies_to<atom::open, session_open, session_relay_actor>::with<remote_session_actor>,
     // This node's parley/stats (JSON).
     caf::replies_to<atom::stats>::with<std::string>>;
-
-/// Registers every type above with CAF (once per actor system config).
-void register_cluster_types(caf::actor_system_config& cfg);
-
-/// A digest of every message that crosses nodes (the interfaces' signatures
-/// and the types' names): nodes with different ones refuse each other.
-std::string message_table_fingerprint();
 
 }  // namespace parley::cluster
