@@ -97,6 +97,7 @@ bool cluster_session::forward_answer(int64_t request_id, std::string line) {
     PARLEY_WARN("cluster event=answer_for_lost_node node={} id={} ignored", node, request_id);
     return true;
   }
+  i->second.asks.erase(request_id);
   link_.send_line(i->second.session, std::move(line));
   return true;
 }
@@ -114,17 +115,27 @@ void cluster_session::client_closed() {
 void cluster_session::on_remote_line(const std::string& node, std::string line) {
   if (is_notification(line)) return link_.write_client(std::move(line));
   auto j = json::parse(line, nullptr, false);
+  if (j.is_object() && j.contains("id") && j.contains("method") && j["id"].is_number_integer()) {
+    // An approval (or other request) of that node's for the client.
+    auto p = j.find("params");
+    std::string thread;
+    if (p != j.end() && p->is_object() && p->contains("threadId") && (*p)["threadId"].is_string())
+      thread = (*p)["threadId"].get<std::string>();
+    remotes_[node].asks[j["id"].get<int64_t>()] = thread;
+  }
   if (j.is_object() && j.contains("id") && !j.contains("method")) {
     auto id = j["id"].dump();
     if (j["id"].is_string() && j["id"].get<std::string>().rfind(resubscribe_prefix, 0) == 0) {
       auto t = resubscribing_.find(j["id"].get<std::string>());
       if (t == resubscribing_.end()) return;
-      auto thread_id = t->second;
+      auto thread_id = t->second.thread;
+      auto attempt = t->second.attempt;
       resubscribing_.erase(t);
       if (j.contains("error")) {
         PARLEY_INFO("cluster event=resubscribe_retry thread={} node={} error={}", thread_id, node,
                     j["error"].value("message", ""));
-        link_.after(config_->lease_ttl / 4, [this, thread_id] { resubscribe(thread_id, 1); });
+        link_.after(config_->lease_ttl / 4,
+                    [this, thread_id, attempt] { resubscribe(thread_id, attempt + 1); });
       } else {
         remotes_[node].threads.insert(thread_id);
         PARLEY_INFO("cluster event=resubscribed thread={} node={} client={}", thread_id, node,
@@ -155,6 +166,24 @@ void cluster_session::on_remote_lost(const std::string& node, const std::string&
     fail(id, "the cluster node " + node + " holding this thread was lost (" + why
                  + "); the thread moves to another node: retry");
   if (closed_) return;
+  // Its prompts are void (an answer to them reaches nobody): the client
+  // closes them; the thread's next node asks again.
+  for (const auto& [id, thread] : r.asks) {
+    json resolved{{"method", "serverRequest/resolved"},
+                  {"params", {{"threadId", thread}, {"requestId", id}}}};
+    link_.write_client(resolved.dump());
+  }
+  // Our resumes that were on their way there: tried again.
+  for (auto k = resubscribing_.begin(); k != resubscribing_.end();) {
+    if (k->second.node != node) {
+      ++k;
+      continue;
+    }
+    auto again = k->second;
+    k = resubscribing_.erase(k);
+    link_.after(config_->lease_ttl / 4,
+                [this, again] { resubscribe(again.thread, again.attempt + 1); });
+  }
   // Asked again of this client on the thread's next node, once the lost
   // node's lease has expired and the thread has moved.
   for (const auto& t : r.threads)
@@ -185,7 +214,7 @@ void cluster_session::resubscribe(const std::string& thread_id, int attempt) {
       return;
     }
     auto id = std::string{resubscribe_prefix} + std::to_string(++internal_ids_);
-    resubscribing_[id] = thread_id;
+    resubscribing_[id] = resubscription{thread_id, node, attempt};
     json req{{"id", id},
              {"method", "thread/resume"},
              {"params", {{"threadId", thread_id}, {"excludeTurns", true}}}};

@@ -67,6 +67,8 @@ class cluster_session final : public rpc::session_router {
     std::vector<std::string> queued;     // lines sent while it opens
     std::set<std::string> in_flight;     // request ids (JSON) not yet answered
     std::set<std::string> threads;       // threads the client follows there
+    /// Its requests to the client not yet answered: id -> thread.
+    std::map<int64_t, std::string> asks;
   };
   void send_to(const std::string& node, std::string line);
   void fail(const std::string& request_id_json, const std::string& why);
@@ -80,8 +82,14 @@ class cluster_session final : public rpc::session_router {
   bool closed_ = false;
   std::map<std::string, remote> remotes_;
   int64_t internal_ids_ = 0;
-  /// Our own resumes (after a node was lost): id -> thread, answered quietly.
-  std::map<std::string, std::string> resubscribing_;
+  /// Our own resumes (after a node was lost): id -> thread and the node
+  /// asked, answered quietly; retried until the thread has its new node.
+  struct resubscription {
+    std::string thread;
+    std::string node;
+    int attempt = 0;
+  };
+  std::map<std::string, resubscription> resubscribing_;
 };
 
 }  // namespace parley

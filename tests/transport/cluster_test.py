@@ -284,24 +284,48 @@ def test_kill_9_node_takeover():
         c.peers[victim].proc.send_signal(signal.SIGKILL)
         c.peers[victim].proc.wait(timeout=30)
         del c.peers[victim]
-        # n1's client is asked again, on the thread's new node, same item.
         took = []
-        for t, k, old in moved:
-            ask = p1.wait(lambda m: is_ask(m, t) and m["id"] != old["id"], timeout=30)
-            took.append(time.monotonic() - killed_at)
-            check(ask["params"]["itemId"] == old["params"]["itemId"],
-                  "asked again about the same item after the kill")
-            check(ordinal(ask["id"]) != NODES.index(victim), "asked by a survivor")
-            answer(p1, ask, "accept")
-            check(turn_done(p1, t)["params"]["turn"]["status"] == "completed",
-                  "the moved thread's turn completes")
-        for t, k, ask in pending:
-            if (t, k, ask) in moved:
+        print("victim %s holds %d of the 12 threads" % (victim, len(moved)), flush=True)
+        # Every thread's approval is answered as often as it is asked (a
+        # moved thread's again, by its new node) until its turn completes.
+        moved_ids = {t for t, _, _ in moved}
+        first = {t: ask for t, _, ask in pending}
+        for t, _, ask in pending:
+            if t not in moved_ids:
+                answer(p1, ask, "accept")
+        open_turns = {t for t, _, _ in pending}
+        deadline = time.monotonic() + 60
+        while open_turns and time.monotonic() < deadline:
+            try:
+                m = p1.wait(lambda m: is_ask(m) or m.get("method") == "turn/completed",
+                            timeout=max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                break
+            t = m["params"]["threadId"]
+            if m.get("method") == "turn/completed":
+                check(m["params"]["turn"]["status"] == "completed", "turn of %s completed" % t)
+                open_turns.discard(t)
                 continue
-            answer(p1, ask, "accept")
-            turn_done(p1, t)
+            if t in moved_ids and m["id"] != first[t]["id"]:
+                took.append(time.monotonic() - killed_at)
+                check(m["params"]["itemId"] == first[t]["params"]["itemId"],
+                      "asked again about the same item after the kill")
+                check(ordinal(m["id"]) != NODES.index(victim), "asked by a survivor")
+            answer(p1, m, "accept")
+        # A turn that ended while its node's link to n1 was down (CAF 0.17's
+        # links among the survivors drop for a moment when a node dies; see
+        # README) sent its end to nobody: the store has it.
+        for t in sorted(open_turns):
+            r = p1.call("thread/read", {"threadId": t, "includeTurns": True})
+            turns = r.get("result", {}).get("thread", {}).get("turns", [])
+            check(turns and turns[-1]["status"] == "completed",
+                  "thread %s: its turn completed (thread/read): %s"
+                  % (t, turns[-1]["status"] if turns else r))
         for _, k, _ in pending:
             check(c.runs("kill-%d" % k) == 1, "kill-%d ran exactly once" % k)
+        if not took:
+            check(False, "the moved threads were asked again")
+            return
         took.sort()
         print("takeover: %d threads of %s asked again after %.2f s (median), %.2f s (last)"
               % (len(took), victim, took[len(took) // 2], took[-1]), flush=True)
@@ -361,7 +385,7 @@ def main():
             print("FAIL PostgreSQL is not installed", flush=True)
             return 1
         print("SKIP PostgreSQL is not installed", flush=True)
-        return 0
+        return 77
     with pg_cluster.started() as pg:
         PG = pg
         for t in TESTS:
