@@ -419,7 +419,7 @@ TEST_F(postgres_cluster, parley_cluster_status_shows_the_members_and_the_leases)
 
   auto none = run_parley({"cluster", "status"});
   EXPECT_EQ(none.code, 2);
-  EXPECT_THAT(none.err, HasSubstr("cluster status needs --store-url"));
+  EXPECT_THAT(none.err, HasSubstr("cluster status needs --cluster FILE or --store-url"));
 }
 
 int64_t median_append_us(postgres_cluster& t, const postgres_store_actor& h, const std::string& id,

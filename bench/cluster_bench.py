@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""What distribution costs (issue 21): three `parley app-server --cluster`
+nodes on this machine (TLS links, one private PostgreSQL), a stdio client on
+n1, against one node on the same database kind.
+
+1. Latency of a forwarded request: turn/start -> the approval request, and
+   the answer -> serverRequest/resolved, for threads that live on n1 (local)
+   and on n2/n3 (forwarded), p50/p99 over N threads each.
+2. THREADS threads x 1 approval, declined, through n1's client: wall time
+   and the servers' CPU (all processes), three nodes vs one. On one machine
+   this is the cost of distribution, not a speed-up: the same two cores run
+   three processes and the middleman.
+
+Usage: cluster_bench.py PARLEY_BINARY [THREADS] [N]
+"""
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "transport"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
+import app_server_peer  # noqa: E402
+import cluster_test  # noqa: E402  (reads the binary from argv[1])
+import pg_cluster  # noqa: E402
+
+PARLEY = sys.argv[1]
+THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+def is_ask(m, t):
+    return m.get("method") == "item/commandExecution/requestApproval" and "id" in m \
+        and m["params"]["threadId"] == t
+
+
+def one_approval(p, t, timings):
+    t0 = time.monotonic()
+    p.start_turn(t, "run[escalate]: echo x\nsay: done")
+    ask = p.wait(lambda m: is_ask(m, t))
+    t1 = time.monotonic()
+    p.write({"id": ask["id"], "result": {"decision": "decline"}})
+    p.wait(lambda m: m.get("method") == "serverRequest/resolved"
+           and m["params"]["requestId"] == ask["id"])
+    t2 = time.monotonic()
+    p.wait(lambda m: m.get("method") == "turn/completed" and m["params"]["threadId"] == t)
+    timings.append((t1 - t0, t2 - t1))
+
+
+def latency(c):
+    p1 = c.peers["n1"]
+    local, remote = [], []
+    leases = {}
+    while len(local) < N or len(remote) < N:
+        batch = [p1.start_thread() for _ in range(50)]
+        leases.update(c.leases())
+        for t in batch:
+            (local if leases.get(t) == "n1" else remote).append(t)
+    out = {}
+    for name, threads in (("local", local[:N]), ("forwarded", remote[:N])):
+        timings = []
+        for t in threads:
+            one_approval(p1, t, timings)
+        out[name] = timings
+        print("%-9s turn/start -> ask p50 %.2f ms p99 %.2f ms; answer -> resolved p50 %.2f ms "
+              "p99 %.2f ms (N=%d)" % (name, pct([a for a, _ in timings], .5),
+                                      pct([a for a, _ in timings], .99),
+                                      pct([b for _, b in timings], .5),
+                                      pct([b for _, b in timings], .99), len(timings)),
+              flush=True)
+
+
+def load(peer_of, pids):
+    p = peer_of
+    cpu0 = sum(cpu_seconds(pid) for pid in pids)
+    t0 = time.monotonic()
+    threads = [p.start_thread() for _ in range(THREADS)]
+    for t in threads:
+        p.start_turn(t, "run[escalate]: echo x\nsay: done")
+    asks = [p.wait(lambda m, t=t: is_ask(m, t), timeout=120) for t in threads]
+    for a in asks:
+        p.write({"id": a["id"], "result": {"decision": "decline"}})
+    done = set()
+    while len(done) < len(threads):
+        m = p.wait(lambda m: m.get("method") == "turn/completed", timeout=120)
+        done.add(m["params"]["threadId"])
+    wall = time.monotonic() - t0
+    cpu = sum(cpu_seconds(pid) for pid in pids) - cpu0
+    return wall, cpu
+
+
+def main():
+    with pg_cluster.started() as pg:
+        cluster_test.PG = pg
+        with cluster_test.Cluster() as c:
+            c.start_all()
+            latency(c)
+            pids = [p.proc.pid for p in c.peers.values()]
+            wall, cpu = load(c.peers["n1"], pids)
+            print("three nodes: %d threads x 1 approval declined: wall %.2f s, servers' CPU %.2f s "
+                  "(%.0f us per thread-turn)" % (THREADS, wall, cpu, cpu / THREADS * 1e6),
+                  flush=True)
+        # One node on the same kind of database, same client.
+        db = pg.create_database("single_%d" % os.getpid())
+        subprocess.run([PARLEY, "store", "migrate", "--store-url=" + db], check=True,
+                       stdout=subprocess.DEVNULL)
+        d = "/tmp/parley-bench-single-%d" % os.getpid()
+        os.makedirs(d + "/work", exist_ok=True)
+        p = app_server_peer.StdioPeer([PARLEY, "app-server", "--store=postgres", "--store-url=" + db,
+                                       "--home=" + d + "/home", "--cwd=" + d + "/work",
+                                       "--log-level=warn"], dict(os.environ), d + "/server.log",
+                                      client_name="cluster-bench")
+        wall, cpu = load(p, [p.proc.pid])
+        print("one node:    %d threads x 1 approval declined: wall %.2f s, server's CPU %.2f s "
+              "(%.0f us per thread-turn)" % (THREADS, wall, cpu, cpu / THREADS * 1e6), flush=True)
+        p.stop()
+        subprocess.run(["rm", "-rf", d])
+
+
+if __name__ == "__main__":
+    main()
