@@ -21,6 +21,10 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
 #include <fstream>
 #include <sstream>
 
@@ -33,11 +37,13 @@ using protocol::json;
 class fake_runtime final : public runtime_port {
  public:
   std::deque<std::string>& events;
+  std::string assigned;  // the last thread/start's placed id
   explicit fake_runtime(std::deque<std::string>& e) : events(e) {}
 
   void thread_start(protocol::thread_start_params p,
                     reply<protocol::thread_session_response> done) override {
     events.push_back("thread_start cwd=" + p.cwd.value_or("-"));
+    assigned = p.assigned_id;
     protocol::thread_session_response r;
     r.thread_.id = "00000000-0000-7000-8000-000000000001";
     r.model = "scripted";
@@ -282,6 +288,130 @@ TEST(RpcSession, ARuntimeReplyAfterTheSessionIsGoneIsDropped) {
   ASSERT_TRUE(runtime.pending_turn);
   runtime.pending_turn(protocol::turn_start_response{});
   EXPECT_EQ(written.size(), 1u);  // only initialize's reply
+}
+
+
+// -- cluster routing (transport/session_router.hpp) ---------------------------------------
+
+/// Says where threads live and records what the session hands it.
+class fake_router final : public session_router {
+ public:
+  std::map<std::string, std::string> owners;  // thread -> node ("" or absent: here)
+  std::string place_on = "n2";
+  bool defer = false;  // lookups answered when the test says
+  std::vector<std::function<void()>> later;
+  std::vector<std::string> forwarded;  // "node|thread|id|line"
+  std::vector<std::string> answers;
+  std::string initialize_line;
+  bool closed = false;
+
+  void locate(const std::string& thread_id, located then) override {
+    auto i = owners.find(thread_id);
+    auto node = i == owners.end() ? std::string{} : i->second;
+    if (defer)
+      later.push_back([then, node] { then(node); });
+    else
+      then(node);
+  }
+  void place(placed then) override { then("01a21833-d75a-7951-aa2a-fa949722f166", place_on); }
+  void forward(const std::string& node, const std::string& thread_id,
+               const std::string& request_id_json, std::string line) override {
+    forwarded.push_back(node + "|" + thread_id + "|" + request_id_json + "|" + line);
+  }
+  bool forward_answer(int64_t request_id, std::string line) override {
+    if ((request_id >> 40) == 0) return false;  // this node's own
+    answers.push_back(std::move(line));
+    return true;
+  }
+  void client_initialized(std::string line) override { initialize_line = std::move(line); }
+  void client_closed() override { closed = true; }
+};
+
+struct routed_session {
+  std::deque<std::string> events;
+  fake_runtime runtime{events};
+  std::vector<std::string> written;
+  std::shared_ptr<fake_router> router = std::make_shared<fake_router>();
+  std::unique_ptr<session> s;
+  explicit routed_session(bool with_router = true, bool peer = false) {
+    session_config cfg;
+    cfg.next_request_id = [] { return int64_t{0}; };
+    cfg.on_refused_reply = [this] { events.push_back("refused"); };
+    if (with_router) cfg.router = router;
+    cfg.cluster_peer = peer;
+    s = std::make_unique<session>(cfg, runtime,
+                                  [this](std::string l) { written.push_back(std::move(l)); });
+    s->on_line(R"({"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
+  }
+};
+
+constexpr const char* remote_thread = "01a21833-d74d-7825-9415-131134a6a03f";
+constexpr const char* local_thread = "01a21833-d766-7cfc-b42d-94fe0288c975";
+
+TEST(RpcSessionRouting, ARequestForARemoteThreadGoesThereAsItIs) {
+  routed_session r;
+  EXPECT_NE(r.router->initialize_line.find("\"initialize\""), std::string::npos);
+  r.router->owners[remote_thread] = "n2";
+  std::string line = std::string{R"({"id":7,"method":"thread/read","params":{"threadId":")"}
+                     + remote_thread + R"(","includeTurns":true}})";
+  r.s->on_line(line);
+  ASSERT_EQ(r.router->forwarded.size(), 1u);
+  EXPECT_EQ(r.router->forwarded[0], std::string{"n2|"} + remote_thread + "|7|" + line);
+  EXPECT_TRUE(r.events.empty());  // not run here
+  r.s->on_line(std::string{R"({"id":8,"method":"thread/read","params":{"threadId":")"}
+               + local_thread + R"("}})");
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0], std::string{"thread_read "} + local_thread);
+}
+
+TEST(RpcSessionRouting, LinesAfterALookupWaitForItSoTheClientsOrderHolds) {
+  routed_session r;
+  r.router->defer = true;
+  r.router->owners[remote_thread] = "n3";
+  r.s->on_line(std::string{R"({"id":2,"method":"thread/read","params":{"threadId":")"}
+               + remote_thread + R"("}})");
+  r.s->on_line(R"({"id":3,"method":"thread/loaded/list","params":{}})");
+  EXPECT_TRUE(r.router->forwarded.empty());
+  EXPECT_EQ(r.written.size(), 1u);  // initialize's reply only: #3 waits
+  ASSERT_EQ(r.router->later.size(), 1u);
+  r.router->later[0]();
+  ASSERT_EQ(r.router->forwarded.size(), 1u);
+  ASSERT_EQ(r.written.size(), 2u);  // then #3, answered here
+  EXPECT_NE(r.written[1].find("\"id\":3"), std::string::npos);
+}
+
+TEST(RpcSessionRouting, ANewThreadIsPlacedAndItsIdTravelsOnlyFromAPeer) {
+  routed_session r;
+  r.s->on_line(R"({"id":4,"method":"thread/start","params":{}})");
+  ASSERT_EQ(r.router->forwarded.size(), 1u);
+  EXPECT_NE(r.router->forwarded[0].find(
+                R"("parley.threadId":"01a21833-d75a-7951-aa2a-fa949722f166")"),
+            std::string::npos);
+  r.router->place_on = "";  // here: started under the placed id
+  r.s->on_line(R"({"id":5,"method":"thread/start","params":{}})");
+  EXPECT_EQ(r.runtime.assigned, "01a21833-d75a-7951-aa2a-fa949722f166");
+
+  // A client may not choose a thread's id; a peer node may.
+  routed_session client{false, false};
+  client.s->on_line(
+      R"({"id":2,"method":"thread/start","params":{"parley.threadId":"01a21833-d75a-7951-aa2a-fa949722f166"}})");
+  EXPECT_EQ(client.runtime.assigned, "");
+  routed_session peer{false, true};
+  peer.s->on_line(
+      R"({"id":2,"method":"thread/start","params":{"parley.threadId":"01a21833-d75a-7951-aa2a-fa949722f166"}})");
+  EXPECT_EQ(peer.runtime.assigned, "01a21833-d75a-7951-aa2a-fa949722f166");
+}
+
+TEST(RpcSessionRouting, AnAnswerGoesToTheNodeThatAsked) {
+  routed_session r;
+  auto theirs = (int64_t{2} << 40) + 5;
+  r.s->on_line(R"({"id":)" + std::to_string(theirs) + R"(,"result":{"decision":"accept"}})");
+  ASSERT_EQ(r.router->answers.size(), 1u);
+  r.s->on_line(R"({"id":3,"result":{"decision":"accept"}})");  // ours, unknown: refused here
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0], "refused");
+  r.s->on_eof();
+  EXPECT_TRUE(r.router->closed);
 }
 
 }  // namespace
