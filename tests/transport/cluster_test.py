@@ -88,6 +88,7 @@ class Cluster:
         self.ports = {n: free_port() for n in NODES}
         self.starts = 0
         self.peers = {}
+        self.extra = {}  # node -> more app-server options
 
     def cluster_file(self, node):
         path = os.path.join(self.dir, node + ".toml")
@@ -104,7 +105,7 @@ class Cluster:
         self.starts += 1
         home = os.path.join(self.dir, "home-" + node)
         args = [PARLEY, "app-server", "--cluster=" + self.cluster_file(node), "--home=" + home,
-                "--cwd=" + self.work, "--log-level=info"]
+                "--cwd=" + self.work, "--log-level=info", *self.extra.get(node, [])]
         p = app_server_peer.StdioPeer(args, dict(os.environ),
                                       os.path.join(self.dir, "%s-%d.log" % (node, self.starts)),
                                       client_name="cluster-test-" + node)
