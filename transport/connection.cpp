@@ -220,16 +220,15 @@ class connection_cluster_link final : public connection_link {
     self_->request(router(), call_timeout, atom::get::value, node)
         .then(
             [self, node, open, done](cluster::node_actor& peer) {
-              auto relay = self->spawn([self, node]() -> cluster::session_relay_actor::behavior_type {
+              // A handle, never the raw pointer: a line may reach the relay
+              // after the connection is gone (then it is dropped).
+              auto me = caf::actor_cast<connection_actor>(self);
+              auto relay = self->spawn([me, node]() -> cluster::session_relay_actor::behavior_type {
                 return {
-                    [self, node](atom::line, std::string& line) {
-                      caf::anon_send(caf::actor_cast<connection_actor>(self), atom::relay::value,
-                                     node, std::move(line));
+                    [me, node](atom::line, std::string& line) {
+                      caf::anon_send(me, atom::relay::value, node, std::move(line));
                     },
-                    [self, node](atom::close) {
-                      caf::anon_send(caf::actor_cast<connection_actor>(self), atom::relay::value,
-                                     node);
-                    },
+                    [me, node](atom::close) { caf::anon_send(me, atom::relay::value, node); },
                 };
               });
               self->attach_functor(

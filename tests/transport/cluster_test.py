@@ -159,10 +159,11 @@ class Cluster:
                     p.proc.stdin.close()
                 except OSError:
                     pass
-        for p in self.peers.values():
+        for node, p in self.peers.items():
             try:
                 p.proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
+                check(False, "node %s exits once its client has left" % node)
                 p.proc.kill()
             p.stderr.close()
         if os.environ.get("KEEP"):
