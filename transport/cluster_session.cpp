@@ -86,9 +86,7 @@ void cluster_session::send_to(const std::string& node, std::string line) {
 
 bool cluster_session::forward_answer(int64_t request_id, std::string line) {
   auto ordinal = static_cast<uint64_t>(request_id) >> 40;
-  if (request_id < 0 || config_->members.empty()) return false;
-  if (ordinal < config_->members.size() && config_->members[ordinal].name == config_->node)
-    return false;  // this node's own
+  if (request_id < 0 || ordinal == config_->ordinal()) return false;  // this node's own
   if (ordinal >= config_->members.size()) return false;  // not a node's: refused as foreign
   const auto& node = config_->members[ordinal].name;
   auto i = remotes_.find(node);

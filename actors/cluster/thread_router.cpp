@@ -102,15 +102,15 @@ void look_at_cluster(self_ptr self) {
             }
             for (auto i = st.lost.begin(); i != st.lost.end();) {
               auto m = std::find_if(view.members.begin(), view.members.end(),
-                                    [&](const cluster_member& c) { return c.name == i->first; });
+                                    [&](const cluster_member& c) { return c.name == *i; });
               bool expired = m == view.members.end() || !m->alive;
               // Our own earlier incarnation (a restart) counts as lost too.
-              if (i->first == st.config->node) expired = true;
+              if (*i == st.config->node) expired = true;
               if (!expired) {
                 ++i;
                 continue;
               }
-              take_over(self, i->first);
+              take_over(self, *i);
               i = st.lost.erase(i);
             }
           },
@@ -145,7 +145,7 @@ thread_router_actor::behavior_type thread_router(
   self->state.store = std::move(store);
   self->state.threads = std::move(threads);
   // What this node held before it restarted goes on here or elsewhere.
-  self->state.lost.emplace(self->state.config->node, 0);
+  self->state.lost.insert(self->state.config->node);
   self->send(self, atom::members::value);
   return {
       [self](atom::owner, const std::string& thread_id) -> caf::result<std::string> {
@@ -182,7 +182,7 @@ thread_router_actor::behavior_type thread_router(
         PARLEY_WARN("cluster event=peer_lost node={} why=\"{}\": its threads move once its lease "
                     "expires",
                     name, why);
-        self->state.lost.emplace(name, 0);
+        self->state.lost.insert(name);
       },
       [self](atom::members) { look_at_cluster(self); },
       [self](atom::stats) {
@@ -190,7 +190,7 @@ thread_router_actor::behavior_type thread_router(
         nlohmann::json peers = nlohmann::json::array();
         for (const auto& [name, h] : st.peers) peers.push_back(name);
         nlohmann::json lost = nlohmann::json::array();
-        for (const auto& [name, n] : st.lost) lost.push_back(name);
+        for (const auto& name : st.lost) lost.push_back(name);
         return nlohmann::json{{"node", st.config->node},    {"peers", peers},
                               {"lost", lost},               {"fenced", st.fenced},
                               {"takenOver", st.taken_over}, {"placedHere", st.placed_here},

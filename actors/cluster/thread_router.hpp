@@ -8,6 +8,7 @@
 // the store), and the others move when a client touches them.
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,7 @@ struct thread_router_state {
   thread_manager_actor threads;
   std::map<std::string, node_actor> peers;  // linked and said hello
   /// Lost peers whose threads wait for their lease to expire.
-  std::map<std::string, int> lost;
+  std::set<std::string> lost;
   bool fenced = false;
   uint64_t taken_over = 0;
   uint64_t placed_here = 0, placed_there = 0;
