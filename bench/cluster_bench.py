@@ -24,9 +24,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 import app_server_peer  # noqa: E402
 import cluster_test  # noqa: E402  (reads the binary from argv[1])
 import pg_cluster  # noqa: E402
+import pipelined_peers  # noqa: E402
 
 PARLEY = sys.argv[1]
-THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 100
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -83,20 +84,33 @@ def latency(c):
               flush=True)
 
 
-def load(peer_of, pids):
-    p = peer_of
+def load(peer, pids):
+    """THREADS threads started at once through `peer`, a turn each as its
+    thread starts, every approval declined as it comes (pipelined: no
+    request waits for the one before)."""
+    drive = pipelined_peers.Pipelined({"c": peer})
+    started, asked, ended = [0], [0], [0]
+
+    def on_message(_, m):
+        if is_ask(m, m.get("params", {}).get("threadId")):
+            asked[0] += 1
+            drive.answer("c", m["id"], {"decision": "decline"})
+        elif m.get("method") == "turn/completed":
+            ended[0] += 1
+
+    def on_started(reply):
+        t = reply["result"]["thread"]["id"]
+        started[0] += 1
+        drive.call("c", "turn/start", {"threadId": t, "input": [
+            {"type": "text", "text": "run[escalate]: echo x\nsay: done"}]}, lambda r: None)
+
+    drive.on_message = on_message
     cpu0 = sum(cpu_seconds(pid) for pid in pids)
     t0 = time.monotonic()
-    threads = [p.start_thread() for _ in range(THREADS)]
-    for t in threads:
-        p.start_turn(t, "run[escalate]: echo x\nsay: done")
-    asks = [p.wait(lambda m, t=t: is_ask(m, t), timeout=120) for t in threads]
-    for a in asks:
-        p.write({"id": a["id"], "result": {"decision": "decline"}})
-    done = set()
-    while len(done) < len(threads):
-        m = p.wait(lambda m: m.get("method") == "turn/completed", timeout=120)
-        done.add(m["params"]["threadId"])
+    for _ in range(THREADS):
+        drive.call("c", "thread/start", {"approvalPolicy": "on-request"}, on_started)
+    if not drive.pump(until=lambda: ended[0] >= THREADS, quiet=60):
+        raise RuntimeError("%d of %d turns ended (%d asked)" % (ended[0], THREADS, asked[0]))
     wall = time.monotonic() - t0
     cpu = sum(cpu_seconds(pid) for pid in pids) - cpu0
     return wall, cpu

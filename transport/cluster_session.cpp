@@ -52,6 +52,13 @@ void cluster_session::place(placed then) {
   });
 }
 
+void cluster_session::cluster_stats(stats_ready then) {
+  link_.ask_cluster_stats([then](caf::expected<std::string> text) {
+    if (text) return then(true, std::move(*text));
+    then(false, message_of(text.error()));
+  });
+}
+
 void cluster_session::forward(const std::string& node, const std::string& thread_id,
                               const std::string& request_id_json, std::string line) {
   if (closed_) return;

@@ -29,6 +29,7 @@ class connection_link {
   virtual ~connection_link() = default;
   virtual void ask_owner(const std::string& thread_id, std::function<void(caf::expected<std::string>)>) = 0;
   virtual void ask_placement(std::function<void(caf::expected<std::pair<std::string, std::string>>)>) = 0;
+  virtual void ask_cluster_stats(std::function<void(caf::expected<std::string>)>) = 0;
   virtual void open_remote(const std::string& node, const cluster::session_open& open,
                            std::function<void(caf::expected<cluster::remote_session_actor>)>) = 0;
   virtual void send_line(const cluster::remote_session_actor& to, std::string line) = 0;
@@ -51,6 +52,7 @@ class cluster_session final : public rpc::session_router {
   bool forward_answer(int64_t request_id, std::string line) override;
   void client_initialized(std::string initialize_line) override;
   void client_closed() override;
+  void cluster_stats(stats_ready then) override;
 
   // -- from the connection actor ---------------------------------------------
   /// A line of `node`'s session for this client.

@@ -212,6 +212,11 @@ class connection_cluster_link final : public connection_link {
               },
               [done](caf::error& err) { done(std::move(err)); });
   }
+  void ask_cluster_stats(std::function<void(caf::expected<std::string>)> done) override {
+    self_->request(router(), call_timeout, atom::stats::value, atom::members::value)
+        .then([done](std::string& text) { done(std::move(text)); },
+              [done](caf::error& err) { done(std::move(err)); });
+  }
   void open_remote(const std::string& node, const cluster::session_open& open,
                    std::function<void(caf::expected<cluster::remote_session_actor>)> done) override {
     // Every request to another node has a deadline: CAF 0.17 may never

@@ -598,7 +598,17 @@ void session::debug_counts(const call& c) {
 }
 
 void session::stats(const call& c) {
-  reply(c.id, json{{"approvals", runtime_.approval_stats()}});
+  json out{{"approvals", runtime_.approval_stats()}};
+  if (!config_.router) return reply(c.id, out);
+  // A cluster node: this node's approvals as before, and every member's
+  // figures under "cluster" (a member that did not answer says so there).
+  config_.router->cluster_stats([this, alive = std::weak_ptr<bool>(alive_), id = c.id,
+                                 out = std::move(out)](bool ok, std::string text) mutable {
+    if (alive.expired()) return;
+    auto cluster = ok ? json::parse(text, nullptr, false) : json{{"error", text}};
+    out["cluster"] = cluster.is_discarded() ? json{{"error", "malformed figures"}} : cluster;
+    reply(id, out);
+  });
 }
 
 // -- runtime -> client -------------------------------------------------------

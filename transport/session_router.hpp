@@ -37,6 +37,11 @@ class session_router {
   /// The client said initialize (its line, replayed to remote sessions).
   virtual void client_initialized(std::string initialize_line) = 0;
 
+  /// parley/stats for the whole cluster: every member's figures and their
+  /// totals as JSON text (ok), or why they could not be had (!ok).
+  using stats_ready = std::function<void(bool ok, std::string text)>;
+  virtual void cluster_stats(stats_ready then) = 0;
+
   /// The client's input ended: every remote session hears it.
   virtual void client_closed() = 0;
 };

@@ -1,6 +1,9 @@
 #include "actors/cluster/thread_router.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "actors/core/errors.hpp"
 #include "actors/core/handlers.hpp"
@@ -120,7 +123,97 @@ void look_at_cluster(self_ptr self) {
   self->delayed_send(self, self->state.config->lease_ttl / 4, atom::members::value);
 }
 
+/// This node's figures: what the router did, the approvals, the live objects.
+nlohmann::json node_stats(self_ptr self) {
+  auto& st = self->state;
+  nlohmann::json peers = nlohmann::json::array();
+  for (const auto& [name, h] : st.peers) peers.push_back(name);
+  nlohmann::json lost = nlohmann::json::array();
+  for (const auto& name : st.lost) lost.push_back(name);
+  nlohmann::json out{{"node", st.config->node},    {"reachable", true},
+                     {"peers", peers},             {"lost", lost},
+                     {"fenced", st.fenced},        {"takenOver", st.taken_over},
+                     {"placedHere", st.placed_here}, {"placedElsewhere", st.placed_there}};
+  if (st.telemetry) {
+    out["approvals"] = st.telemetry->approvals.snapshot();
+    auto counts = st.telemetry->counts();
+    out["loadedThreads"] = counts.conversations;
+    out["runningTurns"] = counts.turns;
+    out["pendingApprovals"] = counts.approvals;
+  }
+  return out;
+}
+
+constexpr auto peer_stats_timeout = std::chrono::seconds(3);
+
+/// Asks every linked peer for its figures (a finite timeout each: CAF 0.17
+/// may never answer a request to a node that went away, #1466) and answers
+/// once all have answered or failed.
+caf::result<std::string> gather_cluster_stats(self_ptr self) {
+  struct gathering {
+    caf::typed_response_promise<std::string> rp;
+    std::vector<nlohmann::json> nodes;
+    size_t waiting = 0;
+    void one_done() {
+      if (--waiting == 0) rp.deliver(cluster_stats_of(std::move(nodes)).dump());
+    }
+  };
+  auto g = std::make_shared<gathering>();
+  g->rp = self->make_response_promise<std::string>();
+  g->nodes.push_back(node_stats(self));
+  auto unreachable = [](const std::string& name, const std::string& why) {
+    return nlohmann::json{{"node", name}, {"reachable", false}, {"error", why}};
+  };
+  g->waiting = 1;  // this call's own, released below
+  for (const auto& member : self->state.config->members) {
+    if (member.name == self->state.config->node) continue;
+    auto peer = self->state.peers.find(member.name);
+    if (peer == self->state.peers.end()) {
+      g->nodes.push_back(unreachable(member.name, "not linked"));
+      continue;
+    }
+    ++g->waiting;
+    self->request(peer->second, peer_stats_timeout, atom::stats::value)
+        .then(
+            [g, unreachable, name = member.name](std::string& text) {
+              auto j = nlohmann::json::parse(text, nullptr, false);
+              g->nodes.push_back(j.is_object() ? std::move(j)
+                                               : unreachable(name, "malformed figures"));
+              g->one_done();
+            },
+            [g, unreachable, name = member.name](caf::error& err) {
+              g->nodes.push_back(unreachable(name, message_of(err)));
+              g->one_done();
+            });
+  }
+  auto rp = g->rp;
+  g->one_done();
+  return rp;
+}
+
 }  // namespace thread_router_detail
+
+nlohmann::json cluster_stats_of(std::vector<nlohmann::json> nodes) {
+  std::sort(nodes.begin(), nodes.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a.value("node", "") < b.value("node", "");
+  });
+  // Counts add up over the members that answered; percentiles do not.
+  nlohmann::json totals{{"nodes", nodes.size()}, {"reachable", 0}};
+  nlohmann::json approvals = nlohmann::json::object();
+  for (const auto& n : nodes) {
+    if (!n.value("reachable", false)) continue;
+    totals["reachable"] = totals["reachable"].get<int64_t>() + 1;
+    for (const char* key : {"loadedThreads", "runningTurns", "pendingApprovals", "takenOver"})
+      if (n.contains(key) && n[key].is_number_integer())
+        totals[key] = totals.value(key, int64_t{0}) + n[key].get<int64_t>();
+    if (!n.contains("approvals") || !n["approvals"].is_object()) continue;
+    for (const auto& [key, value] : n["approvals"].items())
+      if (value.is_number_integer())
+        approvals[key] = approvals.value(key, int64_t{0}) + value.get<int64_t>();
+  }
+  totals["approvals"] = std::move(approvals);
+  return nlohmann::json{{"nodes", std::move(nodes)}, {"totals", std::move(totals)}};
+}
 
 std::string rendezvous_owner(const std::string& thread_id, const std::vector<std::string>& live) {
   std::string best;
@@ -138,12 +231,13 @@ std::string rendezvous_owner(const std::string& thread_id, const std::vector<std
 thread_router_actor::behavior_type thread_router(
     thread_router_actor::stateful_pointer<thread_router_state> self,
     std::shared_ptr<const cluster_config> config, store_actor store,
-    thread_manager_actor threads) {
+    thread_manager_actor threads, std::shared_ptr<runtime_telemetry> telemetry) {
   using namespace thread_router_detail;
   install_default_handlers(self, "thread_router");
   self->state.config = std::move(config);
   self->state.store = std::move(store);
   self->state.threads = std::move(threads);
+  self->state.telemetry = std::move(telemetry);
   // What this node held before it restarted goes on here or elsewhere.
   self->state.lost.insert(self->state.config->node);
   self->send(self, atom::members::value);
@@ -185,17 +279,9 @@ thread_router_actor::behavior_type thread_router(
         self->state.lost.insert(name);
       },
       [self](atom::members) { look_at_cluster(self); },
-      [self](atom::stats) {
-        auto& st = self->state;
-        nlohmann::json peers = nlohmann::json::array();
-        for (const auto& [name, h] : st.peers) peers.push_back(name);
-        nlohmann::json lost = nlohmann::json::array();
-        for (const auto& name : st.lost) lost.push_back(name);
-        return nlohmann::json{{"node", st.config->node},    {"peers", peers},
-                              {"lost", lost},               {"fenced", st.fenced},
-                              {"takenOver", st.taken_over}, {"placedHere", st.placed_here},
-                              {"placedElsewhere", st.placed_there}}
-            .dump();
+      [self](atom::stats) { return node_stats(self).dump(); },
+      [self](atom::stats, atom::members) -> caf::result<std::string> {
+        return gather_cluster_stats(self);
       },
   };
 }

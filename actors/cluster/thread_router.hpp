@@ -8,6 +8,7 @@
 // the store), and the others move when a client touches them.
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "actors/cluster/cluster_config.hpp"
 #include "actors/core/node_interface.hpp"
 #include "actors/core/interfaces.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley::cluster {
 
@@ -30,6 +32,7 @@ struct thread_router_state {
   std::shared_ptr<const cluster_config> config;
   store_actor store;
   thread_manager_actor threads;
+  std::shared_ptr<runtime_telemetry> telemetry;  // this node's counts (parley/stats)
   std::map<std::string, node_actor> peers;  // linked and said hello
   /// Lost peers whose threads wait for their lease to expire.
   std::set<std::string> lost;
@@ -41,6 +44,11 @@ struct thread_router_state {
 thread_router_actor::behavior_type thread_router(
     thread_router_actor::stateful_pointer<thread_router_state> self,
     std::shared_ptr<const cluster_config> config, store_actor store,
-    thread_manager_actor threads);
+    thread_manager_actor threads, std::shared_ptr<runtime_telemetry> telemetry);
+
+/// The cluster's figures from each member's (node_stats JSON texts, or
+/// {"node", "reachable": false, "error"} for a member that did not answer):
+/// {"nodes": [...by name], "totals": the sums of the members that answered}.
+nlohmann::json cluster_stats_of(std::vector<nlohmann::json> nodes);
 
 }  // namespace parley::cluster

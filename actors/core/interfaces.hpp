@@ -289,8 +289,12 @@ using thread_router_actor = caf::typed_actor<
     // Its own timer: look at the cluster in the store (leases of lost
     // nodes, this node's own lease).
     caf::reacts_to<atom::members>,
-    // Counts for parley/stats and `parley cluster status`.
-    caf::replies_to<atom::stats>::with<std::string>>;
+    // This node's figures for parley/stats (JSON: the router's counts, the
+    // approvals, the live objects).
+    caf::replies_to<atom::stats>::with<std::string>,
+    // Every member's figures, asked of the linked peers (JSON: "nodes", and
+    // "totals" over the members that answered).
+    caf::replies_to<atom::stats, atom::members>::with<std::string>>;
 
 /// One per runtime: starts the store, the model and the thread manager, and
 /// stops them in order.

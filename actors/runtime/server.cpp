@@ -53,7 +53,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   st.threads = self->spawn<caf::monitored>(thread_manager, st.svc);
   if (st.svc.config->cluster)
     st.router = self->spawn<caf::linked>(cluster::thread_router, st.svc.config->cluster,
-                                         st.svc.store, st.threads);
+                                         st.svc.store, st.threads, st.svc.telemetry);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& s = self->state;
     if (s.stopping) return;

@@ -325,6 +325,9 @@ class fake_router final : public session_router {
   }
   void client_initialized(std::string line) override { initialize_line = std::move(line); }
   void client_closed() override { closed = true; }
+  bool stats_ok = true;
+  std::string stats_text = R"({"nodes":[{"node":"n1"},{"node":"n2"}],"totals":{"nodes":2}})";
+  void cluster_stats(stats_ready then) override { then(stats_ok, stats_text); }
 };
 
 struct routed_session {
@@ -412,6 +415,25 @@ TEST(RpcSessionRouting, AnAnswerGoesToTheNodeThatAsked) {
   EXPECT_EQ(r.events[0], "refused");
   r.s->on_eof();
   EXPECT_TRUE(r.router->closed);
+}
+
+TEST(RpcSessionRouting, StatsOfAClusterNodeCarryEveryMembersFigures) {
+  routed_session r;
+  r.s->on_line(R"({"id":9,"method":"parley/stats"})");
+  ASSERT_EQ(r.written.size(), 2u);
+  auto reply = json::parse(r.written[1]);
+  EXPECT_TRUE(reply["result"].contains("approvals"));  // this node's, as before
+  EXPECT_EQ(reply["result"]["cluster"]["nodes"].size(), 2u);
+  // Figures that could not be had say why, and the reply still comes.
+  r.router->stats_ok = false;
+  r.router->stats_text = "timed out";
+  r.s->on_line(R"({"id":10,"method":"parley/stats"})");
+  ASSERT_EQ(r.written.size(), 3u);
+  EXPECT_EQ(json::parse(r.written[2])["result"]["cluster"]["error"], "timed out");
+  // Without a cluster: no "cluster" at all.
+  routed_session single{false};
+  single.s->on_line(R"({"id":9,"method":"parley/stats"})");
+  EXPECT_FALSE(json::parse(single.written.back())["result"].contains("cluster"));
 }
 
 }  // namespace
