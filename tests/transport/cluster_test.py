@@ -226,6 +226,14 @@ def test_routing_and_approvals_across_nodes(c):
                       "thread/read of %s from another node: %s" % (t, str(r)[:200]))
             listed = {x["id"] for x in p.call("thread/list", {"limit": 100})["result"]["data"]}
             check(set(threads) <= listed, "thread/list on every node lists all 12 threads")
+        # parley/stats through any node: every member's figures, and totals.
+        stats = peers[1].call("parley/stats", None)["result"]
+        nodes = stats.get("cluster", {}).get("nodes", [])
+        check([n.get("node") for n in nodes] == NODES and all(n.get("reachable") for n in nodes),
+              "parley/stats lists the three members, reachable: %s" % str(stats)[:300])
+        totals = stats.get("cluster", {}).get("totals", {})
+        check(totals.get("approvals", {}).get("requested", 0) >= 12,
+              "the cluster's totals count the 12 approvals: %s" % totals)
 
 
 # -- 2. an approval answered through another node, and a race ------------------------------
@@ -333,6 +341,12 @@ def test_kill_9_node_takeover(c):
                   % (t, turns[-1]["status"] if turns else r))
         for _, k, _ in pending:
             check(c.runs("kill-%d" % k) == 1, "kill-%d ran exactly once" % k)
+        # Once the survivors' links are back (see README), parley/stats
+        # names the member that does not answer.
+        stats = p1.call("parley/stats", None)["result"]["cluster"]
+        gone = [n for n in stats["nodes"] if n["node"] == victim]
+        check(gone and not gone[0]["reachable"] and stats["totals"]["reachable"] == 2,
+              "parley/stats says %s does not answer: %s" % (victim, stats["nodes"]))
         if not took:
             check(False, "the moved threads were asked again")
             return
