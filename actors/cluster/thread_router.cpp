@@ -16,7 +16,11 @@ namespace thread_router_detail {
 
 using self_ptr = thread_router_actor::stateful_pointer<thread_router_state>;
 
-constexpr auto store_timeout = std::chrono::seconds(10);
+// Requests to the store are urgent (they pass the threads' appends queued in
+// its mailbox: a node under load must still see its lease and the members),
+// with a caf::duration: request<high>'s chrono overload drops the priority.
+const caf::duration store_timeout{std::chrono::seconds(10)};
+constexpr auto urgent = caf::message_priority::high;
 
 /// 64-bit FNV-1a, then a finalizer so that close names spread apart.
 uint64_t score(const std::string& node, const std::string& thread_id) {
@@ -50,13 +54,20 @@ std::string relative(self_ptr self, const std::string& node) {
 /// The lost nodes whose lease has expired: their threads with an action
 /// pending that hashing gives this node are loaded here now.
 void take_over(self_ptr self, const std::string& lost) {
-  self->request(self->state.store, store_timeout, atom::orphans::value, lost)
+  self->request<urgent>(self->state.store, store_timeout, atom::orphans::value, lost)
       .then(
           [self, lost](std::vector<orphan_thread>& orphans) {
             auto live = live_nodes(self);
             std::vector<pending_thread> mine;
+            // This node's own earlier incarnation (a restart, a step-down
+            // after fencing): every thread of it with work pending comes
+            // back here, since nodes that never saw it lost take none of
+            // them. Another node's: the share hashing gives this node. (Two
+            // nodes loading one thread: the lease lets one.)
+            bool own = lost == self->state.config->node;
             for (const auto& o : orphans) {
-              if (!o.pending || rendezvous_owner(o.id, live) != self->state.config->node) continue;
+              if (!o.pending) continue;
+              if (!own && rendezvous_owner(o.id, live) != self->state.config->node) continue;
               pending_thread p;
               p.thread_id = o.id;
               p.at = action_record::phase::decided;  // load it now: its turn goes on
@@ -73,7 +84,7 @@ void take_over(self_ptr self, const std::string& lost) {
 }
 
 void look_at_cluster(self_ptr self) {
-  self->request(self->state.store, store_timeout, atom::members::value)
+  self->request<urgent>(self->state.store, store_timeout, atom::members::value)
       .then(
           [self](cluster_view& view) {
             auto& st = self->state;
@@ -87,10 +98,13 @@ void look_at_cluster(self_ptr self) {
               self->request(st.threads, std::chrono::seconds(60), atom::rejoin::value)
                   .then(
                       [self](uint64_t) {
-                        self->request(self->state.store, store_timeout, atom::rejoin::value)
+                        self->request<urgent>(self->state.store, store_timeout, atom::rejoin::value)
                             .then(
                                 [self](uint64_t incarnation) {
                                   self->state.fenced = false;
+                                  // What the old incarnation left pending
+                                  // is taken over once its leases are void.
+                                  self->state.lost.insert(self->state.config->node);
                                   PARLEY_INFO("cluster event=rejoined node={} incarnation={}",
                                               self->state.config->node, incarnation);
                                 },
@@ -120,7 +134,7 @@ void look_at_cluster(self_ptr self) {
           [](caf::error& err) {
             PARLEY_WARN("cluster event=members_failed error={}", message_of(err));
           });
-  self->delayed_send(self, self->state.config->lease_ttl / 4, atom::members::value);
+  self->delayed_send<urgent>(self, self->state.config->lease_ttl / 4, atom::members::value);
 }
 
 /// This node's figures: what the router did, the approvals, the live objects.
@@ -244,7 +258,7 @@ thread_router_actor::behavior_type thread_router(
   return {
       [self](atom::owner, const std::string& thread_id) -> caf::result<std::string> {
         auto rp = self->make_response_promise<std::string>();
-        self->request(self->state.store, store_timeout, atom::owner::value, thread_id)
+        self->request<urgent>(self->state.store, store_timeout, atom::owner::value, thread_id)
             .then(
                 [self, rp, thread_id](std::string& holder) mutable {
                   if (holder.empty()) holder = rendezvous_owner(thread_id, live_nodes(self));

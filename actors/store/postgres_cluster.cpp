@@ -128,7 +128,9 @@ void start_cluster(cluster_self self) {
   c->client = std::make_unique<pg::client>(std::move(options));
   st.cluster = std::move(c);
   join(self, nullptr);
-  self->delayed_send(self, st.cluster->ttl / 3, pg_renew_atom::value);
+  // Urgent: a renewal must not wait behind the threads' traffic in the
+  // store's mailbox (under load the lease would lapse and fence the node).
+  self->delayed_send<caf::message_priority::high>(self, st.cluster->ttl / 3, pg_renew_atom::value);
 }
 
 void run_write(cluster_self self, const std::string& thread, std::vector<pg::statement> statements,
@@ -311,7 +313,7 @@ caf::result<uint64_t> on_rejoin(cluster_self self) {
 
 void on_renew(cluster_self self) {
   auto& c = membership(self);
-  self->delayed_send(self, c.ttl / 3, pg_renew_atom::value);
+  self->delayed_send<caf::message_priority::high>(self, c.ttl / 3, pg_renew_atom::value);
   if (c.held || c.renewing || c.joining) return;
   if (c.incarnation == 0) {  // the join failed: again
     join(self, nullptr);

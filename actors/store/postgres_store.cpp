@@ -48,10 +48,17 @@ void run(self_ptr self, std::vector<pg::statement> statements,
   report_health(self);
   caf::actor_addr me = self->address();  // weak: a queued job does not keep the store alive
   (via ? via : st.client.get())->submit({std::move(statements),
-                     [me, id](pg::outcome o) {
-                       if (auto h = caf::actor_cast<caf::actor>(me))
-                         caf::anon_send(h, pg_done_atom::value, id,
-                                        std::make_shared<pg::outcome>(std::move(o)));
+                     [me, id, urgent = via != nullptr](pg::outcome o) {
+                       auto h = caf::actor_cast<caf::actor>(me);
+                       if (!h) return;
+                       auto result = std::make_shared<pg::outcome>(std::move(o));
+                       // The cluster's own connection (leases, members,
+                       // owners) answers ahead of the threads' traffic.
+                       if (urgent)
+                         caf::anon_send<caf::message_priority::high>(h, pg_done_atom::value, id,
+                                                                     std::move(result));
+                       else
+                         caf::anon_send(h, pg_done_atom::value, id, std::move(result));
                      },
                      durable});
 }

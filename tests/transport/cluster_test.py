@@ -39,7 +39,7 @@ ONLY = set(sys.argv[2:])
 FAILURES = []
 PG = None  # the run's PostgreSQL cluster
 NODES = ["n1", "n2", "n3"]
-LEASE_MS = 2000
+LEASE_MS = int(os.environ.get("PARLEY_CLUSTER_LEASE_MS", "2000"))
 
 
 def check(cond, what):
