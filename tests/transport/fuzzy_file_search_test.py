@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fuzzyFileSearch (issue 29) through the real `parley app-server` on stdio,
-on real trees: ranking, .gitignore (nested, negated, above the root, and
+on real trees: ranking, .gitignore in a git repository (nested, negated, above the root, and
 .ignore), hidden files and node_modules, the 50-match cap and its order,
 cancellation by cancellationToken, confinement (roots outside what the
 connection may see, parley's home, symbolic links out), malformed params;
@@ -102,7 +102,7 @@ def paths(files):
 
 # -- the tree both servers see ------------------------------------------------
 
-SHARED = ["src/main.rs", "src/lib.rs", "src/util/mod.rs", "README.md", ".hidden/secret.txt",
+SHARED = [".git/", "src/main.rs", "src/lib.rs", "src/util/mod.rs", "README.md", ".hidden/secret.txt",
           ".env", "node_modules/pkg/index.js", "build/out.o", "ignored.log", "keep.log",
           "docs/main_guide.md", "sub/a.txt", "sub/b.tmp", "sub/x/deep.md", "sub/y/deep.md",
           "emptydir/", "Main.java", "mainframe/x.c", "Makefile", "makefile.am", "m_n.rs",
@@ -153,9 +153,10 @@ def test_ranking_and_ignores(s, tree):
 
 def test_ignore_files(s, work):
     # A .gitignore above the root still counts (Codex reads its parents'),
-    # and .ignore too; no git repository anywhere.
+    # and .ignore too, in a git repository whose root is above the search's.
     outer = os.path.join(work, "outer")
-    make(outer, ["proj/skipme.txt", "proj/keep.txt", "proj/hid.bak", "proj/dir/inside_only.txt"])
+    make(outer, [".git/", "proj/skipme.txt", "proj/keep.txt", "proj/hid.bak",
+                 "proj/dir/inside_only.txt"])
     write(os.path.join(outer, ".gitignore"), "skipme*\nproj/dir/\n")
     write(os.path.join(outer, "proj/.ignore"), "*.bak\n")
     root = os.path.join(outer, "proj")
@@ -164,8 +165,17 @@ def test_ignore_files(s, work):
     check(got == [], "a parent's anchored rule applies too (%s)" % got)
     check(s.files("bak", [root]) == [], ".ignore is honoured")
     check(paths(s.files("keep", [root])) == ["keep.txt"], "what no rule ignores is found")
+    # Outside any git repository a .gitignore means nothing (Codex's walker
+    # is ripgrep's, which requires git for it); .ignore still counts.
+    make(work, ["nogit/skipme.txt", "nogit/hid.bak", "nogit/keep.txt"])
+    write(os.path.join(work, "nogit/.gitignore"), "skipme*\n")
+    write(os.path.join(work, "nogit/.ignore"), "*.bak\n")
+    nogit = os.path.join(work, "nogit")
+    check(paths(s.files("skipme", [nogit])) == ["skipme.txt"],
+          "no git repository: .gitignore is not in force")
+    check(s.files("bak", [nogit]) == [], "no git repository: .ignore still is")
     # A .gitignore that is a symlink to a file outside is not read through.
-    os.makedirs(os.path.join(work, "linkign"))
+    os.makedirs(os.path.join(work, "linkign/.git"))
     make(work, ["linkign/a.secretext"])
     os.symlink("/etc/hostname", os.path.join(work, "linkign/.gitignore"))
     check(paths(s.files("secretext", [os.path.join(work, "linkign")])) == ["a.secretext"],

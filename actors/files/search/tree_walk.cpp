@@ -44,7 +44,15 @@ struct active_rules {
   ignore_file rules;
   std::string lead;
   size_t strip = 0;
+  /// A .gitignore: in force only inside a git repository (as in Codex,
+  /// whose walker is ripgrep's with require_git); .ignore always is.
+  bool git = false;
 };
+
+/// Whether a directory holds a `.git` (a repository's, or a worktree's file).
+bool holds_git(int dir_fd) {
+  return ::faccessat(dir_fd, ".git", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
 
 struct dir_closer {
   void operator()(DIR* d) const { ::closedir(d); }
@@ -54,6 +62,7 @@ struct frame {
   std::unique_ptr<DIR, dir_closer> dir;
   size_t path_length = 0;  // the directory's path in `path`
   size_t rules_before = 0;  // the rule stack's size before this directory's files
+  bool has_git = false;     // it holds a .git
 };
 
 class walker {
@@ -99,8 +108,10 @@ class walker {
       if (fd < 0) continue;
       // From that directory down to the start: the start's path below it.
       auto below = *p == "/" ? start.substr(1) : start.substr(p->size() + 1);
+      if (holds_git(fd)) git_above_ = true;
       for (const char* name : {".gitignore", ".ignore"})
-        if (auto f = read_ignore_file(fd, name)) rules_.push_back({std::move(*f), below + "/", 0});
+        if (auto f = read_ignore_file(fd, name))
+          rules_.push_back({std::move(*f), below + "/", 0, name[1] == 'g'});
       ::close(fd);
     }
   }
@@ -125,7 +136,9 @@ class walker {
   bool ignored(size_t name_at, bool is_dir) const {
     std::string_view path = path_;
     std::string_view name = path.substr(name_at);
+    bool in_git = git_above_ || git_frames_ > 0;
     for (auto r = rules_.rbegin(); r != rules_.rend(); ++r) {
+      if (r->git && !in_git) continue;
       std::string relative = r->lead;
       relative.append(path.substr(r->strip));
       if (auto v = r->rules.verdict(relative, name, is_dir)) return *v;
@@ -145,18 +158,22 @@ class walker {
     // .ignore outranks .gitignore in the same directory: pushed last.
     size_t strip = length == 0 ? 0 : length + 1;
     for (const char* name : {".gitignore", ".ignore"})
-      if (auto rules = read_ignore_file(fd, name)) rules_.push_back({std::move(*rules), "", strip});
+      if (auto rules = read_ignore_file(fd, name))
+        rules_.push_back({std::move(*rules), "", strip, name[1] == 'g'});
+    f.has_git = holds_git(fd);
     f.dir.reset(::fdopendir(fd));
     if (!f.dir) {
       ::close(fd);
       rules_.resize(f.rules_before);
       return;
     }
+    if (f.has_git) ++git_frames_;
     stack_.push_back(std::move(f));
   }
 
   void leave() {
     rules_.resize(stack_.back().rules_before);
+    if (stack_.back().has_git) --git_frames_;
     stack_.pop_back();
   }
 
@@ -195,6 +212,8 @@ class walker {
   const std::function<void(const walk_entry&)>& visit_;
   std::vector<frame> stack_;
   std::vector<active_rules> rules_;
+  bool git_above_ = false;  // a directory above the start holds a .git
+  size_t git_frames_ = 0;   // directories on the stack that hold one
   std::string path_;
   size_t since_check_ = 0;
   walk_stats stats_;
