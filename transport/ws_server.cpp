@@ -23,6 +23,7 @@
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/outgoing_queue.hpp"
+#include "transport/unix_socket_claim.hpp"
 
 namespace parley::ws {
 
@@ -351,14 +352,9 @@ struct server::impl {
   }
 
   void listen_unix(const listen_address& a) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    auto dir = fs::path(a.path).parent_path();
-    if (!dir.empty() && !fs::exists(dir, ec)) {
-      fs::create_directories(dir, ec);
-      ::chmod(dir.c_str(), 0700);
-    }
-    fs::remove(a.path, ec);  // a stale socket of an earlier run
+    // Refuses what is not a stale socket of ours to replace (and holds the
+    // path's lock while serving).
+    auto claim = std::make_unique<unix_socket_claim>(a.path);
     auto acceptor = std::make_unique<local::acceptor>(ioc);
     local::endpoint ep{a.path};
     acceptor->open(ep.protocol());
@@ -367,6 +363,8 @@ struct server::impl {
     acceptor->bind(ep, bind_error);
     ::umask(old_mask);
     if (bind_error) throw std::runtime_error("--listen " + a.text + ": " + bind_error.message());
+    claim->bound();
+    claims.push_back(std::move(claim));
     acceptor->listen();
     bound.push_back("unix://" + a.path);
     accept<local::acceptor, local::socket>(*acceptor);
@@ -378,6 +376,9 @@ struct server::impl {
   asio::io_context& ioc;
   std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
   std::vector<std::unique_ptr<local::acceptor>> unix_acceptors;
+  /// The Unix socket paths bound; each is removed at shutdown only if it is
+  /// still the socket bound.
+  std::vector<std::unique_ptr<unix_socket_claim>> claims;
   std::vector<std::string> bound;
   std::thread io;
 };
@@ -415,11 +416,8 @@ server::~server() {
   }
   impl_->ioc.stop();
   if (impl_->io.joinable()) impl_->io.join();
-  for (const auto& a : st.options.addresses)
-    if (a.what == listen_address::kind::unix_socket) {
-      std::error_code ec;
-      std::filesystem::remove(a.path, ec);
-    }
+  impl_->unix_acceptors.clear();
+  impl_->claims.clear();
 }
 
 std::vector<std::string> server::bound() const {
