@@ -255,6 +255,32 @@ async def test_a_client_that_comes_back_is_asked_again(server):
     await keeper.ws.close()
 
 
+async def test_the_last_client_dropping_decides_nothing(server):
+    """The only client of a thread goes away mid-approval (a network blip, a
+    laptop lid): nothing is decided. A new client resumes, is asked again with
+    the same itemId, accepts, and the command runs once."""
+    a = await Client.connect(server.ws_url())
+    thread = (await a.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"}))
+    thread = thread["result"]["thread"]["id"]
+    await a.call("turn/start", {"threadId": thread, "input": text("run[escalate]: echo x >> dropped")})
+    request = await a.method("item/commandExecution/requestApproval")
+    # Dropped, not closed: no close handshake, the TCP connection just ends.
+    a.ws.transport.abort()
+    await asyncio.sleep(0.5)  # the server notices
+    back = await Client.connect(server.ws_url())
+    await join(back, thread)
+    again = await back.method("item/commandExecution/requestApproval")
+    check(again["params"]["itemId"] == request["params"]["itemId"],
+          "the resuming client is asked the same item")
+    await back.answer(again, "accept")
+    check(await command_completed(back) == "completed", "the resuming client's accept ran it")
+    done = await back.method("turn/completed")
+    check(done["params"]["turn"]["status"] == "completed", "the turn completed, not interrupted")
+    with open(os.path.join(server.work, "dropped")) as f:
+        check(f.read() == "x\n", "the command ran exactly once")
+    await back.ws.close()
+
+
 async def test_many_clients(server, count):
     """Many clients at once, each its own session: a thread, a turn, an
     approval declined; every one of them completes."""
@@ -420,6 +446,7 @@ async def main():
         await test_first_answer_wins(server, int(os.environ.get("PARLEY_WS_ROUNDS", "10")))
         await test_a_client_leaving_withdraws_nothing_while_another_can_answer(server)
         await test_a_client_that_comes_back_is_asked_again(server)
+        await test_the_last_client_dropping_decides_nothing(server)
         await test_unix_socket(server)
         await test_frames_are_not_held_back(server)
         await test_many_clients(server, int(os.environ.get("PARLEY_WS_CLIENTS", "1000")))
