@@ -77,6 +77,16 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   }
   ws_options.auth = std::move(*auth);
   if (listen.ws_max_queue > 0) ws_options.max_queued_bytes = listen.ws_max_queue;
+  ws_options.handshake_timeout = listen.ws_handshake_timeout;
+  ws_options.idle_timeout = listen.ws_idle_timeout;
+  // Every connection is a descriptor: as many as the system lets this
+  // process have, and the caps' defaults follow from that.
+  auto open_files = ws::raise_open_files_limit();
+  ws_options.caps = ws::default_cap_limits(open_files);
+  if (listen.ws_max_connections > 0) ws_options.caps.connections = listen.ws_max_connections;
+  if (listen.ws_max_pending > 0) ws_options.caps.pending = listen.ws_max_pending;
+  if (listen.ws_max_pending_per_address > 0)
+    ws_options.caps.pending_per_address = listen.ws_max_pending_per_address;
   for (const auto& text : listen.listen) {
     std::string error;
     auto a = ws::parse_listen_address(text, config.home, error);
@@ -90,6 +100,7 @@ int run_app_server(runtime_config config, const listen_options& listen) {
       ws_options.addresses.push_back(*a);
   }
   auto home = config.home;
+  auto ws_options_caps = ws_options.caps;
   config.encode_events = true;  // JSON clients: encode where events are made
   std::unique_ptr<runtime> owned;
   std::unique_ptr<ws::server> listeners;
@@ -117,9 +128,15 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   }
   PARLEY_INFO("app-server event=started home={} approval_timeout_ms={}", home,
               rt.config().approval_timeout.count());
-  if (listeners)
+  if (listeners) {
+    PARLEY_INFO("ws event=limits open_files={} max_connections={} max_pending={} "
+                "max_pending_per_address={} handshake_timeout_ms={} idle_timeout_ms={}",
+                open_files, ws_options_caps.connections, ws_options_caps.pending,
+                ws_options_caps.pending_per_address, listen.ws_handshake_timeout.count(),
+                listen.ws_idle_timeout.count());
     for (const auto& url : listeners->bound())
       std::fprintf(stderr, "parley app-server listening on %s\n", url.c_str());
+  }
   std::fflush(stderr);
   if (stdio)
     serve_stdio(rt, signal_fd);

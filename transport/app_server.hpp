@@ -1,6 +1,8 @@
 #pragma once
 // `parley app-server`: the runtime served over stdio JSON-RPC.
 
+#include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,16 @@ struct listen_options {
   /// Bytes a WebSocket client may fall behind before it is disconnected
   /// (requests get -32001 past half of it); 0: the default.
   size_t ws_max_queue = 0;
+  /// The deadline of each phase before a session (the HTTP request, the TLS
+  /// and WebSocket handshakes, a plain answer); at most 30 s.
+  std::chrono::milliseconds ws_handshake_timeout{std::chrono::seconds(10)};
+  /// An established peer silent this long (no answer to the ping sent at its
+  /// half) is closed.
+  std::chrono::milliseconds ws_idle_timeout{std::chrono::seconds(60)};
+  /// Connection caps; 0: derived from the open-files limit.
+  size_t ws_max_connections = 0;
+  size_t ws_max_pending = 0;
+  size_t ws_max_pending_per_address = 0;
 };
 
 /// Serves the runtime where `listen` says (--listen values; none: stdio).

@@ -249,6 +249,40 @@ struct parser {
                      "bytes a WebSocket client may fall behind in reading before it is "
                      "disconnected; past half of it its requests get -32001 (default 67108864)")
         ->type_name("BYTES");
+    add_duration(*server, "--ws-handshake-timeout", out.listen.ws_handshake_timeout,
+                 "the deadline of each phase before a WebSocket session: the HTTP request "
+                 "(headers complete), the TLS handshake, the WebSocket handshake, a health "
+                 "check's answer (default 10s, at most 30s)")
+        ->check([](const std::string& v) {
+          std::chrono::milliseconds d{};
+          if (parse_duration(v, d) && (d.count() <= 0 || d > std::chrono::seconds(30)))
+            return std::string("must be more than 0 and at most 30s");
+          return std::string();
+        });
+    add_duration(*server, "--ws-idle-timeout", out.listen.ws_idle_timeout,
+                 "an established WebSocket peer silent for half of this is pinged, and "
+                 "closed when nothing came back by its end (default 60s)")
+        ->check([](const std::string& v) {
+          std::chrono::milliseconds d{};
+          if (parse_duration(v, d) && d < std::chrono::seconds(1))
+            return std::string("must be at least 1s");
+          return std::string();
+        });
+    server
+        ->add_option("--ws-max-connections", out.listen.ws_max_connections,
+                     "connections the listeners hold in all; past it a new one gets 503 "
+                     "(default: half the open-files limit)")
+        ->type_name("N");
+    server
+        ->add_option("--ws-max-pending", out.listen.ws_max_pending,
+                     "connections that have not completed their upgrade (no credentials "
+                     "needed to hold one); past it 503 (default: half of --ws-max-connections)")
+        ->type_name("N");
+    server
+        ->add_option("--ws-max-pending-per-address", out.listen.ws_max_pending_per_address,
+                     "of those, from one peer address; past it 503 (default: half of "
+                     "--ws-max-pending; behind a reverse proxy every client has its address)")
+        ->type_name("N");
     auto* cluster = server
         ->add_option("--cluster", out.cluster_file,
                      "serve as one node of a cluster (TOML: the members, their addresses, "

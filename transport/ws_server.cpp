@@ -1,5 +1,6 @@
 #include "transport/ws_server.hpp"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <boost/asio.hpp>
@@ -9,9 +10,9 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -80,20 +81,34 @@ struct shared : std::enable_shared_from_this<shared> {
   /// shutdown waits for them.
   std::map<uint64_t, connection_actor> connections;
   uint64_t next_id = 0;
+  /// The connection caps (I/O thread only).
+  connection_caps caps{options.caps};
+  /// Refusals by cap, and deadlines run out, since start.
+  std::atomic<uint64_t> refused_connections{0};
+  std::atomic<uint64_t> refused_pending{0};
+  std::atomic<uint64_t> refused_per_address{0};
+  std::atomic<uint64_t> deadlines{0};
   // Last: destroyed first, with the sessions its pending handlers still hold
   // (they leave `sessions` as they go).
   asio::io_context ioc;
 };
 
-/// One client: the HTTP upgrade, then frames both ways. Lives on the I/O
-/// thread; the connection actor reaches it only through posted work.
+/// One client: the HTTP request (a health check, or the upgrade), then
+/// frames both ways. Lives on the I/O thread; the connection actor reaches it
+/// only through posted work. Counted by the caps from its accept to its end.
 template <class Socket>
 class session : public std::enable_shared_from_this<session<Socket>> {
  public:
-  session(Socket socket, shared& owner, std::string peer)
-      : ws_(std::move(socket)), owner_(owner), peer_(std::move(peer)) {}
+  /// `address`: the peer's address for the per-address cap (empty: none).
+  session(Socket socket, shared& owner, std::string peer, std::string address)
+      : ws_(std::move(socket)),
+        deadline_(owner.ioc),
+        owner_(owner),
+        peer_(std::move(peer)),
+        address_(std::move(address)) {}
 
   ~session() {
+    owner_.caps.left(address_, upgraded_);
     std::lock_guard<std::mutex> lock{owner_.mtx};
     owner_.sessions.erase(id_);
   }
@@ -108,15 +123,47 @@ class session : public std::enable_shared_from_this<session<Socket>> {
         if (auto s = weak.lock()) s->abort();
       };
     }
-    http::async_read(ws_.next_layer(), buffer_, request_,
-                     [self](beast::error_code ec, size_t) { self->on_request(ec); });
+    read_request();
   }
 
  private:
   std::string name() const { return "ws#" + std::to_string(id_) + " " + peer_; }
 
+  /// Every phase before the WebSocket session has this deadline; past it the
+  /// socket is closed (and the pending operation ends with the session).
+  void arm_deadline(const char* phase) {
+    phase_ = phase;
+    deadline_.expires_after(owner_.options.handshake_timeout);
+    std::weak_ptr<session> weak = this->shared_from_this();
+    deadline_.async_wait([weak](beast::error_code ec) {
+      if (ec) return;  // cancelled: the phase completed
+      if (auto s = weak.lock()) s->on_deadline();
+    });
+  }
+
+  void on_deadline() {
+    owner_.deadlines.fetch_add(1, std::memory_order_relaxed);
+    // Debug only: a flood of half-open connections must not flood the log.
+    PARLEY_DEBUG("ws event=deadline peer={} phase={} closing", peer_, phase_);
+    abort();
+  }
+
+  /// The request before any upgrade: its headers (and a small body, which
+  /// none of ours has) must be complete within the deadline.
+  void read_request() {
+    arm_deadline("request");
+    parser_.emplace();
+    parser_->header_limit(16 * 1024);
+    parser_->body_limit(64 * 1024);
+    auto self = this->shared_from_this();
+    http::async_read(ws_.next_layer(), buffer_, *parser_,
+                     [self](beast::error_code ec, size_t) { self->on_request(ec); });
+  }
+
   void on_request(beast::error_code ec) {
     if (ec) return;
+    request_ = parser_->release();
+    parser_.reset();
     if (request_.find(http::field::origin) != request_.end())
       return refuse(http::status::forbidden, "origin", "requests from a browser are refused");
     if (!websocket::is_upgrade(request_)) return answer_plain();
@@ -133,7 +180,19 @@ class session : public std::enable_shared_from_this<session<Socket>> {
         [max = owner_.options.max_message_bytes](websocket::response_type& res) {
           res.set("x-codex-websocket-max-unfragmented-message-bytes", std::to_string(max));
         }));
-    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    // Chosen here rather than taken from timeout::suggested(server) (30 s
+    // handshake, 300 s idle with pings in Boost 1.74): the handshake has the
+    // same deadline as the request before it, and a silent peer (a laptop
+    // that slept, a half-open TCP connection) is pinged after half the idle
+    // timeout and closed at its end when nothing came back; any frame from
+    // the peer, a pong included, counts as heard.
+    websocket::stream_base::timeout timeouts;
+    timeouts.handshake_timeout = owner_.options.handshake_timeout;
+    timeouts.idle_timeout = owner_.options.idle_timeout;
+    timeouts.keep_alive_pings = true;
+    ws_.set_option(timeouts);
+    deadline_.cancel();  // the WebSocket stream's own handshake timeout from here
+    phase_ = "websocket_handshake";
     auto self = this->shared_from_this();
     ws_.async_accept(request_, [self](beast::error_code e) { self->on_accept(e); });
   }
@@ -159,7 +218,10 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     respond(status, std::string(body) + "\n");
   }
 
+  /// A plain answer, written within the deadline (a client that does not
+  /// read it holds nothing longer), then the connection ends.
   void respond(http::status status, std::string body) {
+    arm_deadline("answer");
     auto res = std::make_shared<http::response<http::string_body>>(status, request_.version());
     res->set(http::field::content_type, "text/plain");
     res->keep_alive(false);
@@ -167,13 +229,16 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     res->prepare_payload();
     auto self = this->shared_from_this();
     http::async_write(ws_.next_layer(), *res, [self, res](beast::error_code, size_t) {
+      self->deadline_.cancel();
       beast::error_code ignored;
-      self->ws_.next_layer().shutdown(Socket::shutdown_both, ignored);
+      beast::get_lowest_layer(self->ws_).shutdown(asio::socket_base::shutdown_both, ignored);
     });
   }
 
   void on_accept(beast::error_code ec) {
     if (ec) return;
+    upgraded_ = true;
+    owner_.caps.upgraded(address_);
     auto& rt = owner_.rt;
     std::weak_ptr<session> weak = this->shared_from_this();
     auto keep = owner_.shared_from_this();
@@ -285,14 +350,19 @@ class session : public std::enable_shared_from_this<session<Socket>> {
   /// Shutdown: drop the socket; the pending read ends and the session with it.
   void abort() {
     beast::error_code ignored;
-    ws_.next_layer().close(ignored);
+    beast::get_lowest_layer(ws_).close(ignored);
   }
 
   websocket::stream<Socket> ws_;
+  asio::steady_timer deadline_;
   shared& owner_;
   std::string peer_;
+  std::string address_;
+  bool upgraded_ = false;
+  const char* phase_ = "request";
   uint64_t id_ = 0;
   beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
   http::request<http::string_body> request_;
   connection_actor conn_;
   outgoing_queue queue_{owner_.options.max_queued_bytes};
@@ -319,6 +389,7 @@ struct server::impl {
         return;
       }
       std::string peer = "unix";
+      std::string address;  // Unix socket peers share no per-address cap
       if constexpr (std::is_same_v<Socket, tcp::socket>) {
         beast::error_code e;
         // Every message is a small frame that someone waits on (an answer, an
@@ -327,10 +398,79 @@ struct server::impl {
         // (40 ms on Linux), and each exchange of a turn paid it.
         socket.set_option(tcp::no_delay(true), e);
         auto ep = socket.remote_endpoint(e);
-        if (!e) peer = ep.address().to_string() + ":" + std::to_string(ep.port());
+        if (!e) {
+          address = ep.address().to_string();
+          peer = address + ":" + std::to_string(ep.port());
+        }
       }
-      std::make_shared<session<Socket>>(std::move(socket), state, peer)->start();
+      auto refused_by = state.caps.admit(address);
+      if (refused_by != cap::none) {
+        refuse(socket.native_handle(), refused_by, peer);
+      } else {
+        std::make_shared<session<Socket>>(std::move(socket), state, peer, address)->start();
+      }
       accept<Acceptor, Socket>(acceptor);
+    });
+  }
+
+  /// Past a cap: a 503 with Retry-After if the socket takes it at once (one
+  /// non-blocking send; the request, if it is already there, is read first
+  /// so the close is a FIN and not a reset that could lose the answer),
+  /// else just closed. The socket closes when the caller's copy goes.
+  void refuse(int fd, cap which, const std::string& peer) {
+    switch (which) {
+      case cap::connections:
+        state.refused_connections.fetch_add(1, std::memory_order_relaxed);
+        break;
+      case cap::pending:
+        state.refused_pending.fetch_add(1, std::memory_order_relaxed);
+        break;
+      case cap::pending_per_address:
+        state.refused_per_address.fetch_add(1, std::memory_order_relaxed);
+        break;
+      case cap::none:
+        break;
+    }
+    static constexpr char busy[] =
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain\r\n"
+        "Content-Length: 19\r\nConnection: close\r\n\r\ntoo many connections";
+    char scratch[4096];
+    (void)::recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
+    (void)::send(fd, busy, sizeof(busy) - 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
+    note_refusal(which, peer);
+  }
+
+  /// Refusals are logged once per burst: the first one, then a count every
+  /// ten seconds while they go on, never a line per connection.
+  void note_refusal(cap which, const std::string& peer) {
+    if (burst_open) {
+      ++burst_refused;
+      return;
+    }
+    burst_open = true;
+    burst_refused = 0;
+    PARLEY_WARN("ws event=connection_refused cap={} peer={} connections={} pending={} "
+                "(refusals that follow are counted, logged every 10 s while they go on)",
+                to_string(which), peer, state.caps.connections(), state.caps.pending());
+    arm_burst_timer();
+  }
+
+  void arm_burst_timer() {
+    burst_timer.expires_after(std::chrono::seconds(10));
+    burst_timer.async_wait([this](beast::error_code ec) {
+      if (ec) return;
+      if (burst_refused == 0) {
+        burst_open = false;
+        return;
+      }
+      PARLEY_WARN("ws event=connections_refused count={} seconds=10 connections={} pending={} "
+                  "refused_by_cap=connections:{},pending:{},pending_per_address:{}",
+                  burst_refused, state.caps.connections(), state.caps.pending(),
+                  state.refused_connections.load(), state.refused_pending.load(),
+                  state.refused_per_address.load());
+      burst_refused = 0;
+      arm_burst_timer();
     });
   }
 
@@ -374,6 +514,10 @@ struct server::impl {
   std::shared_ptr<shared> owned;
   shared& state;
   asio::io_context& ioc;
+  /// The burst of refusals being logged (I/O thread).
+  asio::steady_timer burst_timer{ioc};
+  bool burst_open = false;
+  uint64_t burst_refused = 0;
   std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
   std::vector<std::unique_ptr<local::acceptor>> unix_acceptors;
   /// The Unix socket paths bound; each is removed at shutdown only if it is
@@ -422,6 +566,12 @@ server::~server() {
 
 std::vector<std::string> server::bound() const {
   return impl_->bound;
+}
+
+refusal_counts server::refusals() const {
+  auto& st = impl_->state;
+  return {st.refused_connections.load(), st.refused_pending.load(),
+          st.refused_per_address.load(), st.deadlines.load()};
 }
 
 }  // namespace parley::ws

@@ -2,17 +2,29 @@
 // WebSocket listeners (issue 12), framed as Codex frames them: one JSON-RPC
 // message per text frame, binary frames refused, ping/pong and the close
 // handshake; `GET /healthz` answers 200 and `GET /readyz` 200, or 503 with
-// the reason while the store cannot write, on the same listener; a request that carries an Origin header (a browser) is refused
-// with 403. Boost.Beast does the HTTP and WebSocket work on one I/O thread
-// of its own, so no scheduler worker ever waits on a socket. Each client is
-// its own session (a connection actor around an rpc::session), with its own
-// initialize state and request ids; a client that stops reading is
-// disconnected once its queue passes a bound, and never slows another.
+// the reason while the store cannot write, on the same listener; a request
+// that carries an Origin header (a browser) is refused with 403. Boost.Beast
+// does the HTTP and WebSocket work on one I/O thread of its own, so no
+// scheduler worker ever waits on a socket. Each client is its own session (a
+// connection actor around an rpc::session), with its own initialize state and
+// request ids; a client that stops reading is disconnected once its queue
+// passes a bound, and never slows another.
+//
+// Against hostile and careless clients (issue 25): every phase before a
+// session has a deadline (the HTTP request, the TLS handshake, the WebSocket
+// handshake, a plain HTTP answer); an established peer that goes silent is
+// pinged and closed when no pong comes; connections are capped in all, before
+// their upgrade, and before their upgrade per peer address; a Unix socket
+// path is never clobbered (unix_socket_claim.hpp).
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "transport/connection_caps.hpp"
 #include "transport/listen_address.hpp"
 #include "transport/ws_auth.hpp"
 
@@ -30,6 +42,25 @@ struct server_options {
   size_t max_queued_bytes = 64u << 20;
   /// Who may open a session (health checks need nothing).
   auth_config auth;
+  /// The deadline of each phase before a session: the HTTP request complete
+  /// (headers and all), the TLS handshake, the WebSocket handshake, a plain
+  /// HTTP answer written.
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  /// An established connection silent for half of this is pinged; nothing
+  /// heard by its end closes it.
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
+  /// Connection caps; past one a connection is answered 503 (cleartext
+  /// listeners) or closed at once.
+  cap_limits caps = default_cap_limits(1024);
+};
+
+/// Connections refused by each cap since start.
+struct refusal_counts {
+  uint64_t connections = 0;
+  uint64_t pending = 0;
+  uint64_t pending_per_address = 0;
+  /// Connections closed because a phase before their session ran out of time.
+  uint64_t deadlines = 0;
 };
 
 class server {
@@ -38,14 +69,16 @@ class server {
   /// accepting. Throws std::runtime_error when an address cannot be bound,
   /// or is not loopback while no authentication is configured.
   server(runtime& rt, server_options options);
-  /// Stops accepting, closes every client (their pending approvals are
-  /// cancelled as for a closed stdin) and waits for their connections.
+  /// Stops accepting, closes every client (their sessions end as for a
+  /// client that left) and waits for their connections.
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
   /// What is listening, as URLs (a port 0 resolved).
   std::vector<std::string> bound() const;
+
+  refusal_counts refusals() const;
 
  private:
   struct impl;

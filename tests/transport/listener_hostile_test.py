@@ -4,18 +4,28 @@
 The real `parley app-server --listen ...`, raw sockets: Unix socket paths
 that are never clobbered (a regular file kept, a live socket not stolen, a
 stale one replaced, two servers racing for one path, a shutdown after a
-takeover); what ws_transport_test.py does not already hold in the suite.
+takeover); half-open requests past the open-files limit while another
+address is served; each connection cap pushed past; deadlines on a mute, a
+trickling and a silent client; and what held before (a 2^62-byte frame
+header, invalid UTF-8, an unmasked frame, a ping flood, running out of
+descriptors). Oversized and binary frames and the slow reader are in
+ws_transport_test.py.
+
+Deadlines in this test are short (--ws-handshake-timeout 1s) so it stays
+quick; the defaults are in transport/README.md.
 
 Usage: listener_hostile_test.py PARLEY_BINARY
 """
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BINARY = sys.argv[1]
@@ -225,10 +235,326 @@ def test_unix_socket_paths(root):
         check(not os.path.exists(p), "round %d: the path is gone after both stopped" % n)
 
 
+# -- deadlines and caps ----------------------------------------------------------
+
+def tcp_port(server):
+    url = next(u for u in server.urls if u.startswith("ws://"))
+    return int(url.rsplit(":", 1)[1])
+
+
+def connect_from(source, port, timeout=5):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def closed_within(s, seconds):
+    """Seconds until the server closed `s` (EOF or reset; any bytes it sent
+    first are read and dropped), or None if it stayed open."""
+    started = time.time()
+    s.settimeout(0.1)
+    while time.time() - started < seconds:
+        try:
+            if s.recv(65536) == b"":
+                return time.time() - started
+        except socket.timeout:
+            continue
+        except OSError:
+            return time.time() - started
+    return None
+
+
+def answer_of(s, timeout=3):
+    """What the server sent before closing (a refusal's 503), up to 4 KiB."""
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while len(data) < 4096:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    return data
+
+
+def request(s, line_id, method, params="{}"):
+    s.sendall(ws_frame(('{"id":%d,"method":"%s","params":%s}' % (line_id, method, params)).encode()))
+    while True:
+        op, payload = ws_read_frame(s)
+        if op == 9:  # a ping: answer it, as every client must
+            s.sendall(ws_frame(payload, opcode=10))
+            continue
+        if op == 1 and (b'"id":%d' % line_id) in payload:
+            return payload
+
+
+def keep_alive(s, seconds):
+    """Reads for `seconds`, answering every ping with its pong."""
+    started = time.time()
+    while time.time() - started < seconds:
+        s.settimeout(0.2)
+        try:
+            op, payload = ws_read_frame(s)
+        except socket.timeout:
+            continue
+        if op == 9:
+            s.sendall(ws_frame(payload, opcode=10))
+
+
+def set_open_files(n):
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+def test_half_open_past_the_open_files_limit(root):
+    """300 half-sent requests from one address against a server whose
+    open-files limit is 256: the address's cap holds, a client from
+    127.0.0.2 is served meanwhile, and every held one is let go of at the
+    deadline; refusals are 503 with Retry-After, logged once per burst."""
+    server = Server(root, "ws://127.0.0.1:0", extra=["--ws-handshake-timeout", "1s"],
+                    preexec=set_open_files(256))
+    port = tcp_port(server)
+    established = connect_from("127.0.0.1", port)
+    check(ws_initialize(established), "a client connected before the flood is served")
+    held = []
+    for _ in range(300):
+        s = connect_from("127.0.0.1", port)
+        s.sendall(b"GET / HTTP/1.1\r\nHost: parley\r\nUpgrade: webs")
+        held.append(s)
+    started = time.time()
+    good = connect_from("127.0.0.2", port)
+    check(ws_initialize(good), "a client from another address is served during the flood")
+    check(b"result" in request(established, 2, "thread/start"),
+          "the client connected before the flood is unharmed")
+    answers = [answer_of(s, 0.2) for s in held[-50:]]
+    refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+    check(len(refused) >= 40, "connections past the address's cap are refused at once "
+          "(%d of the last 50 answered 503)" % len(refused))
+    check(all(b"Retry-After: " in a for a in refused), "a refusal says when to retry")
+    times = [closed_within(s, 6) for s in held[:20]]
+    check(all(t is not None for t in times), "the held half-open requests are let go of")
+    check(time.time() - started < 6, "within the deadline (1 s) and a margin: %.1f s"
+          % (time.time() - started))
+    log = server.log_text()
+    check(log.count("event=connection_refused") == 1,
+          "the burst of refusals is logged once, not once per connection (%d lines)"
+          % log.count("event=connection_refused"))
+    check("cap=pending_per_address" in log, "the log names the cap that refused")
+    # After the burst, the listener is whole again: a new client is served.
+    later = connect_from("127.0.0.1", port)
+    check(ws_initialize(later), "after the flood a client from the same address is served")
+    for s in held + [established, good, later]:
+        s.close()
+    check(server.stop() == 0, "the server stops with 0")
+
+
+def test_each_cap(root):
+    """Each cap pushed past: the refusal is seen, clients already connected
+    are unharmed."""
+    server = Server(root, "ws://127.0.0.1:0",
+                    extra=["--ws-handshake-timeout", "3s", "--ws-max-connections", "12",
+                           "--ws-max-pending", "6", "--ws-max-pending-per-address", "3"])
+    port = tcp_port(server)
+    sessions = [connect_from("127.0.0.1", port) for _ in range(3)]
+    check(all(ws_initialize(s) for s in sessions), "three sessions open")
+    # Per address: 127.0.0.3 may hold 3 half-open connections, not 4.
+    mine = [connect_from("127.0.0.3", port) for _ in range(3)]
+    time.sleep(0.2)
+    extra = connect_from("127.0.0.3", port)
+    check(answer_of(extra, 2).startswith(b"HTTP/1.1 503"), "the per-address cap refuses with 503")
+    other = connect_from("127.0.0.4", port)
+    check(ws_initialize(other), "another address is served while one holds its cap")
+    # Pending in all: 6 half-open from 127.0.0.3 and 127.0.0.5, the 7th refused.
+    theirs = [connect_from("127.0.0.5", port) for _ in range(3)]
+    time.sleep(0.2)
+    seventh = connect_from("127.0.0.6", port)
+    check(answer_of(seventh, 2).startswith(b"HTTP/1.1 503"), "the pending cap refuses with 503")
+    for s in mine + theirs:
+        s.close()
+    time.sleep(0.3)
+    # In all: 4 sessions open; 8 more fill the cap of 12, the 13th is refused.
+    more = []
+    for i in range(8):
+        more.append(connect_from("127.0.0.%d" % (10 + i), port))
+        check(ws_initialize(more[-1]), "session %d of 12 is served" % (5 + i))
+    thirteenth = connect_from("127.0.0.30", port)
+    check(answer_of(thirteenth, 2).startswith(b"HTTP/1.1 503"), "the total cap refuses with 503")
+    for i, s in enumerate(sessions + [other] + more):
+        check(b"result" in request(s, 5, "thread/start"), "session %d unharmed" % i)
+    for s in sessions + [other] + more + [extra, seventh, thirteenth]:
+        s.close()
+    check(server.stop() == 0, "the server stops with 0")
+
+
+def test_deadlines_and_silence(root):
+    """Nothing sent, a request trickled byte by byte, a health check never
+    finished: each closed at the deadline. An established peer that goes
+    silent is pinged and closed; one that answers pings stays."""
+    server = Server(root, "ws://127.0.0.1:0",
+                    extra=["--ws-handshake-timeout", "1s", "--ws-idle-timeout", "2s"])
+    port = tcp_port(server)
+    mute = connect_from("127.0.0.1", port)
+    t = closed_within(mute, 6)
+    check(t is not None and 0.8 < t < 5, "a connection that sends nothing is closed at the "
+          "deadline (%s s)" % t)
+    trickle = connect_from("127.0.0.1", port)
+    started = time.time()
+    closed = False
+    for b in b"GET /healthz HTTP/1.1\r\nHost: parley\r\nX-Slow: " + b"a" * 100:
+        try:
+            trickle.send(bytes([b]))
+        except OSError:
+            closed = True
+            break
+        if closed_within(trickle, 0.2) is not None:
+            closed = True
+            break
+    took = time.time() - started
+    check(closed and took < 5, "a request trickled byte by byte is cut at the deadline "
+          "(%.1f s)" % took)
+    health = connect_from("127.0.0.1", port)
+    health.sendall(b"GET /healthz HTTP/1.1\r\nHost: parley\r\n\r\n")
+    check(answer_of(health, 3).startswith(b"HTTP/1.1 200"), "a health check is answered")
+    silent = connect_from("127.0.0.1", port)
+    check(ws_initialize(silent), "a session opens")
+    lively = connect_from("127.0.0.1", port)
+    check(ws_initialize(lively), "a second session opens")
+    # The lively one answers its pings meanwhile (and for longer than the
+    # idle timeout), and stays.
+    lively_thread = threading.Thread(target=keep_alive, args=(lively, 4))
+    lively_thread.start()
+    # The silent one reads but never answers: pinged, then closed.
+    silent.settimeout(8)
+    started = time.time()
+    pinged = False
+    gone = None
+    try:
+        while time.time() - started < 8:
+            op, _ = ws_read_frame(silent)
+            if op == 9:
+                pinged = True
+            if op == 8:
+                gone = time.time() - started
+                break
+    except (ConnectionError, OSError):
+        gone = time.time() - started
+    check(pinged, "a silent peer is pinged")
+    check(gone is not None and gone < 6, "a silent peer is closed once no pong came (%s s)" % gone)
+    lively_thread.join()
+    check(b"result" in request(lively, 3, "thread/start"), "a peer that answers pings stays")
+    silent.close()
+    lively.close()
+    check(server.stop() == 0, "the server stops with 0")
+
+
+# -- what held before issue 25, kept held ----------------------------------------
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def close_code(s, timeout=5):
+    """The code of the close frame the server sends next (other frames are
+    skipped), or None if the connection ends without one."""
+    s.settimeout(timeout)
+    try:
+        while True:
+            op, payload = ws_read_frame(s)
+            if op == 8:
+                return int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+    except (ConnectionError, OSError):
+        return None
+
+
+def session(port):
+    s = connect_from("127.0.0.1", port)
+    check(ws_initialize(s), "a session opens")
+    return s
+
+
+def test_frames_that_held_before(root):
+    """Oversized and binary frames and the slow reader are in
+    ws_transport_test.py; here the rest of what an attacker tried first."""
+    server = Server(root, "ws://127.0.0.1:0")
+    port = tcp_port(server)
+    pid = server.proc.pid
+    before = rss_kib(pid)
+    s = session(port)
+    # A frame header declaring 2^62 bytes: refused (1009), nothing allocated.
+    s.sendall(bytes([0x81, 0x80 | 127]) + (1 << 62).to_bytes(8, "big") + os.urandom(4) + b"xx")
+    check(close_code(s) == 1009, "a frame declaring 2^62 bytes is closed with 1009")
+    s.close()
+    check(rss_kib(pid) - before < 50 * 1024, "and nothing was allocated for it")
+    s = session(port)
+    s.sendall(ws_frame(b"\xff\xfe\xfd not utf-8"))
+    check(close_code(s) == 1007, "invalid UTF-8 in a text frame is closed with 1007")
+    s.close()
+    s = session(port)
+    s.sendall(ws_frame(b'{"id":9,"method":"thread/start","params":{}}', mask=False))
+    check(close_code(s) == 1002, "an unmasked client frame is closed with 1002")
+    s.close()
+    # 20,000 pings in one burst from a client that does not read yet.
+    flood = session(port)
+    flood.sendall(b"".join(ws_frame(b"p%d" % i, opcode=9) for i in range(20000)))
+    other = session(port)
+    check(b"result" in request(other, 2, "thread/start"), "the server answers others during a "
+          "ping flood")
+    check(rss_kib(pid) - before < 50 * 1024, "a ping flood costs no memory worth naming "
+          "(RSS +%d KiB)" % (rss_kib(pid) - before))
+    flood.close()
+    other.close()
+    check(server.stop() == 0, "the server stops with 0")
+
+
+def test_out_of_descriptors(root):
+    """With the caps above the open-files limit, the acceptor runs out of
+    descriptors: it does not spin, and serves again once some are free."""
+    server = Server(root, "ws://127.0.0.1:0",
+                    extra=["--ws-handshake-timeout", "2s", "--ws-max-connections", "1000",
+                           "--ws-max-pending", "1000", "--ws-max-pending-per-address", "1000"],
+                    preexec=set_open_files(128))
+    port = tcp_port(server)
+    pid = server.proc.pid
+    held = []
+    for _ in range(150):
+        s = connect_from("127.0.0.1", port)
+        s.sendall(b"GET / HTTP/1.1\r\n")
+        held.append(s)
+    time.sleep(0.3)
+    cpu = cpu_seconds(pid)
+    time.sleep(1)
+    spent = cpu_seconds(pid) - cpu
+    check(spent < 0.3, "out of descriptors, the acceptor does not spin (%.2f s of CPU in 1 s)"
+          % spent)
+    check("accept_failed" in server.log_text(), "running out of descriptors is logged")
+    for s in held:
+        s.close()
+    time.sleep(0.5)
+    later = connect_from("127.0.0.1", port)
+    check(ws_initialize(later), "once descriptors are free again a client is served")
+    later.close()
+    check(server.stop() == 0, "the server stops with 0")
+
+
 def main():
     root = tempfile.mkdtemp(prefix="parley-hostile-")
     try:
         test_unix_socket_paths(root)
+        test_half_open_past_the_open_files_limit(root)
+        test_each_cap(root)
+        test_deadlines_and_silence(root)
+        test_frames_that_held_before(root)
+        test_out_of_descriptors(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
