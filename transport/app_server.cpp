@@ -53,9 +53,22 @@ void serve_stdio(runtime& rt, int signal_fd) {
   self->wait_for(conn);
 }
 
-void wait_for_stop_signal(int signal_fd) {
-  pollfd p{signal_fd, POLLIN, 0};
-  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+/// Waits for SIGINT/SIGTERM, or SIGHUP where no wss:// listener reads its
+/// certificate again on it.
+void wait_for_stop_signal(int signal_fd, ws::server* listeners) {
+  for (;;) {
+    pollfd p{signal_fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    signalfd_siginfo info{};
+    if (::read(signal_fd, &info, sizeof(info)) != static_cast<ssize_t>(sizeof(info))) continue;
+    if (info.ssi_signo == SIGHUP && listeners && listeners->serves_tls()) {
+      listeners->reload_tls();
+      continue;
+    }
+    break;
   }
   PARLEY_INFO("app-server event=stop_signal");
 }
@@ -79,6 +92,8 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   if (listen.ws_max_queue > 0) ws_options.max_queued_bytes = listen.ws_max_queue;
   ws_options.handshake_timeout = listen.ws_handshake_timeout;
   ws_options.idle_timeout = listen.ws_idle_timeout;
+  ws_options.tls_cert_file = listen.tls_cert;
+  ws_options.tls_key_file = listen.tls_key;
   // Every connection is a descriptor: as many as the system lets this
   // process have, and the caps' defaults follow from that.
   auto open_files = ws::raise_open_files_limit();
@@ -141,7 +156,7 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   if (stdio)
     serve_stdio(rt, signal_fd);
   else {
-    wait_for_stop_signal(signal_fd);
+    wait_for_stop_signal(signal_fd, listeners.get());
     rt.seal_store();  // the server goes away: pending work stays on disk
   }
   listeners.reset();  // every WebSocket client's session ends while the runtime runs

@@ -29,6 +29,10 @@ struct listen_options {
   size_t ws_max_connections = 0;
   size_t ws_max_pending = 0;
   size_t ws_max_pending_per_address = 0;
+  /// wss:// listeners: the certificate (PEM, a chain allowed) and its key,
+  /// read again on SIGHUP.
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 /// Serves the runtime where `listen` says (--listen values; none: stdio).

@@ -226,7 +226,8 @@ struct parser {
     server
         ->add_option("--listen", out.listen.listen,
                      "where to serve (repeatable): stdio:// (default), ws://HOST:PORT "
-                     "(loopback), unix://PATH or unix:// (HOME/app-server.sock)")
+                     "(loopback), wss://HOST:PORT (TLS: --tls-cert, --tls-key), unix://PATH "
+                     "or unix:// (HOME/app-server.sock)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->type_name("URL");
     server
@@ -268,6 +269,15 @@ struct parser {
             return std::string("must be at least 1s");
           return std::string();
         });
+    server
+        ->add_option("--tls-cert", out.listen.tls_cert,
+                     "wss:// listeners: the certificate, PEM (a chain allowed); read again on "
+                     "SIGHUP for new connections")
+        ->type_name("FILE");
+    server
+        ->add_option("--tls-key", out.listen.tls_key,
+                     "wss:// listeners: the certificate's private key, PEM; read again on SIGHUP")
+        ->type_name("FILE");
     server
         ->add_option("--ws-max-connections", out.listen.ws_max_connections,
                      "connections the listeners hold in all; past it a new one gets 503 "

@@ -10,15 +10,16 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-std::optional<listen_address> parse_tcp(const std::string& text, std::string& error) {
-  auto rest = text.substr(5);  // after ws://
+std::optional<listen_address> parse_tcp(const std::string& text, bool tls, std::string& error) {
+  auto rest = text.substr(tls ? 6 : 5);  // after ws:// or wss://
   auto colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
-    error = "expected ws://HOST:PORT, got " + text;
+    error = std::string("expected ") + (tls ? "wss" : "ws") + "://HOST:PORT, got " + text;
     return std::nullopt;
   }
   listen_address a;
   a.what = listen_address::kind::tcp;
+  a.tls = tls;
   a.host = rest.substr(0, colon);
   if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']')
     a.host = a.host.substr(1, a.host.size() - 2);  // [::1]
@@ -48,7 +49,8 @@ std::optional<listen_address> parse_listen_address(const std::string& text, cons
     a.text = "stdio://";
     return a;
   }
-  if (starts_with(text, "ws://")) return parse_tcp(text, error);
+  if (starts_with(text, "ws://")) return parse_tcp(text, false, error);
+  if (starts_with(text, "wss://")) return parse_tcp(text, true, error);
   if (starts_with(text, "unix://")) {
     listen_address a;
     a.what = listen_address::kind::unix_socket;
@@ -57,7 +59,8 @@ std::optional<listen_address> parse_listen_address(const std::string& text, cons
     a.text = "unix://" + a.path;
     return a;
   }
-  error = "unknown listen address " + text + " (stdio://, ws://HOST:PORT or unix://[PATH])";
+  error = "unknown listen address " + text
+          + " (stdio://, ws://HOST:PORT, wss://HOST:PORT or unix://[PATH])";
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 // Where `parley app-server --listen` serves, as Codex spells it:
 //   stdio://            stdin/stdout (the default)
 //   ws://HOST:PORT      WebSocket over TCP (port 0: any free port)
+//   wss://HOST:PORT     the same over TLS (--tls-cert, --tls-key)
 //   unix://PATH         WebSocket over a Unix domain socket
 //   unix://             the same at HOME/app-server.sock
 
@@ -16,6 +17,7 @@ struct listen_address {
   kind what = kind::stdio;
   std::string host;   // tcp
   uint16_t port = 0;  // tcp
+  bool tls = false;   // tcp: wss://
   std::string path;   // unix_socket
   /// As given, for messages.
   std::string text;

@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <deque>
@@ -24,6 +27,7 @@
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/outgoing_queue.hpp"
+#include "transport/tls_context.hpp"
 #include "transport/unix_socket_claim.hpp"
 
 namespace parley::ws {
@@ -34,6 +38,11 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using local = asio::local::stream_protocol;
+namespace ssl = asio::ssl;
+/// A wss:// connection: TLS over TCP, under the WebSocket.
+using tls_socket = beast::ssl_stream<tcp::socket>;
+template <class Stream>
+constexpr bool is_tls = std::is_same_v<Stream, tls_socket>;
 
 namespace {
 
@@ -88,6 +97,9 @@ struct shared : std::enable_shared_from_this<shared> {
   std::atomic<uint64_t> refused_pending{0};
   std::atomic<uint64_t> refused_per_address{0};
   std::atomic<uint64_t> deadlines{0};
+  /// What new wss:// connections are made with (I/O thread only; a reload
+  /// replaces it, a connection keeps the one it started with).
+  std::shared_ptr<ssl::context> tls;
   // Last: destroyed first, with the sessions its pending handlers still hold
   // (they leave `sessions` as they go).
   asio::io_context ioc;
@@ -96,12 +108,16 @@ struct shared : std::enable_shared_from_this<shared> {
 /// One client: the HTTP request (a health check, or the upgrade), then
 /// frames both ways. Lives on the I/O thread; the connection actor reaches it
 /// only through posted work. Counted by the caps from its accept to its end.
-template <class Socket>
-class session : public std::enable_shared_from_this<session<Socket>> {
+template <class Stream>
+class session : public std::enable_shared_from_this<session<Stream>> {
  public:
-  /// `address`: the peer's address for the per-address cap (empty: none).
-  session(Socket socket, shared& owner, std::string peer, std::string address)
-      : ws_(std::move(socket)),
+  /// `address`: the peer's address for the per-address cap (empty: none);
+  /// `tls`: the context of a wss:// connection; `args` make the stream.
+  template <class... Args>
+  session(shared& owner, std::string peer, std::string address,
+          std::shared_ptr<ssl::context> tls, Args&&... args)
+      : tls_(std::move(tls)),
+        ws_(std::forward<Args>(args)...),
         deadline_(owner.ioc),
         owner_(owner),
         peer_(std::move(peer)),
@@ -123,7 +139,20 @@ class session : public std::enable_shared_from_this<session<Socket>> {
         if (auto s = weak.lock()) s->abort();
       };
     }
-    read_request();
+    if constexpr (is_tls<Stream>) {
+      // A cleartext client on a TLS port fails here and gets nothing.
+      arm_deadline("tls_handshake");
+      ws_.next_layer().async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
+        if (ec) {
+          PARLEY_DEBUG("ws event=tls_handshake_failed peer={} error=\"{}\"", self->peer_,
+                       ec.message());
+          return;
+        }
+        self->read_request();
+      });
+    } else {
+      read_request();
+    }
   }
 
  private:
@@ -353,7 +382,8 @@ class session : public std::enable_shared_from_this<session<Socket>> {
     beast::get_lowest_layer(ws_).close(ignored);
   }
 
-  websocket::stream<Socket> ws_;
+  std::shared_ptr<ssl::context> tls_;  // before ws_: its stream uses it
+  websocket::stream<Stream> ws_;
   asio::steady_timer deadline_;
   shared& owner_;
   std::string peer_;
@@ -377,15 +407,17 @@ struct server::impl {
       : owned(std::make_shared<shared>(rt, std::move(options))), state(*owned), ioc(owned->ioc) {}
 
   template <class Acceptor, class Socket>
-  void accept(Acceptor& acceptor) {
-    acceptor.async_accept([this, &acceptor](beast::error_code ec, Socket socket) {
+  void accept(Acceptor& acceptor, bool tls = false) {
+    acceptor.async_accept([this, &acceptor, tls](beast::error_code ec, Socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;  // shutdown
       if (ec) {
         // Out of descriptors, say: keep the listener, try again shortly.
         PARLEY_WARN("ws event=accept_failed error=\"{}\" retrying", ec.message());
         auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(100));
         timer->async_wait(
-            [this, &acceptor, timer](beast::error_code) { accept<Acceptor, Socket>(acceptor); });
+            [this, &acceptor, timer, tls](beast::error_code) {
+              accept<Acceptor, Socket>(acceptor, tls);
+            });
         return;
       }
       std::string peer = "unix";
@@ -405,11 +437,21 @@ struct server::impl {
       }
       auto refused_by = state.caps.admit(address);
       if (refused_by != cap::none) {
-        refuse(socket.native_handle(), refused_by, peer);
+        refuse(socket.native_handle(), refused_by, peer, tls);
+      } else if constexpr (std::is_same_v<Socket, tcp::socket>) {
+        if (tls) {
+          auto ctx = state.tls;
+          std::make_shared<session<tls_socket>>(state, peer, address, ctx, std::move(socket), *ctx)
+              ->start();
+        } else {
+          std::make_shared<session<Socket>>(state, peer, address, nullptr, std::move(socket))
+              ->start();
+        }
       } else {
-        std::make_shared<session<Socket>>(std::move(socket), state, peer, address)->start();
+        std::make_shared<session<Socket>>(state, peer, address, nullptr, std::move(socket))
+            ->start();
       }
-      accept<Acceptor, Socket>(acceptor);
+      accept<Acceptor, Socket>(acceptor, tls);
     });
   }
 
@@ -417,7 +459,7 @@ struct server::impl {
   /// non-blocking send; the request, if it is already there, is read first
   /// so the close is a FIN and not a reset that could lose the answer),
   /// else just closed. The socket closes when the caller's copy goes.
-  void refuse(int fd, cap which, const std::string& peer) {
+  void refuse(int fd, cap which, const std::string& peer, bool tls) {
     switch (which) {
       case cap::connections:
         state.refused_connections.fetch_add(1, std::memory_order_relaxed);
@@ -434,9 +476,11 @@ struct server::impl {
     static constexpr char busy[] =
         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain\r\n"
         "Content-Length: 19\r\nConnection: close\r\n\r\ntoo many connections";
-    char scratch[4096];
-    (void)::recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
-    (void)::send(fd, busy, sizeof(busy) - 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (!tls) {  // a TLS client could not read a cleartext answer
+      char scratch[4096];
+      (void)::recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
+      (void)::send(fd, busy, sizeof(busy) - 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
     ::shutdown(fd, SHUT_WR);
     note_refusal(which, peer);
   }
@@ -479,6 +523,16 @@ struct server::impl {
       throw std::runtime_error("--listen " + a.text
                                + ": a non-loopback address needs --ws-auth (capability-token or "
                                  "signed-bearer-token)");
+    if (a.tls && !state.tls) {
+      if (state.options.tls_cert_file.empty() || state.options.tls_key_file.empty())
+        throw std::runtime_error("--listen " + a.text + " needs --tls-cert and --tls-key");
+      state.tls = load_tls_context(state.options.tls_cert_file, state.options.tls_key_file);
+    }
+    tls_listener = tls_listener || a.tls;
+    if (!a.tls && !a.loopback())
+      PARLEY_WARN("ws event=cleartext_listener address={} bearer tokens and every conversation "
+                  "travel in clear text: use wss:// (--tls-cert, --tls-key) or a TLS proxy",
+                  a.text);
     auto acceptor = std::make_unique<tcp::acceptor>(ioc);
     tcp::endpoint ep{asio::ip::make_address(a.host == "localhost" ? "127.0.0.1" : a.host), a.port};
     acceptor->open(ep.protocol());
@@ -486,8 +540,8 @@ struct server::impl {
     acceptor->bind(ep);
     acceptor->listen();
     auto port = acceptor->local_endpoint().port();
-    bound.push_back("ws://" + a.host + ":" + std::to_string(port));
-    accept<tcp::acceptor, tcp::socket>(*acceptor);
+    bound.push_back((a.tls ? "wss://" : "ws://") + a.host + ":" + std::to_string(port));
+    accept<tcp::acceptor, tcp::socket>(*acceptor, a.tls);
     tcp_acceptors.push_back(std::move(acceptor));
   }
 
@@ -524,6 +578,7 @@ struct server::impl {
   /// still the socket bound.
   std::vector<std::unique_ptr<unix_socket_claim>> claims;
   std::vector<std::string> bound;
+  bool tls_listener = false;  // set before the I/O thread starts
   std::thread io;
 };
 
@@ -566,6 +621,26 @@ server::~server() {
 
 std::vector<std::string> server::bound() const {
   return impl_->bound;
+}
+
+bool server::serves_tls() const {
+  return impl_->tls_listener;
+}
+
+bool server::reload_tls() {
+  auto& st = impl_->state;
+  std::shared_ptr<ssl::context> fresh;
+  try {
+    fresh = load_tls_context(st.options.tls_cert_file, st.options.tls_key_file);
+  } catch (const std::exception& e) {
+    PARLEY_ERROR("ws event=tls_reload_failed error=\"{}\" the certificate in use stays", e.what());
+    return false;
+  }
+  // Swapped on the I/O thread, where connections take it.
+  asio::post(impl_->ioc, [owned = impl_->owned, fresh] { owned->tls = fresh; });
+  PARLEY_INFO("ws event=tls_reloaded cert={} key={}", st.options.tls_cert_file,
+              st.options.tls_key_file);
+  return true;
 }
 
 refusal_counts server::refusals() const {

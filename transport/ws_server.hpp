@@ -52,6 +52,9 @@ struct server_options {
   /// Connection caps; past one a connection is answered 503 (cleartext
   /// listeners) or closed at once.
   cap_limits caps = default_cap_limits(1024);
+  /// wss:// listeners: the certificate (chain) and key, PEM.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 /// Connections refused by each cap since start.
@@ -67,7 +70,8 @@ class server {
  public:
   /// Binds every address (a Unix socket is created 0600) and starts
   /// accepting. Throws std::runtime_error when an address cannot be bound,
-  /// or is not loopback while no authentication is configured.
+  /// or is not loopback while no authentication is configured, or a wss://
+  /// address lacks a usable certificate and key.
   server(runtime& rt, server_options options);
   /// Stops accepting, closes every client (their sessions end as for a
   /// client that left) and waits for their connections.
@@ -77,6 +81,13 @@ class server {
 
   /// What is listening, as URLs (a port 0 resolved).
   std::vector<std::string> bound() const;
+
+  /// Whether a wss:// listener is among them.
+  bool serves_tls() const;
+  /// Reads the certificate and key again for connections that come after
+  /// (those open keep theirs). False, logged, when they cannot be used: the
+  /// old ones stay.
+  bool reload_tls();
 
   refusal_counts refusals() const;
 

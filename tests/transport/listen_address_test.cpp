@@ -37,5 +37,18 @@ TEST(ListenAddress, what_is_not_an_address_says_why) {
   EXPECT_FALSE(wide->loopback());
 }
 
+TEST(ListenAddress, wss_is_tcp_with_tls) {
+  std::string error;
+  auto tls = parse_listen_address("wss://[::1]:4443", "/h", error);
+  ASSERT_TRUE(tls);
+  EXPECT_EQ(tls->what, listen_address::kind::tcp);
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->host, "::1");
+  EXPECT_EQ(tls->port, 4443);
+  EXPECT_FALSE(parse_listen_address("ws://127.0.0.1:1", "/h", error)->tls);
+  EXPECT_FALSE(parse_listen_address("wss://127.0.0.1", "/h", error));
+  EXPECT_NE(error.find("wss://HOST:PORT"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace parley::ws

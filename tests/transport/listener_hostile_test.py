@@ -6,10 +6,11 @@ that are never clobbered (a regular file kept, a live socket not stolen, a
 stale one replaced, two servers racing for one path, a shutdown after a
 takeover); half-open requests past the open-files limit while another
 address is served; each connection cap pushed past; deadlines on a mute, a
-trickling and a silent client; and what held before (a 2^62-byte frame
-header, invalid UTF-8, an unmasked frame, a ping flood, running out of
-descriptors). Oversized and binary frames and the slow reader are in
-ws_transport_test.py.
+trickling and a silent client; what held before (a 2^62-byte frame header,
+invalid UTF-8, an unmasked frame, a ping flood, running out of descriptors);
+TLS (the right CA, cleartext on the TLS port, an expired and a wrong-host
+certificate, a reload on SIGHUP with a session kept across it). Oversized
+and binary frames and the slow reader are in ws_transport_test.py.
 
 Deadlines in this test are short (--ws-handshake-timeout 1s) so it stays
 quick; the defaults are in transport/README.md.
@@ -22,6 +23,7 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -546,6 +548,135 @@ def test_out_of_descriptors(root):
     check(server.stop() == 0, "the server stops with 0")
 
 
+# -- TLS -------------------------------------------------------------------------
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def make_ca(d, name):
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out",
+            name + ".pem", "-days", "2", "-subj", "/CN=parley-test-" + name, cwd=d)
+
+
+def make_cert(d, ca, name, hosts="DNS:localhost,IP:127.0.0.1", days="2"):
+    """A server certificate signed by `ca`; days "-1" makes it expired."""
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out",
+            name + ".csr", "-subj", "/CN=" + name, cwd=d)
+    with open(os.path.join(d, name + ".ext"), "w") as f:
+        f.write("subjectAltName=%s\n" % hosts)
+    openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key",
+            "-CAcreateserial", "-out", name + ".pem", "-days", days, "-extfile", name + ".ext",
+            cwd=d)
+    return os.path.join(d, name + ".pem"), os.path.join(d, name + ".key")
+
+
+def tls_connect(port, cafile, max_version=None):
+    ctx = ssl.create_default_context(cafile=cafile)
+    if max_version:
+        ctx.maximum_version = max_version
+    raw = connect_from("127.0.0.1", port)
+    return ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+def tls_refusal(port, cafile):
+    """The client's reason to refuse the server's certificate, or None."""
+    try:
+        tls_connect(port, cafile).close()
+        return None
+    except ssl.SSLCertVerificationError as e:
+        return e.verify_message
+
+
+def wss_server(root, cert, key):
+    return Server(root, "wss://127.0.0.1:0",
+                  extra=["--tls-cert", cert, "--tls-key", key, "--ws-handshake-timeout", "1s"])
+
+
+def test_tls(root):
+    d = tempfile.mkdtemp(prefix="tls-", dir=root)
+    make_ca(d, "ca")
+    make_ca(d, "ca2")
+    cert, key = make_cert(d, "ca", "good")
+    server = wss_server(root, cert, key)
+    check(server.urls[0].startswith("wss://127.0.0.1:"), "the listener says wss://")
+    port = int(server.urls[0].rsplit(":", 1)[1])
+    ca = os.path.join(d, "ca.pem")
+    kept = tls_connect(port, ca)
+    check(ws_initialize(kept), "a client that trusts the CA opens a session over TLS")
+    check(kept.version() in ("TLSv1.2", "TLSv1.3"), "TLS 1.2 or later: %s" % kept.version())
+    t12 = tls_connect(port, ca, max_version=ssl.TLSVersion.TLSv1_2)
+    check(t12.version() == "TLSv1.2" and ws_initialize(t12), "a TLS 1.2 client is served")
+    t12.close()
+    check(tls_refusal(port, os.path.join(d, "ca2.pem")) is not None,
+          "a client that trusts another CA refuses the certificate")
+    clear = connect_from("127.0.0.1", port)
+    clear.sendall(b"GET /healthz HTTP/1.1\r\nHost: parley\r\n\r\n")
+    check(not answer_of(clear, 3).startswith(b"HTTP/"), "a cleartext client gets no HTTP answer")
+    clear.close()
+    mute = connect_from("127.0.0.1", port)
+    t = closed_within(mute, 6)
+    check(t is not None and t < 5, "a TLS handshake never begun is cut at the deadline (%s s)" % t)
+    # SIGHUP: a new certificate (of another CA) for new connections; the
+    # session open keeps going.
+    cert2, key2 = make_cert(d, "ca2", "next")
+    shutil.copy(cert2, cert)
+    shutil.copy(key2, key)
+    server.proc.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while "tls_reloaded" not in server.log_text() and time.time() < deadline:
+        time.sleep(0.05)
+    check("tls_reloaded" in server.log_text(), "SIGHUP reads the certificate again")
+    check(server.proc.poll() is None, "SIGHUP does not stop a server with a wss:// listener")
+    fresh = tls_connect(port, os.path.join(d, "ca2.pem"))
+    check(ws_initialize(fresh), "a new connection gets the new certificate")
+    fresh.close()
+    check(tls_refusal(port, ca) is not None, "the old certificate is no longer offered")
+    check(b"result" in request(kept, 2, "thread/start"),
+          "the session open before SIGHUP is kept across it")
+    kept.close()
+    # A reload that cannot be used keeps the certificate in use.
+    with open(key, "w") as f:
+        f.write("not a key\n")
+    server.proc.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while "tls_reload_failed" not in server.log_text() and time.time() < deadline:
+        time.sleep(0.05)
+    check("tls_reload_failed" in server.log_text(), "an unusable key on SIGHUP is logged")
+    still = tls_connect(port, os.path.join(d, "ca2.pem"))
+    check(ws_initialize(still), "and the certificate in use stays")
+    still.close()
+    check(server.stop() == 0, "the server stops with 0 on SIGTERM")
+
+    expired, expired_key = make_cert(d, "ca", "expired", days="-1")
+    server = wss_server(root, expired, expired_key)
+    port = int(server.urls[0].rsplit(":", 1)[1])
+    why = tls_refusal(port, ca)
+    check(why is not None and "expired" in why, "an expired certificate is refused: %s" % why)
+    server.stop()
+    wrong, wrong_key = make_cert(d, "ca", "wrong", hosts="DNS:wrong.example")
+    server = wss_server(root, wrong, wrong_key)
+    port = int(server.urls[0].rsplit(":", 1)[1])
+    why = tls_refusal(port, ca)
+    check(why is not None and ("mismatch" in why or "match" in why),
+          "a certificate for another host is refused: %s" % why)
+    server.stop()
+    code, log = start_fails(root, "wss://127.0.0.1:0")
+    check(code != 0 and "--tls-cert" in log, "wss:// without a certificate does not start")
+
+
+def test_cleartext_beyond_loopback_warns(root):
+    token = os.path.join(root, "token")
+    with open(token, "w") as f:
+        f.write("capability-123\n")
+    server = Server(root, "ws://0.0.0.0:0",
+                    extra=["--ws-auth", "capability-token", "--ws-token-file", token])
+    check("event=cleartext_listener" in server.log_text(),
+          "a non-loopback ws:// listener warns that tokens travel in clear text")
+    check(server.stop() == 0, "the server stops with 0")
+
+
 def main():
     root = tempfile.mkdtemp(prefix="parley-hostile-")
     try:
@@ -555,6 +686,8 @@ def main():
         test_deadlines_and_silence(root)
         test_frames_that_held_before(root)
         test_out_of_descriptors(root)
+        test_tls(root)  # the openssl CLI is one of .ci/install-deps' packages
+        test_cleartext_beyond_loopback_warns(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
