@@ -73,13 +73,15 @@ def type_line(text):
             return
 
 
-def start_tui(url, work, codex_home, *extra):
+def start_tui(url, work, codex_home, *extra, env=""):
+    """`env`: more NAME=VALUE words for the TUI's environment."""
     command = " ".join(CODEX + list(extra) + ["--remote", url])
     tmux("kill-session", "-t", SESSION)
     # The pane stays after the TUI exits (with its last words and exit
     # status), so a failure shows why.
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
-         "env CODEX_HOME=%s %s; echo \"[the TUI exited: $?]\"; sleep 600" % (codex_home, command))
+         "env CODEX_HOME=%s %s %s; echo \"[the TUI exited: $?]\"; sleep 600"
+         % (codex_home, env, command))
 
 
 def thread_ids(url):
