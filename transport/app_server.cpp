@@ -94,14 +94,6 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   ws_options.idle_timeout = listen.ws_idle_timeout;
   ws_options.tls_cert_file = listen.tls_cert;
   ws_options.tls_key_file = listen.tls_key;
-  // Every connection is a descriptor: as many as the system lets this
-  // process have, and the caps' defaults follow from that.
-  auto open_files = ws::raise_open_files_limit();
-  ws_options.caps = ws::default_cap_limits(open_files);
-  if (listen.ws_max_connections > 0) ws_options.caps.connections = listen.ws_max_connections;
-  if (listen.ws_max_pending > 0) ws_options.caps.pending = listen.ws_max_pending;
-  if (listen.ws_max_pending_per_address > 0)
-    ws_options.caps.pending_per_address = listen.ws_max_pending_per_address;
   for (const auto& text : listen.listen) {
     std::string error;
     auto a = ws::parse_listen_address(text, config.home, error);
@@ -114,6 +106,18 @@ int run_app_server(runtime_config config, const listen_options& listen) {
     else
       ws_options.addresses.push_back(*a);
   }
+  // Every connection is a descriptor: with listeners, as many as the system
+  // lets this process have (commands inherit the raised limit), and the
+  // caps' defaults follow from that.
+  uint64_t open_files = 0;
+  if (!ws_options.addresses.empty()) {
+    open_files = ws::raise_open_files_limit();
+    ws_options.caps = ws::default_cap_limits(open_files);
+  }
+  if (listen.ws_max_connections > 0) ws_options.caps.connections = listen.ws_max_connections;
+  if (listen.ws_max_pending > 0) ws_options.caps.pending = listen.ws_max_pending;
+  if (listen.ws_max_pending_per_address > 0)
+    ws_options.caps.pending_per_address = listen.ws_max_pending_per_address;
   auto home = config.home;
   auto ws_options_caps = ws_options.caps;
   config.encode_events = true;  // JSON clients: encode where events are made

@@ -475,11 +475,11 @@ struct server::impl {
     }
     static constexpr char busy[] =
         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain\r\n"
-        "Content-Length: 19\r\nConnection: close\r\n\r\ntoo many connections";
+        "Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
     if (!tls) {  // a TLS client could not read a cleartext answer
       char scratch[4096];
       (void)::recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
-      (void)::send(fd, busy, sizeof(busy) - 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+      (void)::send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     ::shutdown(fd, SHUT_WR);
     note_refusal(which, peer);

@@ -336,6 +336,8 @@ def test_half_open_past_the_open_files_limit(root):
     check(len(refused) >= 40, "connections past the address's cap are refused at once "
           "(%d of the last 50 answered 503)" % len(refused))
     check(all(b"Retry-After: " in a for a in refused), "a refusal says when to retry")
+    check(all(a.endswith(b"\r\n\r\ntoo many connections\n") for a in refused),
+          "and why, its whole body as its Content-Length says")
     times = [closed_within(s, 6) for s in held[:20]]
     check(all(t is not None for t in times), "the held half-open requests are let go of")
     check(time.time() - started < 6, "within the deadline (1 s) and a margin: %.1f s"
