@@ -331,7 +331,7 @@ def test_half_open_past_the_open_files_limit(root):
     check(ws_initialize(good), "a client from another address is served during the flood")
     check(b"result" in request(established, 2, "thread/start"),
           "the client connected before the flood is unharmed")
-    answers = [answer_of(s, 0.2) for s in held[-50:]]
+    answers = [answer_of(s, 1) for s in held[-50:]]
     refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
     check(len(refused) >= 40, "connections past the address's cap are refused at once "
           "(%d of the last 50 answered 503)" % len(refused))
@@ -359,7 +359,7 @@ def test_each_cap(root):
     """Each cap pushed past: the refusal is seen, clients already connected
     are unharmed."""
     server = Server(root, "ws://127.0.0.1:0",
-                    extra=["--ws-handshake-timeout", "3s", "--ws-max-connections", "12",
+                    extra=["--ws-handshake-timeout", "10s", "--ws-max-connections", "12",
                            "--ws-max-pending", "6", "--ws-max-pending-per-address", "3"])
     port = tcp_port(server)
     sessions = [connect_from("127.0.0.1", port) for _ in range(3)]
@@ -378,10 +378,22 @@ def test_each_cap(root):
     check(answer_of(seventh, 2).startswith(b"HTTP/1.1 503"), "the pending cap refuses with 503")
     for s in mine + theirs:
         s.close()
-    time.sleep(0.3)
     # In all: 4 sessions open; 8 more fill the cap of 12, the 13th is refused.
+    # (The first waits until the server has seen the half-open ones go.)
     more = []
-    for i in range(8):
+    deadline = time.time() + 10
+    while True:
+        first = connect_from("127.0.0.10", port)
+        try:
+            served = ws_initialize(first)
+        except OSError:
+            served = False
+        if served or time.time() > deadline:
+            break
+        first.close()
+        time.sleep(0.1)
+    more.append(first)
+    for i in range(1, 8):
         more.append(connect_from("127.0.0.%d" % (10 + i), port))
         check(ws_initialize(more[-1]), "session %d of 12 is served" % (5 + i))
     thirteenth = connect_from("127.0.0.30", port)
@@ -538,7 +550,7 @@ def test_out_of_descriptors(root):
     cpu = cpu_seconds(pid)
     time.sleep(1)
     spent = cpu_seconds(pid) - cpu
-    check(spent < 0.3, "out of descriptors, the acceptor does not spin (%.2f s of CPU in 1 s)"
+    check(spent < 0.5, "out of descriptors, the acceptor does not spin (%.2f s of CPU in 1 s)"
           % spent)
     check("accept_failed" in server.log_text(), "running out of descriptors is logged")
     for s in held:
