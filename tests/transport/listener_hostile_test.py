@@ -42,6 +42,9 @@ def check(cond, what):
         print("ok  ", what, flush=True)
 
 
+STARTED = []  # every server, so that none outlives a test that failed midway
+
+
 class Server:
     """One `parley app-server`; `urls` once it listens (or `code` if it
     stopped at start)."""
@@ -57,6 +60,7 @@ class Server:
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.log, preexec_fn=preexec)
+        STARTED.append(self.proc)
         self.count = len(listen)
         self.urls = []
         if wait:
@@ -703,6 +707,10 @@ def main():
         test_tls(root)  # the openssl CLI is one of .ci/install-deps' packages
         test_cleartext_beyond_loopback_warns(root)
     finally:
+        for proc in STARTED:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         shutil.rmtree(root, ignore_errors=True)
 
 
