@@ -54,19 +54,21 @@ def wait_for_listeners(log_path, count, timeout=30):
 
 
 class Server:
-    def __init__(self, *listen, extra=()):
-        self.root = tempfile.mkdtemp(prefix="parley-ws-")
+    def __init__(self, *listen, extra=(), store="memory", root=None):
+        # `root`: an earlier server's, to start again on its home.
+        self.root = root or tempfile.mkdtemp(prefix="parley-ws-")
         self.home = os.path.join(self.root, "home")
         # Beside the home, not in it: parley's home is out of every command's reach.
         self.work = os.path.join(self.root, "work")
-        os.makedirs(self.work)
-        os.makedirs(self.home)
-        args = [BINARY, "app-server", "--store", "memory", "--home", self.home]
+        os.makedirs(self.work, exist_ok=True)
+        os.makedirs(self.home, exist_ok=True)
+        args = [BINARY, "app-server", "--store", store, "--home", self.home]
         for a in listen:
             args += ["--listen", a.replace("HOME", self.home)]
         args += [e.replace("HOME", self.home) for e in extra]
         # stderr goes to a file: a pipe nobody drains would stall the server's logging.
-        self.log_path = os.path.join(self.home, "server.log")
+        # A server started again logs to a file of its own (its listeners' lines are read back).
+        self.log_path = os.path.join(self.home, "server-again.log" if root else "server.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=self.log, text=True)
@@ -74,6 +76,12 @@ class Server:
 
     def ws_url(self):
         return next(u for u in self.urls if u.startswith("ws://"))
+
+    def kill(self):
+        """SIGKILL: the home stays, for a server started again on it."""
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        self.log.close()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -281,6 +289,38 @@ async def test_the_last_client_dropping_decides_nothing(server):
     await back.ws.close()
 
 
+async def test_the_last_client_dropping_then_a_restart():
+    """The same across a restart (the local store): the only client drops
+    mid-approval, the server is killed (SIGKILL) and started again on its
+    home; a new client resumes, is asked the same item, accepts, and the
+    command runs once."""
+    server = Server("ws://127.0.0.1:0", store="local")
+    a = await Client.connect(server.ws_url())
+    thread = (await a.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"}))
+    thread = thread["result"]["thread"]["id"]
+    await a.call("turn/start", {"threadId": thread, "input": text("run[escalate]: echo x >> restarted")})
+    request = await a.method("item/commandExecution/requestApproval")
+    a.ws.transport.abort()
+    await asyncio.sleep(0.5)
+    server.kill()
+    server = Server("ws://127.0.0.1:0", store="local", root=server.root)
+    try:
+        back = await Client.connect(server.ws_url())
+        await join(back, thread)
+        again = await back.method("item/commandExecution/requestApproval")
+        check(again["params"]["itemId"] == request["params"]["itemId"],
+              "after a restart the resuming client is asked the same item")
+        await back.answer(again, "accept")
+        done = await back.method("turn/completed")
+        check(done["params"]["turn"]["status"] == "completed",
+              "after a restart the turn completed, not interrupted")
+        with open(os.path.join(server.work, "restarted")) as f:
+            check(f.read() == "x\n", "after a restart the command ran exactly once")
+        await back.ws.close()
+    finally:
+        check(server.stop() == 0, "the restarted server stops with 0")
+
+
 async def test_many_clients(server, count):
     """Many clients at once, each its own session: a thread, a turn, an
     approval declined; every one of them completes."""
@@ -452,6 +492,7 @@ async def main():
         await test_many_clients(server, int(os.environ.get("PARLEY_WS_CLIENTS", "1000")))
     finally:
         check(server.stop() == 0, "the server stops with 0 on SIGTERM")
+    await test_the_last_client_dropping_then_a_restart()
     await test_auth()
     await test_a_slow_client_is_cut_off_and_slows_nobody()
     # A non-loopback address needs authentication.
