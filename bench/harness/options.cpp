@@ -74,7 +74,7 @@ bool makes_sense(options& o) {
 
 std::string endpoint::transport() const {
   switch (what) {
-    case kind::tcp: return "ws";
+    case kind::tcp: return tls ? "wss" : "ws";
     case kind::unix_socket: return "unix";
     case kind::stdio: break;
   }
@@ -87,8 +87,8 @@ std::optional<endpoint> parse_endpoint(const std::string& url) {
   // unix:// without its path).
   std::string address = url;
   std::string target = "/";
-  if (starts_with(url, "ws://")) {
-    auto slash = url.find('/', 5);
+  if (starts_with(url, "ws://") || starts_with(url, "wss://")) {
+    auto slash = url.find('/', starts_with(url, "wss://") ? 6 : 5);
     if (slash != std::string::npos) {
       target = url.substr(slash);
       address = url.substr(0, slash);
@@ -103,6 +103,7 @@ std::optional<endpoint> parse_endpoint(const std::string& url) {
     e.what = endpoint::kind::tcp;
     e.host = a->host;
     e.port = a->port;
+    e.tls = a->tls;
     e.target = target;
   } else {
     if (address == "unix://") return std::nullopt;

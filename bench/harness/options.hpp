@@ -18,12 +18,13 @@ struct endpoint {
   uint16_t port = 0;       // tcp
   std::string target = "/";  // the HTTP target of the WebSocket handshake
   std::string path;        // unix_socket: the socket file
+  bool tls = false;        // tcp: wss:// (the server's certificate is not verified: a bench)
 
-  /// "stdio", "ws" or "unix", as reported.
+  /// "stdio", "ws", "wss" or "unix", as reported.
   std::string transport() const;
 };
 
-/// Parses `ws://HOST:PORT[/path]` or `unix://PATH`; nullopt otherwise.
+/// Parses `ws://HOST:PORT[/path]`, `wss://...` or `unix://PATH`; nullopt otherwise.
 std::optional<endpoint> parse_endpoint(const std::string& url);
 
 struct options {

@@ -6,6 +6,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/stream.hpp>
@@ -21,6 +24,7 @@ using unix_socket = asio::local::stream_protocol;
 
 struct ws_link::io_state {
   asio::io_context context{1};
+  asio::ssl::context tls{asio::ssl::context::tls_client};
   asio::executor_work_guard<asio::io_context::executor_type> work{context.get_executor()};
 };
 
@@ -115,6 +119,22 @@ std::unique_ptr<ws_link::connection> connect_tcp(asio::io_context& io, const end
                                                           inbox, index);
 }
 
+/// wss://: TLS 1.2 or later, the server's certificate not verified (the
+/// bench measures the cost of the encryption, not a trust decision).
+std::unique_ptr<ws_link::connection> connect_tls(asio::io_context& io, asio::ssl::context& tls,
+                                                 const endpoint& to, ws_link::inbox& inbox,
+                                                 int index) {
+  using tls_socket = asio::ssl::stream<tcp::socket>;
+  tcp::resolver resolver{io};
+  websocket::stream<tls_socket> ws{io, tls};
+  asio::connect(ws.next_layer().next_layer(), resolver.resolve(to.host, std::to_string(to.port)));
+  ws.next_layer().next_layer().set_option(tcp::no_delay(true));
+  ws.next_layer().handshake(asio::ssl::stream_base::client);
+  auto host = to.host + ":" + std::to_string(to.port);
+  return std::make_unique<stream_connection<tls_socket>>(handshake(std::move(ws), host, to.target),
+                                                         inbox, index);
+}
+
 std::unique_ptr<ws_link::connection> connect_unix(asio::io_context& io, const endpoint& to,
                                                   ws_link::inbox& inbox, int index) {
   websocket::stream<unix_socket::socket> ws{io};
@@ -155,8 +175,12 @@ int ws_link::open(int count, std::chrono::steady_clock::time_point deadline) {
     std::unique_ptr<connection> c;
     for (;;) {
       try {
-        c = to_.what == endpoint::kind::unix_socket ? connect_unix(io_->context, to_, inbox_, index)
-                                                    : connect_tcp(io_->context, to_, inbox_, index);
+        if (to_.what == endpoint::kind::unix_socket)
+          c = connect_unix(io_->context, to_, inbox_, index);
+        else if (to_.tls)
+          c = connect_tls(io_->context, io_->tls, to_, inbox_, index);
+        else
+          c = connect_tcp(io_->context, to_, inbox_, index);
         break;
       } catch (const boost::system::system_error& e) {
         if (std::chrono::steady_clock::now() >= deadline)
