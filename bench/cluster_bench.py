@@ -25,17 +25,11 @@ import app_server_peer  # noqa: E402
 import cluster_test  # noqa: E402  (reads the binary from argv[1])
 import pg_cluster  # noqa: E402
 import pipelined_peers  # noqa: E402
+from process_stats import cpu_seconds  # noqa: E402
 
 PARLEY = sys.argv[1]
 THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def pct(xs, q):

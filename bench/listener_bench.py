@@ -26,6 +26,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "support"))
+from process_stats import cpu_seconds, rss_kib  # noqa: E402
+
 
 def frame(payload, opcode=1):
     key = os.urandom(4)
@@ -52,17 +55,6 @@ def initialize(s):
         chunk = s.recv(65536)
         assert chunk, "closed"
         data += chunk
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start(binary, home, *args):

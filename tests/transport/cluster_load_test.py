@@ -26,7 +26,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import cluster_test  # noqa: E402  (reads the binary from argv[1])
-import pg_cluster  # noqa: E402
 from cluster_test import NODES, check  # noqa: E402
 from pipelined_peers import Pipelined  # noqa: E402
 
@@ -292,25 +291,5 @@ def test_kill_9_under_load(c):
     load.check_victims_threads_usable()
 
 
-def main():
-    if not pg_cluster.available():
-        if pg_cluster.must_run():
-            print("FAIL PostgreSQL is not installed", flush=True)
-            return 1
-        print("SKIP PostgreSQL is not installed", flush=True)
-        return 77
-    with pg_cluster.started() as pg:
-        cluster_test.PG = pg
-        with cluster_test.Cluster() as c:
-            c.start_all()
-            try:
-                test_kill_9_under_load(c)
-            except Exception as e:  # noqa: BLE001
-                check(False, "test_kill_9_under_load: %r" % e)
-    failures = cluster_test.FAILURES
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cluster_test.main([[test_kill_9_under_load]]))

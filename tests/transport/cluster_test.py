@@ -405,7 +405,9 @@ TESTS = [[test_routing_and_approvals_across_nodes, test_answer_through_another_n
          [test_paused_node_is_fenced]]
 
 
-def main():
+def main(groups=TESTS):
+    """Runs each group of tests on a cluster of its own (cluster_load_test
+    runs its own group through here)."""
     global PG
     if not pg_cluster.available():
         if pg_cluster.must_run():
@@ -415,7 +417,7 @@ def main():
         return 77
     with pg_cluster.started() as pg:
         PG = pg
-        for group in TESTS:
+        for group in groups:
             group = [t for t in group if not ONLY or t.__name__ in ONLY]
             if not group:
                 continue

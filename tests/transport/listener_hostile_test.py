@@ -30,6 +30,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from process_stats import cpu_seconds, rss_kib  # noqa: E402
+
 BINARY = sys.argv[1]
 FAILURES = []
 
@@ -471,17 +474,6 @@ def test_deadlines_and_silence(root):
 
 
 # -- what held before issue 25, kept held ----------------------------------------
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
 
 def close_code(s, timeout=5):
     """The code of the close frame the server sends next (other frames are

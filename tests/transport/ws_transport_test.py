@@ -263,18 +263,25 @@ async def test_a_client_that_comes_back_is_asked_again(server):
     await keeper.ws.close()
 
 
+async def ask_then_drop(server, name):
+    """A client starts a thread whose turn asks to run a command appending to
+    `name`, then drops: no close handshake, the TCP connection just ends.
+    Returns the thread and the approval request it was sent."""
+    a = await Client.connect(server.ws_url())
+    thread = (await a.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"}))
+    thread = thread["result"]["thread"]["id"]
+    await a.call("turn/start", {"threadId": thread, "input": text("run[escalate]: echo x >> " + name)})
+    request = await a.method("item/commandExecution/requestApproval")
+    a.ws.transport.abort()
+    await asyncio.sleep(0.5)  # the server notices
+    return thread, request
+
+
 async def test_the_last_client_dropping_decides_nothing(server):
     """The only client of a thread goes away mid-approval (a network blip, a
     laptop lid): nothing is decided. A new client resumes, is asked again with
     the same itemId, accepts, and the command runs once."""
-    a = await Client.connect(server.ws_url())
-    thread = (await a.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"}))
-    thread = thread["result"]["thread"]["id"]
-    await a.call("turn/start", {"threadId": thread, "input": text("run[escalate]: echo x >> dropped")})
-    request = await a.method("item/commandExecution/requestApproval")
-    # Dropped, not closed: no close handshake, the TCP connection just ends.
-    a.ws.transport.abort()
-    await asyncio.sleep(0.5)  # the server notices
+    thread, request = await ask_then_drop(server, "dropped")
     back = await Client.connect(server.ws_url())
     await join(back, thread)
     again = await back.method("item/commandExecution/requestApproval")
@@ -295,13 +302,7 @@ async def test_the_last_client_dropping_then_a_restart():
     home; a new client resumes, is asked the same item, accepts, and the
     command runs once."""
     server = Server("ws://127.0.0.1:0", store="local")
-    a = await Client.connect(server.ws_url())
-    thread = (await a.call("thread/start", {"cwd": server.work, "approvalPolicy": "on-request"}))
-    thread = thread["result"]["thread"]["id"]
-    await a.call("turn/start", {"threadId": thread, "input": text("run[escalate]: echo x >> restarted")})
-    request = await a.method("item/commandExecution/requestApproval")
-    a.ws.transport.abort()
-    await asyncio.sleep(0.5)
+    thread, request = await ask_then_drop(server, "restarted")
     server.kill()
     server = Server("ws://127.0.0.1:0", store="local", root=server.root)
     try:
