@@ -19,6 +19,7 @@ const char* const overview = R"(Subcommands:
   store export   write a thread of the PostgreSQL store as a Codex rollout
   store import   store a Codex rollout in the PostgreSQL store
   store check    name damaged rollouts and wrong index entries; --repair
+  store prune    remove threads older than --older-than (retention)
                  salvages every readable record and rebuilds the index
   audit verify   check the approval audit log's hash chain
   rules check    what the rules in HOME/rules decide about a command or paths
@@ -110,6 +111,10 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
                                "33554432)")
                     ->check(CLI::PositiveNumber)
                     ->type_name("BYTES"));
+  all.push_back(add_duration(app, "--prune-older-than", cfg.prune_older_than,
+                             "local store: remove threads last updated longer ago than this, at "
+                             "start and hourly (never one loaded or with work pending; default: "
+                             "keep all); see `parley store prune`"));
   all.push_back(add_duration(app, "--approval-timeout", cfg.approval_timeout,
                              "how long an approval waits for a decision (default 10m); "
                              "unanswered approvals fail closed"));
@@ -332,6 +337,20 @@ struct parser {
                     "is kept beside it as NAME.damaged-TIME), then rebuild the index; exit 0 "
                     "once everything found was repaired");
     check->callback([&out] { out.what = action::store_check; });
+    auto* prune = store->add_subcommand(
+        "prune",
+        "Removes the threads last updated more than --older-than ago (rollout and index entry), "
+        "except those with work pending. Only beside no server on --home (a running server "
+        "prunes by its own --prune-older-than).");
+    prune->add_option("--home", out.store_prune.home, "the home to prune")->type_name("DIR");
+    prune->add_option("--older-than", out.store_prune.older_than,
+                      "how long since a thread's last update (90d, 2w, 12h)")
+        ->required()
+        ->type_name("DURATION");
+    prune->add_flag("--archived-only", out.store_prune.archived_only,
+                    "only archived threads");
+    prune->add_flag("--dry-run", out.store_prune.dry_run, "name them, remove nothing");
+    prune->callback([&out] { out.what = action::store_prune; });
     auto* migrate = store->add_subcommand(
         "migrate",
         "Creates the PostgreSQL store's schema in --store-url's database, or upgrades it to "
@@ -414,6 +433,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
   out.cluster_status.store_url = out.server.store_url;
   out.rules.home = out.server.home;
   out.store_check.home = out.server.home;
+  out.store_prune.home = out.server.home;
   // `rules check -- WORDS`: whether `--` was given at all (then no words is an error).
   out.rules.has_command
       = std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string{a} == "--"; });

@@ -37,6 +37,7 @@ struct command_line {
     chat,
     store_reindex,
     store_check,
+    store_prune,
     store_migrate,
     store_export,
     store_import,
@@ -78,6 +79,7 @@ struct command_line {
   std::string audit_file;
   rules_check_request rules;
   store_check_request store_check;
+  store_prune_request store_prune;
   cluster_status_request cluster_status;
   /// store export / import (with server.store_url).
   struct {

@@ -237,6 +237,7 @@ int main(int argc, char** argv) {
     case action::chat: return chat(cl);
     case action::store_reindex: return store_reindex(cl.server.home);
     case action::store_check: return parley::run_store_check(cl.store_check);
+    case action::store_prune: return parley::run_store_prune(cl.store_prune);
     case action::store_migrate: return store_migrate(cl.server.store_url);
     case action::store_export:
     case action::store_import: return store_transfer(cl);

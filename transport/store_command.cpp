@@ -1,12 +1,15 @@
 #include "transport/store_command.hpp"
 
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 
+#include "actors/core/config.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/store_check.hpp"
+#include "actors/store/store_prune.hpp"
 
 namespace parley {
 
@@ -66,6 +69,52 @@ int run_store_check(const store_check_request& req) {
                               : "; " + std::to_string(after.findings.size()) + " still wrong")
             << "\n";
   return after.sound() ? 0 : 1;
+}
+
+int run_store_prune(const store_prune_request& req) {
+  std::chrono::milliseconds age{};
+  if (!parse_duration(req.older_than, age) || age.count() <= 0) {
+    std::cerr << "parley: --older-than: not a duration: \"" << req.older_than
+              << "\" (as 90d, 2w, 12h)\n";
+    return 2;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(req.home, ec)) {
+    std::cerr << "parley: no home at " << req.home << "\n";
+    return 2;
+  }
+  // Beside no server: none of the home's threads is loaded or runs a turn.
+  auto lock = store::home_lock::acquire(req.home);
+  if (!lock) {
+    std::cerr << "parley: " << message_of(lock.error())
+              << " (a running server prunes by its own --prune-older-than)\n";
+    return 1;
+  }
+  store::prune_request pr;
+  pr.home = req.home;
+  pr.cutoff_s = static_cast<int64_t>(std::time(nullptr))
+                - std::chrono::duration_cast<std::chrono::seconds>(age).count();
+  pr.archived_only = req.archived_only;
+  pr.dry_run = req.dry_run;
+  auto done = store::prune_store(pr);
+  if (!done) {
+    std::cerr << "parley: " << message_of(done.error()) << "\n";
+    return 1;
+  }
+  size_t failed = 0;
+  for (auto& t : done->threads) {
+    if (!t.error.empty()) {
+      ++failed;
+      std::cout << "not pruned " << t.id << " " << t.path << ": " << t.error << "\n";
+    } else {
+      std::cout << (req.dry_run ? "would prune " : "pruned ") << t.id << " " << t.path << "\n";
+    }
+  }
+  std::cout << (req.dry_run ? "would prune " : "pruned ") << done->threads.size() - failed
+            << " thread(s), " << done->bytes << " byte(s) under " << req.home;
+  if (done->kept_pending) std::cout << "; kept " << done->kept_pending << " with work pending";
+  std::cout << "\n";
+  return failed ? 1 : 0;
 }
 
 }  // namespace parley

@@ -25,6 +25,10 @@ bool parse_duration(const std::string& text, std::chrono::milliseconds& out) {
     ms_per_unit = 60'000;
   else if (unit == "h")
     ms_per_unit = 3'600'000;
+  else if (unit == "d")
+    ms_per_unit = 86'400'000;
+  else if (unit == "w")
+    ms_per_unit = 604'800'000;
   else
     return false;
   out = std::chrono::milliseconds(static_cast<int64_t>(value * ms_per_unit));

@@ -60,6 +60,10 @@ struct runtime_config {
   /// Bytes of records that may wait for a disk that refuses them (full,
   /// read-only, failing) before the turns writing them fail.
   size_t store_backlog_bytes = size_t{32} << 20;
+  /// Retention (local store): threads last updated longer ago than this
+  /// are removed, at start and then hourly, except those this process has
+  /// touched (loaded, written) and those with work pending; 0 keeps all.
+  std::chrono::milliseconds prune_older_than{0};
   /// The system calls under the local store's rollout writer; null = the
   /// real ones (tests put a fault-injecting layer here).
   std::shared_ptr<store::file_ops> store_file_ops;
@@ -97,8 +101,8 @@ struct runtime_config {
   std::shared_ptr<const sandbox_settings> sandbox;
 };
 
-/// Parses durations such as "600", "10m", "30s", "250ms", "1h" (plain numbers
-/// are seconds). Returns false on anything else.
+/// Parses durations such as "600", "10m", "30s", "250ms", "1h", "30d", "2w"
+/// (plain numbers are seconds). Returns false on anything else.
 bool parse_duration(const std::string& text, std::chrono::milliseconds& out);
 
 /// The home when --home is not given: $PARLEY_HOME, else ~/.parley. Every

@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <functional>
 #include <list>
+#include <unordered_set>
 
 #include "actors/core/handlers.hpp"
 #include "actors/store/durability.hpp"
+#include "actors/store/index_journal.hpp"
 #include "actors/store/local_store_io.hpp"
 #include "actors/store/memory_store.hpp"
 #include "actors/store/rollout_file.hpp"
@@ -37,16 +39,27 @@ const rollout_io_actor& io_for(self_ptr self, const std::string& path) {
   return io[std::hash<std::string>{}(path) % io.size()];
 }
 
-void put_index(self_ptr self, const thread_file& f) {
+/// The thread's entry goes to the index with the report of its rollout's
+/// I/O actor (so the index never holds an entry for a file state it has not
+/// seen written; see file_report). `settled`: no append follows that it
+/// describes.
+void put_index(self_ptr self, thread_file& f, bool settled = false) {
   stored_thread t;
   t.meta = f.meta;
   t.archived = f.archived;
-  auto e = entry_for(t, f.path);
+  auto e = entry_for(t, f.path, false);
   if (!f.archived) {
     e.pending = f.pending;
     e.deadline_ms = f.deadline_ms;
   }
-  self->send(self->state.index, atom::put::value, std::move(e));
+  f.entry_current = true;
+  self->send(io_for(self, f.path), atom::put::value, std::move(e), settled);
+}
+
+/// What of a thread its index entry shows (a change makes the entry lag).
+auto entry_key(const thread_file& f) {
+  return std::make_tuple(f.meta.preview, f.meta.updated_at, f.meta.name, f.pending,
+                         f.deadline_ms);
 }
 
 void set_pending(thread_file& f, const std::optional<action_record>& a) {
@@ -167,12 +180,13 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     bool sync = durable
                 && (f.listed || st.config->durability == runtime_config::durability_kind::item);
     return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                          sync, true);
+                          sync, true, true);
   }
   auto i = st.files.find(id);
   if (i == st.files.end())
     return make_error(errc::internal, "store: append to an unknown thread " + id);
   auto& f = i->second;
+  auto shown = entry_key(f);
   std::vector<std::string> lines;
   bool first = !f.on_disk;
   if (first) lines.push_back(encode_session_meta(f.meta));
@@ -195,8 +209,10 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
       || (f.listed && (std::holds_alternative<thread_renamed_record>(record)
                        || std::holds_alternative<git_info_record>(record))))
     put_index(self, f);
+  else if (entry_key(f) != shown)
+    f.entry_current = false;  // mid-turn: the turn's end puts it
   return self->delegate(io_for(self, f.path), atom::append::value, f.path, std::move(lines),
-                        must_sync(*st.config, record), opens || first);
+                        must_sync(*st.config, record), opens || first, f.entry_current);
 }
 
 caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
@@ -228,6 +244,7 @@ list_query query_for(const protocol::thread_list_params& params) {
   q.archived = params.archived;
   q.cwds = params.cwds;
   q.model_providers = params.model_providers;
+  q.sources = params.source_kinds;  // in the query: a page is full even when few match
   q.search = params.search_term;
   q.cursor = params.cursor;
   q.limit = params.limit.value_or(25);
@@ -272,13 +289,9 @@ caf::result<protocol::thread_list_response> on_list(self_ptr self,
   auto rp = self->make_response_promise<protocol::thread_list_response>();
   self->request(self->state.index, io_timeout, atom::list::value, query_for(params))
       .then(
-          [rp, kinds = params.source_kinds](list_page& page) mutable {
+          [rp](list_page& page) mutable {
             protocol::thread_list_response r;
-            for (auto& e : page.entries) {
-              if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), e.source) == kinds.end())
-                continue;
-              r.data.push_back(listed_thread(e));
-            }
+            for (auto& e : page.entries) r.data.push_back(listed_thread(e));
             r.next_cursor = page.next_cursor;
             rp.deliver(std::move(r));
           },
@@ -298,7 +311,7 @@ void move_rollout(self_ptr self, caf::typed_response_promise<stored_thread> rp,
     t.archived = archive;
     t.meta.path = to;
     remember(self, t, to);
-    put_index(self, self->state.files[t.meta.id]);
+    put_index(self, self->state.files[t.meta.id], true);
     rp.deliver(std::move(t));
   };
   if (is_archived == archive) {  // Codex: nothing to move is an error
@@ -383,7 +396,7 @@ caf::result<stored_thread> on_revert(self_ptr self, const std::string& id,
                   remember(self, t, path);
                   auto& f = self->state.files[t.meta.id];
                   if (f.listed)
-                    put_index(self, f);
+                    put_index(self, f, true);
                   else  // as Codex: a thread is listed once it has a turn
                     self->request(self->state.index, io_timeout, atom::erase::value, t.meta.id)
                         .then([](atom::ok) {}, [](caf::error&) {});
@@ -397,7 +410,8 @@ caf::result<stored_thread> on_revert(self_ptr self, const std::string& id,
 
 caf::result<std::vector<pending_thread>> on_pending(self_ptr self) {
   auto rp = self->make_response_promise<std::vector<pending_thread>>();
-  self->request(self->state.index, io_timeout, atom::pending::value)
+  // Waits for a rebuild of a new index (every rollout read) when one runs.
+  self->request(self->state.index, std::chrono::seconds(3600), atom::pending::value)
       .then(
           [rp](std::vector<pending_entry>& entries) mutable {
             std::vector<pending_thread> out;
@@ -429,13 +443,38 @@ caf::result<atom::ok> on_seal(self_ptr self) {
   return rp;
 }
 
+/// The orderly stop: every I/O actor syncs and reports (retiring its
+/// journal), then the index commits; bounded, whatever answers.
+void close_and_quit(self_ptr self, caf::error reason) {
+  auto& st = self->state;
+  if (st.closing) return;
+  st.closing = true;
+  st.sealed = true;
+  auto left = std::make_shared<size_t>(st.io.size());
+  auto quit = [self, reason]() mutable { self->quit(reason); };
+  auto one_done = [self, left, quit]() mutable {
+    if (--*left > 0) return;
+    self->request(self->state.index, std::chrono::seconds(30), atom::flush::value)
+        .then([quit](atom::ok) mutable { quit(); }, [quit](caf::error&) mutable { quit(); });
+  };
+  for (auto& io : st.io)
+    self->request(io, std::chrono::seconds(30), atom::shutdown::value)
+        .then([one_done](atom::ok) mutable { one_done(); },
+              [one_done](caf::error&) mutable { one_done(); });
+  if (st.io.empty()) quit();
+}
+
 }  // namespace
 
 std::string index_path(const std::string& home) {
   return home + "/parley-index.sqlite";
 }
 
-index_entry entry_for(const stored_thread& t, const std::string& path) {
+int64_t mtime_ns(const struct stat& sb) {
+  return static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
+}
+
+index_entry entry_for(const stored_thread& t, const std::string& path, bool stat_file) {
   index_entry e;
   e.id = t.meta.id;
   e.path = path;
@@ -451,9 +490,10 @@ index_entry entry_for(const stored_thread& t, const std::string& path) {
   e.model = t.meta.model;
   if (t.meta.git) e.git_info = nlohmann::json(*t.meta.git).dump();
   struct stat sb {};
-  if (::stat(path.c_str(), &sb) == 0) {
-    e.file_mtime_ns = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
+  if (stat_file && ::stat(path.c_str(), &sb) == 0) {
+    e.file_mtime_ns = mtime_ns(sb);
     e.file_size = static_cast<int64_t>(sb.st_size);
+    e.file_inode = static_cast<int64_t>(sb.st_ino);
   }
   // An archived thread waits on nobody: it goes on only once unarchived and resumed.
   if (t.pending && !t.archived) {
@@ -463,33 +503,49 @@ index_entry entry_for(const stored_thread& t, const std::string& path) {
   return e;
 }
 
+bool reindex_rollout(thread_index& index, const std::string& path) {
+  auto id = id_from_file_name(path);
+  if (!id) return false;
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) {  // gone (deleted, moved)
+    auto row = index.find(*id);
+    if (row && row->path == path) index.remove(*id);
+    return false;
+  }
+  auto t = read_rollout(path);
+  if (!t) {
+    PARLEY_WARN("thread_index event=unreadable_rollout path={} error={}", path,
+                message_of(t.error()));
+    return false;
+  }
+  t->archived = path.find("/archived_sessions/") != std::string::npos;
+  if (t->meta.turns.empty()) {  // as Codex: a thread is listed once it has a turn
+    auto row = index.find(*id);
+    if (row && row->path == path) index.remove(*id);
+    return true;
+  }
+  index.upsert(entry_for(*t, path));
+  return true;
+}
+
 size_t sync_index(thread_index& index, const std::string& home) {
   std::unordered_map<std::string, index_entry> known;
   for (auto& e : index.all()) known.emplace(e.path, std::move(e));
   size_t reread = 0;
   index.batch([&] {
     for (auto sub : {"sessions", "archived_sessions"}) {
-      bool archived = std::string{sub} == "archived_sessions";
       for (auto& path : list_rollouts(home + "/" + sub)) {
         struct stat sb {};
         if (::stat(path.c_str(), &sb) != 0) continue;
-        auto mtime = static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
         auto k = known.find(path);
         if (k != known.end()) {
-          bool fresh = k->second.file_mtime_ns == mtime && k->second.file_size == sb.st_size;
+          bool fresh = k->second.file_mtime_ns == mtime_ns(sb)
+                       && k->second.file_size == sb.st_size
+                       && k->second.file_inode == static_cast<int64_t>(sb.st_ino);
           known.erase(k);
           if (fresh) continue;
         }
-        auto t = read_rollout(path);
-        if (!t) {
-          PARLEY_WARN("thread_index event=unreadable_rollout path={} error={}", path,
-                      message_of(t.error()));
-          continue;
-        }
-        t->archived = archived;
-        if (t->meta.turns.empty()) continue;  // as Codex: a thread is listed once it has a turn
-        index.upsert(entry_for(*t, path));
-        ++reread;
+        if (reindex_rollout(index, path)) ++reread;
       }
     }
     for (auto& [path, e] : known) index.remove(e.id);  // the file is gone
@@ -497,9 +553,32 @@ size_t sync_index(thread_index& index, const std::string& home) {
   return reread;
 }
 
+size_t sync_journaled(thread_index& index, const std::vector<std::string>& paths) {
+  std::unordered_set<std::string> seen;
+  size_t reread = 0;
+  index.batch([&] {
+    for (auto& path : paths) {
+      if (!seen.insert(path).second) continue;
+      auto id = id_from_file_name(path);
+      if (!id) continue;
+      struct stat sb {};
+      if (::stat(path.c_str(), &sb) == 0) {
+        auto row = index.find(*id);
+        if (row && row->path == path && row->file_size == sb.st_size
+            && row->file_mtime_ns == mtime_ns(sb)
+            && row->file_inode == static_cast<int64_t>(sb.st_ino))
+          continue;  // its row says what it holds
+      }
+      if (reindex_rollout(index, path)) ++reread;
+    }
+  });
+  return reread;
+}
+
 caf::expected<size_t> rebuild_index(const std::string& home) {
   std::error_code ec;
   for (auto suffix : {"", "-wal", "-shm"}) fs::remove(index_path(home) + suffix, ec);
+  fs::remove_all(journal_dir(home), ec);  // a rebuild reads every rollout anyway
   try {
     thread_index index{index_path(home)};
     sync_index(index, home);
@@ -515,15 +594,24 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
   install_default_handlers(self, "local_store");
   self->state.config = std::move(config);
   self->state.telemetry = telemetry;
+  auto stamp = journal_stamp();
+  self->state.index = spawn_index_owner(self, self->state.config->home, stamp,
+                                        self->state.config->prune_older_than);
   for (size_t i = 0; i < io_shards; ++i) {
     rollout_io_setup setup;
+    setup.index = self->state.index;
+    setup.journal_dir = journal_dir(self->state.config->home);
+    setup.journal_stamp = stamp;
     setup.shard = static_cast<int>(i);
     setup.backlog_bytes = self->state.config->store_backlog_bytes / io_shards;
     setup.ops = self->state.config->store_file_ops;
     setup.telemetry = telemetry;
     self->state.io.push_back(spawn_rollout_io(self, std::move(setup)));
   }
-  self->state.index = spawn_index_owner(self, self->state.config->home);
+  // Any stop (the server's, or a part of the store that died) first lets the
+  // I/O actors write and report what they hold and the index commit it, so
+  // the next start reads nothing again.
+  self->set_exit_handler([self](caf::exit_msg& msg) { close_and_quit(self, msg.reason); });
   return {
       [self](atom::append, const std::string& id, const store_record& record)
           -> caf::result<atom::ok> { return on_append(self, id, record); },

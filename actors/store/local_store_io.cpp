@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <unordered_set>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/index_journal.hpp"
 #include "actors/store/rollout_delete.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
@@ -40,6 +43,15 @@ struct rollout_io_state {
   bool retry_armed = false;
   bool faulted = false;
   std::chrono::milliseconds backoff = first_retry;
+  /// What changed since the last report to the index, by path.
+  index_actor index;
+  std::unique_ptr<index_journal> journal;
+  bool journal_failed = false;  // logged once
+  std::unordered_map<std::string, file_report> reports;
+  bool report_queued = false;
+  bool report_timer = false;
+  /// Rollouts whose rows were last reported unsettled (mid-turn).
+  std::unordered_set<std::string> unsettled;
 };
 
 using io_ptr = rollout_io_actor::stateful_pointer<rollout_io_state>;
@@ -70,21 +82,126 @@ void after_io(io_ptr self) {
   }
 }
 
+/// Paths a journal generation names before it is retired (its file is
+/// deleted once the index has committed them): what a start after a crash
+/// stats at most, per I/O actor and generation.
+constexpr size_t journal_generation = 512;
+
+/// Names `path` in the journal before it changes.
+void journal_note(io_ptr self, const std::string& path) {
+  auto& st = self->state;
+  if (!st.journal || st.journal->note(path)) return;
+  if (!st.journal_failed)
+    PARLEY_WARN("rollout_io event=journal_failed path={} (a crash now needs `parley store "
+                "reindex`)",
+                path);
+  st.journal_failed = true;
+}
+
+/// How long a change waits to be reported when nothing reports it sooner
+/// (a sync, a new entry): what a kill -9 can make a start read again.
+constexpr auto report_delay = std::chrono::milliseconds(200);
+
+/// A report is due: `now` (a message behind those queued), else after
+/// report_delay.
+void arm_report(io_ptr self, bool now) {
+  auto& st = self->state;
+  if (now && !st.report_queued) {
+    st.report_queued = true;
+    caf::anon_send(caf::actor_cast<rollout_io_actor>(self), atom::put::value);
+  } else if (!now && !st.report_timer) {
+    st.report_timer = true;
+    self->delayed_send(self, report_delay, atom::put::value);
+  }
+}
+
+file_report& report_for(io_ptr self, const std::string& path) {
+  auto [i, added] = self->state.reports.try_emplace(path);
+  if (added) i->second.path = path;
+  return i->second;
+}
+
+/// Sends the index what changed: each file stat'ed as it is now; with
+/// `retire_all`, the journal's generation ends here (the orderly stop).
+void report(io_ptr self, bool retire_all = false) {
+  auto& st = self->state;
+  index_report rep;
+  rep.files.reserve(st.reports.size());
+  for (auto& [path, r] : st.reports) {
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) == 0) {
+      r.size = static_cast<int64_t>(sb.st_size);
+      r.mtime_ns = mtime_ns(sb);
+      r.inode = static_cast<int64_t>(sb.st_ino);
+    } else {
+      r.settled = false;
+    }
+    if (!st.writer->settled(path)) r.settled = false;  // records wait for the disk
+    if (!r.read_only) {
+      if (r.settled)
+        st.unsettled.erase(path);
+      else
+        st.unsettled.insert(path);
+    }
+    rep.files.push_back(std::move(r));
+  }
+  st.reports.clear();
+  // A generation ends only while nothing waits for the disk: a record
+  // written later by a retry must still be named by a journal. The rows
+  // left unsettled are named again in the next generation before this one
+  // goes: a start after a crash must still look at them.
+  if (st.journal && !st.writer->faulted()
+      && (retire_all ? st.journal->noted() > 0 : st.journal->noted() >= journal_generation)) {
+    rep.retire = st.journal->rotate();
+    for (auto& path : st.unsettled) journal_note(self, path);
+  }
+  if (rep.files.empty() && rep.retire.empty()) return;
+  if (st.index) self->send(st.index, atom::put::value, std::move(rep));
+}
+
 caf::result<atom::ok> append_lines(io_ptr self, const std::string& path,
-                                   const std::vector<std::string>& lines, bool sync, bool opens) {
+                                   const std::vector<std::string>& lines, bool sync, bool opens,
+                                   bool current) {
+  journal_note(self, path);
+  auto& r = report_for(self, path);
+  r.settled = current;
+  r.read_only = false;
+  bool new_entry = r.has_entry;
   auto rp = self->make_response_promise<atom::ok>();
-  self->state.writer->append(path, lines, sync, opens, [rp](caf::error err) mutable {
-    if (err)
-      rp.deliver(std::move(err));
+  // An append not synced is answered inside append(): held until the index
+  // has heard of a new entry, so a client told of a turn's end lists it.
+  auto inside = std::make_shared<bool>(true);
+  auto held = std::make_shared<std::optional<caf::error>>();
+  self->state.writer->append(path, lines, sync, opens,
+                             [rp, inside, held](caf::error err) mutable {
+                               if (*inside) {
+                                 *held = std::move(err);
+                               } else if (err) {
+                                 rp.deliver(std::move(err));
+                               } else {
+                                 rp.deliver(atom::ok::value);
+                               }
+                             });
+  *inside = false;
+  if (new_entry && !sync)
+    report(self);
+  else
+    arm_report(self, false);  // a sync reports it sooner (flush)
+  if (*held) {
+    if (**held)
+      rp.deliver(std::move(**held));
     else
       rp.deliver(atom::ok::value);
-  });
+  }
   after_io(self);
   return rp;
 }
 
 caf::result<atom::ok> archive_rollout(io_ptr self, const std::string& from, const std::string& to) {
   if (auto err = self->state.writer->close(from)) return err;
+  report(self);  // what it reported of `from` first: then the move
+  journal_note(self, from);
+  journal_note(self, to);
   std::error_code ec;
   fs::create_directories(fs::path(to).parent_path(), ec);
   auto lines = read_rollout_lines(from);
@@ -117,6 +234,8 @@ caf::result<stored_thread> revert_rollout(io_ptr self, const std::string& path,
   if (is_zstd(path))
     return make_error(errc::invalid_request, "cannot revert an archived thread: " + path);
   if (auto err = self->state.writer->close(path)) return err;
+  report(self);
+  journal_note(self, path);
   auto lines = read_rollout_lines(path);
   if (!lines) return std::move(lines.error());
   auto kept = reverted_lines(*lines, turn_id);
@@ -135,12 +254,42 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) 
   self->state.writer = std::make_unique<rollout_writer>(std::move(ops), limits);
   self->state.telemetry = std::move(setup.telemetry);
   self->state.shard = setup.shard;
+  self->state.index = setup.index;
+  if (!setup.journal_dir.empty())
+    self->state.journal = std::make_unique<index_journal>(setup.journal_dir, setup.journal_stamp,
+                                                          setup.shard);
   return {
       [self](atom::append, const std::string& path, const std::vector<std::string>& lines,
-             bool sync, bool opens) -> caf::result<atom::ok> {
-        return append_lines(self, path, lines, sync, opens);
+             bool sync, bool opens, bool current) -> caf::result<atom::ok> {
+        return append_lines(self, path, lines, sync, opens, current);
+      },
+      [self](atom::put, index_entry& e, bool settled) {
+        auto path = e.path;
+        auto& r = report_for(self, path);
+        r.read_only = false;
+        r.has_entry = true;
+        r.entry = std::move(e);
+        r.settled = settled;
+        if (settled) arm_report(self, true);  // no append follows to report it
+      },
+      [self](atom::put) {
+        auto& st = self->state;
+        st.report_queued = false;
+        st.report_timer = false;
+        if (!st.reports.empty()) report(self);
+      },
+      [self](atom::shutdown) {
+        self->state.writer->flush();
+        if (self->state.journal) self->state.journal->sync();
+        report(self, true);
+        return atom::ok::value;
       },
       [self](atom::load, const std::string& path) -> caf::result<stored_thread> {
+        // Loaded now: retention leaves it alone.
+        auto added = self->state.reports.count(path) == 0;
+        auto& r = report_for(self, path);
+        if (added) r.read_only = true;
+        arm_report(self, false);
         auto t = read_rollout(path);
         if (!t) return std::move(t.error());
         return std::move(*t);
@@ -151,6 +300,8 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) 
         // After every append queued before it (this actor's order): nothing
         // written later recreates the file.
         if (auto err = self->state.writer->close(path)) return err;
+        report(self);
+        journal_note(self, path);
         if (auto err = delete_rollout(path)) return err;
         return atom::ok::value;
       },
@@ -158,6 +309,11 @@ rollout_io_actor::behavior_type rollout_io(io_ptr self, rollout_io_setup setup) 
           -> caf::result<stored_thread> { return revert_rollout(self, path, turn_id); },
       [self](atom::flush) {
         self->state.flush_queued = false;
+        // The journal first: a rollout synced is named by a synced journal.
+        if (self->state.journal) self->state.journal->sync();
+        // The index hears of this batch before any of it is acknowledged (the
+        // sizes are those written; the sync changes none).
+        report(self);
         self->state.writer->flush();
         after_io(self);
         return atom::ok::value;
@@ -180,9 +336,38 @@ struct index_state {
   /// first, until it takes them; the rollouts stay the truth meanwhile.
   std::unordered_map<std::string, index_entry> unwritten;
   bool retry_armed = false;
+  /// A rebuild of a new index, a chunk of rollouts per message so that
+  /// lists, reads and reports go on between them (from what is indexed so
+  /// far) instead of waiting for the whole home to be read.
+  struct rebuild {
+    std::vector<std::string> roots;  // sessions, archived_sessions
+    fs::recursive_directory_iterator walk;
+    bool walking = false;
+    size_t seen = 0;
+    size_t read = 0;
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point logged;
+    /// `pending` asked meanwhile: answered once every rollout is read.
+    std::vector<caf::typed_response_promise<std::vector<pending_entry>>> waiting;
+  };
+  std::unique_ptr<rebuild> rebuilding;
+  /// Retention: the age past which threads go (0: never), and every
+  /// rollout this process has read or written (a thread that may be loaded,
+  /// or run a turn, is never pruned under it).
+  std::chrono::milliseconds prune_after{0};
+  std::unordered_set<std::string> touched;
 };
 
 using index_ptr = index_actor::stateful_pointer<index_state>;
+
+/// Rollouts a rebuild reads per message: a list waits for one chunk at most.
+constexpr size_t rebuild_chunk = 128;
+
+void arm_retry(index_ptr self) {
+  if (self->state.retry_armed) return;
+  self->state.retry_armed = true;
+  self->delayed_send(self, std::chrono::seconds(1), atom::retry::value);
+}
 
 void put_entries(index_ptr self, std::vector<index_entry> entries) {
   auto& st = self->state;
@@ -198,27 +383,217 @@ void put_entries(index_ptr self, std::vector<index_entry> entries) {
                    ex.what());
   }
   for (auto& e : entries) st.unwritten[e.id] = std::move(e);
-  if (!st.retry_armed) {
-    st.retry_armed = true;
-    self->delayed_send(self, std::chrono::seconds(1), atom::retry::value);
+  arm_retry(self);
+}
+
+/// An I/O actor's report, in one transaction; then its retired journal
+/// goes. Refused: the entries wait (their files marked unknown, so a start
+/// after a crash reads them again) and the journal stays for the next start.
+void apply_report(index_ptr self, index_report& rep) {
+  auto& st = self->state;
+  std::vector<index_entry> entries;
+  for (auto& f : rep.files) {
+    st.touched.insert(f.path);
+    if (!f.has_entry) continue;
+    f.entry.file_size = f.settled ? f.size : -1;
+    f.entry.file_mtime_ns = f.mtime_ns;
+    f.entry.file_inode = f.inode;
+    entries.push_back(std::move(f.entry));
+  }
+  try {
+    st.db->batch([&] {
+      for (auto& e : entries) st.db->upsert(e);
+      for (auto& f : rep.files) {
+        if (f.has_entry || f.read_only) continue;
+        if (auto id = id_from_file_name(f.path))
+          st.db->set_file(*id, f.path, f.settled ? f.size : -1, f.mtime_ns, f.inode);
+      }
+    });
+  } catch (const std::exception& ex) {
+    if (st.unwritten.empty())
+      PARLEY_ERROR("thread_index event=upsert_failed error=\"{}\" (kept to write again)",
+                   ex.what());
+    for (auto& e : entries) {
+      e.file_size = -1;
+      st.unwritten[e.id] = std::move(e);
+    }
+    arm_retry(self);
+    return;
+  }
+  for (auto& e : entries) st.unwritten.erase(e.id);
+  if (!rep.retire.empty()) ::unlink(rep.retire.c_str());
+}
+
+/// Opens the index and catches up: all of the rollouts when the index is
+/// new, else only those the journals of earlier processes name.
+void open_index(index_ptr self, const std::string& home, const std::string& stamp) {
+  auto& st = self->state;
+  auto started = std::chrono::steady_clock::now();
+  st.db = std::make_unique<thread_index>(index_path(home));
+  auto journals = left_journals(journal_dir(home), stamp);
+  size_t reread = 0;
+  size_t journaled = 0;
+  bool full = st.db->created();
+  if (full) {
+    for (auto& j : journals) ::unlink(j.c_str());  // a rebuild reads every rollout anyway
+    // Read behind the requests, a chunk at a time (rebuild_step).
+    auto r = std::make_unique<index_state::rebuild>();
+    r->roots = {home + "/archived_sessions", home + "/sessions"};
+    r->started = r->logged = started;
+    st.rebuilding = std::move(r);
+    PARLEY_INFO("thread_index event=rebuilding (a new index: every rollout is read, behind "
+                "the lists)");
+    caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+    return;
+  } else {
+    std::vector<std::string> paths;
+    for (auto& j : journals)
+      for (auto& p : read_journal(j)) paths.push_back(std::move(p));
+    journaled = paths.size();
+    reread = sync_journaled(*st.db, paths);
+  }
+  // Committed: what they named is in the index now.
+  for (auto& j : journals) ::unlink(j.c_str());
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - started)
+                .count();
+  auto threads = st.db->size();
+  PARLEY_INFO("thread_index event=synced threads={} reread={} journaled={} full={} ms={}",
+              threads, reread, journaled, full, ms);
+}
+
+/// One chunk of a rebuild; the next is a message behind whatever came meanwhile.
+void rebuild_step(index_ptr self) {
+  auto& st = self->state;
+  auto& r = *st.rebuilding;
+  size_t done = 0;
+  try {
+    st.db->batch([&] {
+      while (done < rebuild_chunk) {
+        if (!r.walking) {
+          if (r.roots.empty()) return;
+          std::error_code ec;
+          r.walk = fs::recursive_directory_iterator(
+              r.roots.back(), fs::directory_options::skip_permission_denied, ec);
+          r.roots.pop_back();
+          r.walking = !ec;
+          continue;
+        }
+        if (r.walk == fs::recursive_directory_iterator()) {
+          r.walking = false;
+          continue;
+        }
+        std::error_code ec;
+        auto path = r.walk->path().string();
+        bool file = r.walk->is_regular_file(ec) && id_from_file_name(path);
+        r.walk.increment(ec);
+        if (ec) r.walking = false;
+        if (!file) continue;
+        ++r.seen;
+        ++done;
+        if (reindex_rollout(*st.db, path)) ++r.read;
+      }
+    });
+  } catch (const std::exception& e) {
+    PARLEY_ERROR("thread_index event=rebuild_failed error={} (`parley store reindex` rebuilds it)",
+                 e.what());
+    for (auto& rp : r.waiting) rp.deliver(make_error(errc::internal, e.what()));
+    st.rebuilding.reset();
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (r.walking || !r.roots.empty()) {
+    if (now - r.logged > std::chrono::seconds(5)) {
+      r.logged = now;
+      PARLEY_INFO("thread_index event=rebuilding seen={} read={}", r.seen, r.read);
+    }
+    caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+    return;
+  }
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - r.started).count();
+  PARLEY_INFO("thread_index event=synced threads={} reread={} journaled=0 full=true ms={}",
+              st.db->size(), r.read, ms);
+  auto waiting = std::move(r.waiting);
+  st.rebuilding.reset();
+  for (auto& rp : waiting) {
+    try {
+      rp.deliver(st.db->pending());
+    } catch (const std::exception& e) {
+      rp.deliver(make_error(errc::internal, e.what()));
+    }
   }
 }
 
-index_actor::behavior_type index_owner(index_ptr self, std::string home) {
-  install_default_handlers(self, "thread_index");
+/// Threads retention removes per message (each a file and its folder
+/// synced): a list waits for one round at most.
+constexpr size_t prune_chunk = 64;
+
+/// One round of retention: up to prune_chunk threads older than the cutoff
+/// that this process has not touched and that have no work pending; the
+/// next round at once while more are due, else in an hour.
+void prune_round(index_ptr self) {
+  auto& st = self->state;
+  if (!st.db || st.prune_after.count() <= 0) return;
+  if (st.rebuilding) {  // rows are still coming: after it
+    self->delayed_send(self, std::chrono::seconds(10), atom::timeout::value);
+    return;
+  }
+  auto cutoff = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch() - st.prune_after)
+                    .count();
+  size_t removed = 0;
+  bool more = false;
   try {
-    self->state.db = std::make_unique<thread_index>(index_path(home));
-    auto reread = sync_index(*self->state.db, home);
-    PARLEY_INFO("thread_index event=synced threads={} reindexed={}", self->state.db->size(),
-                reread);
+    std::vector<std::string> gone;
+    for (auto& e : st.db->updated_before(cutoff, false, true, prune_chunk + 1 + st.touched.size())) {
+      if (e.pending != 0 || st.touched.count(e.path) > 0) continue;
+      if (gone.size() == prune_chunk) {
+        more = true;
+        break;
+      }
+      if (auto err = delete_rollout(e.path)) {
+        PARLEY_WARN("thread_index event=prune_failed thread={} path={} error={}", e.id, e.path,
+                    message_of(err));
+        continue;
+      }
+      gone.push_back(e.id);
+    }
+    st.db->batch([&] {
+      for (auto& id : gone) st.db->remove(id);
+    });
+    removed = gone.size();
+  } catch (const std::exception& ex) {
+    PARLEY_WARN("thread_index event=prune_failed error={}", ex.what());
+  }
+  if (removed > 0)
+    PARLEY_INFO("thread_index event=pruned threads={} older_than_s={}", removed,
+                std::chrono::duration_cast<std::chrono::seconds>(st.prune_after).count());
+  if (more)
+    caf::anon_send(caf::actor_cast<index_actor>(self), atom::timeout::value);
+  else
+    self->delayed_send(self, std::chrono::seconds(3600), atom::timeout::value);
+}
+
+index_actor::behavior_type index_owner(index_ptr self, std::string home, std::string stamp,
+                                       std::chrono::milliseconds prune_after) {
+  install_default_handlers(self, "thread_index");
+  self->state.prune_after = prune_after;
+  if (prune_after.count() > 0) caf::anon_send(caf::actor_cast<index_actor>(self), atom::timeout::value);
+  try {
+    open_index(self, home, stamp);
   } catch (const std::exception& e) {
     PARLEY_ERROR("thread_index event=open_failed error={}", e.what());
   }
   return {
-      [self](atom::put, index_entry& e) {
+      [self](atom::put, index_report& rep) {
         if (!self->state.db) return;
-        put_entries(self, {std::move(e)});
+        apply_report(self, rep);
       },
+      [](atom::flush) { return atom::ok::value; },  // every report before it is committed
+      [self](atom::open) {
+        if (self->state.rebuilding) rebuild_step(self);
+      },
+      [self](atom::timeout) { prune_round(self); },
       [self](atom::retry) {
         auto& st = self->state;
         st.retry_armed = false;
@@ -248,6 +623,11 @@ index_actor::behavior_type index_owner(index_ptr self, std::string home) {
       },
       [self](atom::pending) -> caf::result<std::vector<pending_entry>> {
         if (!self->state.db) return make_error(errc::internal, "the thread index is not available");
+        if (self->state.rebuilding) {  // the work to go on with must be whole: after the rebuild
+          auto rp = self->make_response_promise<std::vector<pending_entry>>();
+          self->state.rebuilding->waiting.push_back(rp);
+          return rp;
+        }
         try {
           return self->state.db->pending();
         } catch (const std::exception& e) {
@@ -271,8 +651,9 @@ rollout_io_actor spawn_rollout_io(caf::local_actor* owner, rollout_io_setup setu
   return owner->spawn<caf::detached + caf::linked>(rollout_io, std::move(setup));
 }
 
-index_actor spawn_index_owner(caf::local_actor* owner, const std::string& home) {
-  return owner->spawn<caf::detached + caf::linked>(index_owner, home);
+index_actor spawn_index_owner(caf::local_actor* owner, const std::string& home,
+                              const std::string& stamp, std::chrono::milliseconds prune_after) {
+  return owner->spawn<caf::detached + caf::linked>(index_owner, home, stamp, prune_after);
 }
 
 }  // namespace parley::store

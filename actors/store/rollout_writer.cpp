@@ -104,6 +104,11 @@ bool rollout_writer::retry() {
   return !faulted();
 }
 
+bool rollout_writer::settled(const std::string& path) const {
+  auto i = files_.find(path);
+  return i == files_.end() || (i->second.waiting.empty() && i->second.cut_to < 0);
+}
+
 caf::error rollout_writer::close(const std::string& path) {
   auto i = files_.find(path);
   if (i == files_.end()) return caf::error{};

@@ -72,6 +72,10 @@ class rollout_writer {
   const std::string& fault() const { return fault_; }
   size_t waiting_bytes() const { return waiting_bytes_; }
 
+  /// Whether everything appended to `path` is written (none of it waits
+  /// for the disk, no cut is pending).
+  bool settled(const std::string& path) const;
+
   /// Syncs and closes `path` (before it is moved); an error while any of its
   /// records still waits.
   caf::error close(const std::string& path);

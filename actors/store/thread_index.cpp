@@ -9,7 +9,8 @@ namespace {
 
 // 2: the pending action of each thread's last turn.
 // 3: its Git metadata (thread/metadata/update).
-constexpr int schema_version = 3;
+// 4: the rollout's inode; sizes kept exact by rollout_io (index_journal).
+constexpr int schema_version = 4;
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
@@ -40,7 +41,7 @@ std::optional<std::string> opt_text(sqlite3_stmt* s, int col) {
 
 constexpr const char* columns
     = "id, path, cwd, preview, name, created_at, updated_at, archived, forked_from, source, "
-      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms, git_info";
+      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms, git_info, file_inode";
 
 index_entry read_row(sqlite3_stmt* s) {
   index_entry e;
@@ -61,6 +62,7 @@ index_entry read_row(sqlite3_stmt* s) {
   e.pending = sqlite3_column_int(s, 14);
   e.deadline_ms = sqlite3_column_int64(s, 15);
   e.git_info = opt_text(s, 16);
+  e.file_inode = sqlite3_column_int64(s, 17);
   return e;
 }
 
@@ -97,6 +99,7 @@ thread_index::thread_index(const std::string& path) {
     sqlite3_finalize(upsert_);
     sqlite3_finalize(find_);
     sqlite3_finalize(remove_);
+    sqlite3_finalize(set_file_);
     sqlite3_close(db_);
     throw;
   }
@@ -123,6 +126,10 @@ void thread_index::open(const std::string& path) {
     int found = sqlite3_step(v.s) == SQLITE_ROW ? std::stoi(text(v.s, 0)) : 0;
     if (found != 0 && found != schema_version) exec("DROP TABLE IF EXISTS threads");
   }
+  {
+    statement t{prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='threads'")};
+    created_ = sqlite3_step(t.s) != SQLITE_ROW;
+  }
   exec(
       "CREATE TABLE IF NOT EXISTS threads("
       " id TEXT PRIMARY KEY, path TEXT NOT NULL, cwd TEXT NOT NULL, preview TEXT NOT NULL,"
@@ -130,24 +137,32 @@ void thread_index::open(const std::string& path) {
       " archived INTEGER NOT NULL DEFAULT 0, forked_from TEXT, source TEXT NOT NULL,"
       " model_provider TEXT NOT NULL, model TEXT, file_mtime_ns INTEGER NOT NULL DEFAULT 0,"
       " file_size INTEGER NOT NULL DEFAULT 0, pending INTEGER NOT NULL DEFAULT 0,"
-      " deadline_ms INTEGER NOT NULL DEFAULT 0, git_info TEXT)");
+      " deadline_ms INTEGER NOT NULL DEFAULT 0, git_info TEXT,"
+      " file_inode INTEGER NOT NULL DEFAULT 0)");
   // Only the few threads that wait are in it: a restart finds them at once.
   exec("CREATE INDEX IF NOT EXISTS threads_pending ON threads(pending) WHERE pending != 0");
   exec("CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at, id)");
   exec("CREATE INDEX IF NOT EXISTS threads_by_updated ON threads(archived, updated_at, id)");
+  // A client's own folder (Codex's resume picker lists its cwd): a page of a
+  // cwd with few threads among a million is a range, not a scan.
+  exec("CREATE INDEX IF NOT EXISTS threads_by_cwd_created ON threads(archived, cwd, created_at, id)");
+  exec("CREATE INDEX IF NOT EXISTS threads_by_cwd_updated ON threads(archived, cwd, updated_at, id)");
   exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
         + std::to_string(schema_version) + "')")
            .c_str());
   upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
-                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
   remove_ = prepare("DELETE FROM threads WHERE id=?");
+  set_file_ = prepare(
+      "UPDATE threads SET file_size=?, file_mtime_ns=?, file_inode=? WHERE id=? AND path=?");
 }
 
 thread_index::~thread_index() {
   sqlite3_finalize(upsert_);
   sqlite3_finalize(find_);
   sqlite3_finalize(remove_);
+  sqlite3_finalize(set_file_);
   sqlite3_close(db_);
 }
 
@@ -186,7 +201,20 @@ void thread_index::upsert(const index_entry& e) {
   sqlite3_bind_int(s, 15, e.pending);
   sqlite3_bind_int64(s, 16, e.deadline_ms);
   bind_opt(s, 17, e.git_info);
+  sqlite3_bind_int64(s, 18, e.file_inode);
   if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "upsert " + e.id);
+}
+
+void thread_index::set_file(const std::string& id, const std::string& path, int64_t size,
+                            int64_t mtime_ns, int64_t inode) {
+  auto* s = set_file_;
+  sqlite3_reset(s);
+  sqlite3_bind_int64(s, 1, size);
+  sqlite3_bind_int64(s, 2, mtime_ns);
+  sqlite3_bind_int64(s, 3, inode);
+  bind_text(s, 4, id);
+  bind_text(s, 5, path);
+  if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "set_file " + id);
 }
 
 void thread_index::remove(const std::string& id) {
@@ -244,6 +272,11 @@ list_page thread_index::list(const list_query& q) {
     for (size_t i = 0; i < q.model_providers.size(); ++i) sql += i ? ",?" : "?";
     sql += ")";
   }
+  if (!q.sources.empty()) {
+    sql += " AND source IN (";
+    for (size_t i = 0; i < q.sources.size(); ++i) sql += i ? ",?" : "?";
+    sql += ")";
+  }
   if (q.search) sql += " AND (instr(lower(preview), lower(?)) > 0 OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
   sql += std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
          + (q.descending ? " DESC" : " ASC") + " LIMIT ?";
@@ -257,6 +290,7 @@ list_page thread_index::list(const list_query& q) {
   }
   for (auto& c : q.cwds) bind_text(st.s, i++, c);
   for (auto& p : q.model_providers) bind_text(st.s, i++, p);
+  for (auto& k : q.sources) bind_text(st.s, i++, k);
   if (q.search) {
     bind_text(st.s, i++, *q.search);
     bind_text(st.s, i++, *q.search);
@@ -272,6 +306,22 @@ list_page thread_index::list(const list_query& q) {
         q.key == list_query::sort_key::created_at ? last.created_at : last.updated_at, last.id);
   }
   return page;
+}
+
+std::vector<index_entry> thread_index::updated_before(int64_t cutoff_s, bool archived_only,
+                                                      bool idle_only, size_t limit) {
+  // archived IN (...) keeps it on threads_by_updated (archived, updated_at, id).
+  statement st{prepare(std::string{"SELECT "} + columns + " FROM threads WHERE archived IN ("
+                       + (archived_only ? "1" : "0,1") + ") AND updated_at < ?"
+                       + (idle_only ? " AND pending = 0" : "")
+                       // Sorted only when all are asked: a limited round takes any, unsorted
+                       // (no sort of every old row).
+                       + (limit == 0 ? " ORDER BY updated_at" : "") + " LIMIT ?")};
+  sqlite3_bind_int64(st.s, 1, cutoff_s);
+  sqlite3_bind_int64(st.s, 2, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  std::vector<index_entry> out;
+  while (sqlite3_step(st.s) == SQLITE_ROW) out.push_back(read_row(st.s));
+  return out;
 }
 
 std::vector<index_entry> thread_index::all() {

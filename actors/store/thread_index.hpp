@@ -31,8 +31,12 @@ struct index_entry {
   std::string source = "vscode";
   std::string model_provider;
   std::optional<std::string> model;
-  int64_t file_mtime_ns = 0;  // the rollout as last indexed (staleness check)
+  /// The rollout as this entry describes it (index_journal: a start rereads
+  /// a journaled rollout only when these differ from the file); a size of -1
+  /// is unknown (the entry lags its file: reread after a crash).
+  int64_t file_mtime_ns = 0;
   int64_t file_size = 0;
+  int64_t file_inode = 0;
   /// The last turn's pending action: 0 none, else 1 + action_record::phase
   /// (asked, decided, started), or for an asked request to a client 5 (a
   /// question: it waits on user input) or 6 (a client tool's call: it waits
@@ -67,6 +71,7 @@ struct list_query {
   bool archived = false;
   std::vector<std::string> cwds;             // empty = any
   std::vector<std::string> model_providers;  // empty = any
+  std::vector<std::string> sources;          // empty = any (sourceKinds)
   std::optional<std::string> search;         // substring of preview or name
   std::optional<std::string> cursor;         // from a previous page
   uint32_t limit = 25;
@@ -85,12 +90,24 @@ class thread_index {
   thread_index(const thread_index&) = delete;
   thread_index& operator=(const thread_index&) = delete;
 
+  /// Whether opening created the table (no index, or one of another
+  /// version): it must be built from the rollouts.
+  bool created() const { return created_; }
+
   void upsert(const index_entry& e);
   void remove(const std::string& id);
+  /// What thread `id`'s rollout at `path` now is (the entry is unchanged).
+  void set_file(const std::string& id, const std::string& path, int64_t size, int64_t mtime_ns,
+                int64_t inode);
   std::optional<index_entry> find(const std::string& id);
   list_page list(const list_query& q);
   /// Every (path, mtime, size) indexed, for the staleness scan.
   std::vector<index_entry> all();
+  /// Threads last updated before `cutoff_s` (retention); with `idle_only`
+  /// none with work pending; at most `limit` (any of them), or all (0),
+  /// oldest first.
+  std::vector<index_entry> updated_before(int64_t cutoff_s, bool archived_only, bool idle_only,
+                                          size_t limit);
   /// Every thread with an action pending (a partial index: no scan).
   std::vector<pending_entry> pending();
   size_t size();
@@ -122,6 +139,8 @@ class thread_index {
   sqlite3_stmt* upsert_ = nullptr;
   sqlite3_stmt* find_ = nullptr;
   sqlite3_stmt* remove_ = nullptr;
+  sqlite3_stmt* set_file_ = nullptr;
+  bool created_ = false;
 };
 
 /// The opaque cursor for a list position (sort value + id).

@@ -358,8 +358,9 @@ thread_manager_actor::behavior_type thread_manager(
   self->state.svc = std::move(svc);
   self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });
   self->state.commands = self->spawn<caf::linked>(command_registry, self->state.svc);
-  // Work that was in flight when the server last stopped.
-  self->request(self->state.svc.store, store_timeout, atom::pending::value)
+  // Work that was in flight when the server last stopped. (Long: a new
+  // local index answers once it has read every rollout.)
+  self->request(self->state.svc.store, std::chrono::seconds(3600), atom::pending::value)
       .then([self](std::vector<pending_thread>& pending) { on_pending(self, pending); },
             [](caf::error& err) {
               PARLEY_WARN("thread_manager event=pending_unavailable error={}", caf::to_string(err));
