@@ -597,8 +597,20 @@ void session::debug_counts(const call& c) {
   }));
 }
 
+/// The thread index's catch-up at start: lists answer meanwhile, from what
+/// is indexed so far.
+static json index_sync_json(const index_sync_progress& p) {
+  static constexpr const char* phases[] = {"ready", "rebuilding", "reconciling", "opening"};
+  int phase = p.phase.load();
+  return {{"state", phases[phase >= 0 && phase <= 3 ? phase : 0]},
+          {"seen", p.seen.load()},
+          {"read", p.read.load()},
+          {"removed", p.removed.load()}};
+}
+
 void session::stats(const call& c) {
   json out{{"approvals", runtime_.approval_stats()}};
+  if (config_.telemetry) out["store"] = {{"index", index_sync_json(config_.telemetry->index_sync)}};
   if (!config_.router) return reply(c.id, out);
   // A cluster node: this node's approvals as before, and every member's
   // figures under "cluster" (a member that did not answer says so there).

@@ -17,12 +17,24 @@
 
 namespace parley {
 
+/// The thread index catching up at start (issue 28), which lists do not wait
+/// for: while it runs a list may miss a rollout another process wrote, or
+/// show one removed behind parley's back. The index actor writes; stats read.
+struct index_sync_progress {
+  enum phase_code : int { ready = 0, rebuilding = 1, reconciling = 2, opening = 3 };
+  std::atomic<int> phase{ready};
+  std::atomic<int64_t> seen{0};     // rollouts stat'ed (or read, rebuilding)
+  std::atomic<int64_t> read{0};     // rollouts read again
+  std::atomic<int64_t> removed{0};  // rows whose rollout is gone
+};
+
 class runtime_telemetry {
  public:
   live_counters live;
   approval_stats approvals;
   /// Whether the store can write now (its writers report; requests read).
   store_health store;
+  index_sync_progress index_sync;
 
   runtime_counts counts() const;
 

@@ -56,6 +56,23 @@ void put_index(self_ptr self, thread_file& f, bool settled = false) {
   self->send(io_for(self, f.path), atom::put::value, std::move(e), settled);
 }
 
+/// Runs `then` once the index has committed what `path`'s I/O actor was
+/// given before (its flush reports at once; the index's flush is a barrier
+/// behind that report): a client that lists after an archive or a revert
+/// was answered sees it. The change itself is done; a failed barrier only
+/// means the index may lag for a moment, so `then` runs regardless.
+template <class F>
+void after_index_commit(self_ptr self, const std::string& path, F then) {
+  self->request(io_for(self, path), io_timeout, atom::flush::value)
+      .then(
+          [self, then](atom::ok) mutable {
+            self->request(self->state.index, io_timeout, atom::flush::value)
+                .then([then](atom::ok) mutable { then(); },
+                      [then](caf::error&) mutable { then(); });
+          },
+          [then](caf::error&) mutable { then(); });
+}
+
 /// What of a thread its index entry shows (a change makes the entry lag).
 auto entry_key(const thread_file& f) {
   return std::make_tuple(f.meta.preview, f.meta.updated_at, f.meta.name, f.pending,
@@ -312,7 +329,7 @@ void move_rollout(self_ptr self, caf::typed_response_promise<stored_thread> rp,
     t.meta.path = to;
     remember(self, t, to);
     put_index(self, self->state.files[t.meta.id], true);
-    rp.deliver(std::move(t));
+    after_index_commit(self, to, [rp, t = std::move(t)]() mutable { rp.deliver(std::move(t)); });
   };
   if (is_archived == archive) {  // Codex: nothing to move is an error
     fail(make_error(errc::invalid_request, std::string{archive ? "no rollout found for thread id "
@@ -395,12 +412,18 @@ caf::result<stored_thread> on_revert(self_ptr self, const std::string& id,
                 [self, rp, path](stored_thread& t) mutable {
                   remember(self, t, path);
                   auto& f = self->state.files[t.meta.id];
-                  if (f.listed)
+                  if (f.listed) {
                     put_index(self, f, true);
-                  else  // as Codex: a thread is listed once it has a turn
-                    self->request(self->state.index, io_timeout, atom::erase::value, t.meta.id)
-                        .then([](atom::ok) {}, [](caf::error&) {});
-                  rp.deliver(std::move(t));
+                    after_index_commit(self, path, [rp, t = std::move(t)]() mutable {
+                      rp.deliver(std::move(t));
+                    });
+                  } else {  // as Codex: a thread is listed once it has a turn
+                    auto thread_id = t.meta.id;
+                    auto done = [rp, t = std::move(t)]() mutable { rp.deliver(std::move(t)); };
+                    self->request(self->state.index, io_timeout, atom::erase::value, thread_id)
+                        .then([done](atom::ok) mutable { done(); },
+                              [done](caf::error&) mutable { done(); });
+                  }
                 },
                 [fail](caf::error& err) mutable { fail(std::move(err)); });
       },
@@ -595,8 +618,11 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
   self->state.config = std::move(config);
   self->state.telemetry = telemetry;
   auto stamp = journal_stamp();
+  // Until the index actor has opened the index and read the journals (its
+  // own thread): stats must not say ready before it has begun.
+  if (telemetry) telemetry->index_sync.phase = index_sync_progress::opening;
   self->state.index = spawn_index_owner(self, self->state.config->home, stamp,
-                                        self->state.config->prune_older_than);
+                                        self->state.config->prune_older_than, telemetry);
   for (size_t i = 0; i < io_shards; ++i) {
     rollout_io_setup setup;
     setup.index = self->state.index;

@@ -343,14 +343,25 @@ struct index_state {
     std::vector<std::string> roots;  // sessions, archived_sessions
     fs::recursive_directory_iterator walk;
     bool walking = false;
+    /// A reconcile (the index exists): a rollout is read only when its row
+    /// does not describe it, and rows whose rollout is gone are swept after
+    /// the walk. Finds what another process (Codex sharing the home, a
+    /// restore from backup) wrote or removed; after parley's own orderly
+    /// stop it reads nothing.
+    bool reconcile = false;
+    bool swept = false;
+    std::string sweep_after;  // the last id the sweep looked at
     size_t seen = 0;
     size_t read = 0;
+    size_t removed = 0;
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point logged;
     /// `pending` asked meanwhile: answered once every rollout is read.
     std::vector<caf::typed_response_promise<std::vector<pending_entry>>> waiting;
   };
   std::unique_ptr<rebuild> rebuilding;
+  /// Where stats read the catch-up's progress (null: nobody asks).
+  std::shared_ptr<runtime_telemetry> telemetry;
   /// Retention: the age past which threads go (0: never), and every
   /// rollout this process has read or written (a thread that may be loaded,
   /// or run a turn, is never pruned under it).
@@ -360,8 +371,12 @@ struct index_state {
 
 using index_ptr = index_actor::stateful_pointer<index_state>;
 
-/// Rollouts a rebuild reads per message: a list waits for one chunk at most.
-constexpr size_t rebuild_chunk = 128;
+/// Work a catch-up does per message, in rollouts read: a list waits for one
+/// chunk at most. A rollout whose row describes it costs a stat and a point
+/// query, an eighth of a read.
+constexpr size_t rebuild_chunk = 1024;
+constexpr size_t read_cost = 8;
+constexpr size_t stat_cost = 1;
 
 void arm_retry(index_ptr self) {
   if (self->state.retry_armed) return;
@@ -434,16 +449,24 @@ void open_index(index_ptr self, const std::string& home, const std::string& stam
   size_t reread = 0;
   size_t journaled = 0;
   bool full = st.db->created();
+  // Behind the requests, a chunk at a time (rebuild_step): a new index reads
+  // every rollout; an existing one, once the journals are read again below,
+  // stats every rollout and reads only those it does not describe.
+  auto r = std::make_unique<index_state::rebuild>();
+  r->roots = {home + "/archived_sessions", home + "/sessions"};
+  r->started = r->logged = started;
+  r->reconcile = !full;
+  if (st.telemetry) {
+    auto& p = st.telemetry->index_sync;
+    p.phase = full ? index_sync_progress::rebuilding : index_sync_progress::reconciling;
+    p.seen = p.read = p.removed = 0;
+  }
+  st.rebuilding = std::move(r);
+  caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
   if (full) {
     for (auto& j : journals) ::unlink(j.c_str());  // a rebuild reads every rollout anyway
-    // Read behind the requests, a chunk at a time (rebuild_step).
-    auto r = std::make_unique<index_state::rebuild>();
-    r->roots = {home + "/archived_sessions", home + "/sessions"};
-    r->started = r->logged = started;
-    st.rebuilding = std::move(r);
     PARLEY_INFO("thread_index event=rebuilding (a new index: every rollout is read, behind "
                 "the lists)");
-    caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
     return;
   } else {
     std::vector<std::string> paths;
@@ -462,7 +485,41 @@ void open_index(index_ptr self, const std::string& home, const std::string& stam
               threads, reread, journaled, full, ms);
 }
 
-/// One chunk of a rebuild; the next is a message behind whatever came meanwhile.
+/// Whether `path`'s row says what the file now holds (same path, size,
+/// modification time and inode): nothing to read.
+bool row_describes(thread_index& db, const std::string& path) {
+  auto id = id_from_file_name(path);
+  struct stat sb {};
+  if (!id || ::stat(path.c_str(), &sb) != 0) return false;
+  auto row = db.find(*id);
+  return row && row->path == path && row->file_size == sb.st_size
+         && row->file_mtime_ns == mtime_ns(sb)
+         && row->file_inode == static_cast<int64_t>(sb.st_ino);
+}
+
+/// Part of a reconcile's sweep: rows whose rollout is gone are removed. A
+/// row whose file this process moved (archive) comes back with the move's
+/// report, which carries the whole entry.
+void sweep_some(thread_index& db, index_state::rebuild& r, size_t& done) {
+  while (done < rebuild_chunk) {
+    auto page = db.paths_after(r.sweep_after, 256);
+    if (page.empty()) {
+      r.swept = true;
+      return;
+    }
+    for (auto& [id, path] : page) {
+      r.sweep_after = id;
+      done += stat_cost;
+      struct stat sb {};
+      if (::stat(path.c_str(), &sb) == 0 || errno != ENOENT) continue;
+      db.remove(id);
+      ++r.removed;
+    }
+  }
+}
+
+/// One chunk of a rebuild or reconcile; the next is a message behind
+/// whatever came meanwhile.
 void rebuild_step(index_ptr self) {
   auto& st = self->state;
   auto& r = *st.rebuilding;
@@ -471,7 +528,10 @@ void rebuild_step(index_ptr self) {
     st.db->batch([&] {
       while (done < rebuild_chunk) {
         if (!r.walking) {
-          if (r.roots.empty()) return;
+          if (r.roots.empty()) {
+            if (r.reconcile && !r.swept) sweep_some(*st.db, r, done);
+            return;
+          }
           std::error_code ec;
           r.walk = fs::recursive_directory_iterator(
               r.roots.back(), fs::directory_options::skip_permission_denied, ec);
@@ -490,7 +550,11 @@ void rebuild_step(index_ptr self) {
         if (ec) r.walking = false;
         if (!file) continue;
         ++r.seen;
-        ++done;
+        if (r.reconcile && row_describes(*st.db, path)) {
+          done += stat_cost;
+          continue;
+        }
+        done += read_cost;
         if (reindex_rollout(*st.db, path)) ++r.read;
       }
     });
@@ -499,20 +563,33 @@ void rebuild_step(index_ptr self) {
                  e.what());
     for (auto& rp : r.waiting) rp.deliver(make_error(errc::internal, e.what()));
     st.rebuilding.reset();
+    if (st.telemetry) st.telemetry->index_sync.phase = index_sync_progress::ready;
     return;
   }
+  if (st.telemetry) {
+    auto& p = st.telemetry->index_sync;
+    p.seen = static_cast<int64_t>(r.seen);
+    p.read = static_cast<int64_t>(r.read);
+    p.removed = static_cast<int64_t>(r.removed);
+  }
   auto now = std::chrono::steady_clock::now();
-  if (r.walking || !r.roots.empty()) {
+  if (r.walking || !r.roots.empty() || (r.reconcile && !r.swept)) {
     if (now - r.logged > std::chrono::seconds(5)) {
       r.logged = now;
-      PARLEY_INFO("thread_index event=rebuilding seen={} read={}", r.seen, r.read);
+      PARLEY_INFO("thread_index event={} seen={} read={} removed={}",
+                  r.reconcile ? "reconciling" : "rebuilding", r.seen, r.read, r.removed);
     }
     caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
     return;
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - r.started).count();
-  PARLEY_INFO("thread_index event=synced threads={} reread={} journaled=0 full=true ms={}",
-              st.db->size(), r.read, ms);
+  if (r.reconcile)
+    PARLEY_INFO("thread_index event=reconciled threads={} seen={} reread={} removed={} ms={}",
+                st.db->size(), r.seen, r.read, r.removed, ms);
+  else
+    PARLEY_INFO("thread_index event=synced threads={} reread={} journaled=0 full=true ms={}",
+                st.db->size(), r.read, ms);
+  if (st.telemetry) st.telemetry->index_sync.phase = index_sync_progress::ready;
   auto waiting = std::move(r.waiting);
   st.rebuilding.reset();
   for (auto& rp : waiting) {
@@ -575,14 +652,17 @@ void prune_round(index_ptr self) {
 }
 
 index_actor::behavior_type index_owner(index_ptr self, std::string home, std::string stamp,
-                                       std::chrono::milliseconds prune_after) {
+                                       std::chrono::milliseconds prune_after,
+                                       std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "thread_index");
   self->state.prune_after = prune_after;
+  self->state.telemetry = std::move(telemetry);
   if (prune_after.count() > 0) caf::anon_send(caf::actor_cast<index_actor>(self), atom::timeout::value);
   try {
     open_index(self, home, stamp);
   } catch (const std::exception& e) {
     PARLEY_ERROR("thread_index event=open_failed error={}", e.what());
+    if (self->state.telemetry) self->state.telemetry->index_sync.phase = index_sync_progress::ready;
   }
   return {
       [self](atom::put, index_report& rep) {
@@ -623,7 +703,9 @@ index_actor::behavior_type index_owner(index_ptr self, std::string home, std::st
       },
       [self](atom::pending) -> caf::result<std::vector<pending_entry>> {
         if (!self->state.db) return make_error(errc::internal, "the thread index is not available");
-        if (self->state.rebuilding) {  // the work to go on with must be whole: after the rebuild
+        // The work to go on with must be whole: after a rebuild. A reconcile
+        // finds only what other processes wrote, which holds none of parley's.
+        if (self->state.rebuilding && !self->state.rebuilding->reconcile) {
           auto rp = self->make_response_promise<std::vector<pending_entry>>();
           self->state.rebuilding->waiting.push_back(rp);
           return rp;
@@ -652,8 +734,10 @@ rollout_io_actor spawn_rollout_io(caf::local_actor* owner, rollout_io_setup setu
 }
 
 index_actor spawn_index_owner(caf::local_actor* owner, const std::string& home,
-                              const std::string& stamp, std::chrono::milliseconds prune_after) {
-  return owner->spawn<caf::detached + caf::linked>(index_owner, home, stamp, prune_after);
+                              const std::string& stamp, std::chrono::milliseconds prune_after,
+                              std::shared_ptr<runtime_telemetry> telemetry) {
+  return owner->spawn<caf::detached + caf::linked>(index_owner, home, stamp, prune_after,
+                                                   std::move(telemetry));
 }
 
 }  // namespace parley::store

@@ -33,6 +33,7 @@ rollout_io_actor spawn_rollout_io(caf::local_actor* owner, rollout_io_setup setu
 /// pages and commits the I/O actors' reports; with `prune_after` > 0, prunes
 /// (retention) at start and hourly.
 index_actor spawn_index_owner(caf::local_actor* owner, const std::string& home,
-                              const std::string& stamp, std::chrono::milliseconds prune_after);
+                              const std::string& stamp, std::chrono::milliseconds prune_after,
+                              std::shared_ptr<runtime_telemetry> telemetry);
 
 }  // namespace parley::store

@@ -331,6 +331,16 @@ std::vector<index_entry> thread_index::all() {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> thread_index::paths_after(const std::string& after,
+                                                                        size_t limit) {
+  statement st{prepare("SELECT id, path FROM threads WHERE id > ? ORDER BY id LIMIT ?")};
+  bind_text(st.s, 1, after);
+  sqlite3_bind_int64(st.s, 2, static_cast<sqlite3_int64>(limit));
+  std::vector<std::pair<std::string, std::string>> out;
+  while (sqlite3_step(st.s) == SQLITE_ROW) out.emplace_back(text(st.s, 0), text(st.s, 1));
+  return out;
+}
+
 size_t thread_index::size() {
   statement st{prepare("SELECT count(*) FROM threads")};
   return sqlite3_step(st.s) == SQLITE_ROW ? static_cast<size_t>(sqlite3_column_int64(st.s, 0)) : 0;

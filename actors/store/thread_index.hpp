@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "actors/core/messages.hpp"
@@ -103,6 +104,10 @@ class thread_index {
   list_page list(const list_query& q);
   /// Every (path, mtime, size) indexed, for the staleness scan.
   std::vector<index_entry> all();
+  /// Up to `limit` (id, path) pairs with ids after `after`, in id order: a
+  /// sweep over a million rows a page at a time, never all in memory.
+  std::vector<std::pair<std::string, std::string>> paths_after(const std::string& after,
+                                                              size_t limit);
   /// Threads last updated before `cutoff_s` (retention); with `idle_only`
   /// none with work pending; at most `limit` (any of them), or all (0),
   /// oldest first.

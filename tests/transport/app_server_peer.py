@@ -148,6 +148,17 @@ class StdioPeer:
     def call(self, method, params, timeout=20):
         return self.reply_to(self.send(method, params), timeout)
 
+    def wait_index_ready(self, timeout=20):
+        """Waits until the thread index has caught up with the rollouts on
+        disk (lists never wait for it: they answer from what is indexed so
+        far); returns the catch-up's figures from parley/stats."""
+        deadline = time.monotonic() + timeout
+        while True:
+            index = self.call("parley/stats", {})["result"]["store"]["index"]
+            if index["state"] == "ready" or time.monotonic() > deadline:
+                return index
+            time.sleep(0.02)
+
     def start_thread(self, **params):
         params.setdefault("approvalPolicy", "on-request")
         return self.call("thread/start", params)["result"]["thread"]["id"]

@@ -304,6 +304,7 @@ def test_metadata():
         if os.path.exists(path):
             os.unlink(path)
     p = h.start()
+    p.wait_index_ready()
     want = {"sha": None, "branch": "kept", "originUrl": None}
     check(listed_git(p, t) == [want], "the index rebuilt from the rollouts lists it")
     check(h.stop() == 0, "parley exits 0")

@@ -287,6 +287,9 @@ def test_delete(schema):
         if half in f:
             os.unlink(f)
     p = s.start()
+    index = p.wait_index_ready()
+    check(index["state"] == "ready" and index["removed"] == 1,
+          "the start's reconcile found the rollout gone: %s" % index)
     check(listed(p) == [kept], "a rollout gone with its index entry left: not listed")
     check(error_of(p.call("thread/delete", {"threadId": half}))
           == (-32600, "no rollout found for thread id " + half), "and not deletable again")

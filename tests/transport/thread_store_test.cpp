@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -18,6 +19,17 @@ namespace {
 namespace fs = std::filesystem;
 
 json turn_done(app_server_client& c) { return c.wait_for_method("turn/completed"); }
+
+/// Waits until the index has read what is on disk (lists do not wait for it:
+/// they answer from what is indexed so far); the catch-up's figures.
+json index_caught_up(app_server_client& c) {
+  for (int i = 0; i < 1000; ++i) {
+    auto index = c.call_ok("parley/stats")["store"]["index"];
+    if (index["state"] == "ready") return index;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return json{};
+}
 
 class thread_store : public ::testing::Test {
  protected:
@@ -235,6 +247,7 @@ TEST_F(thread_store, codex_rollouts_are_listed_read_resumed_and_forked) {
   fs::copy_file(std::string{PARLEY_TEST_DATA} + "/codex-paginated.jsonl",
                 paginated_dir + "/rollout-2025-11-08T09-00-00-" + paginated_id + ".jsonl");
   auto c = server();
+  EXPECT_EQ(index_caught_up(*c)["read"], 2) << "a new index reads every rollout, behind the lists";
   auto list = c->call_ok("thread/list", json{{"sortDirection", "asc"}});
   ASSERT_EQ(list["data"].size(), 2u);
   EXPECT_EQ(list["data"][0]["id"], legacy_id);
@@ -277,6 +290,42 @@ TEST_F(thread_store, codex_rollouts_are_listed_read_resumed_and_forked) {
   EXPECT_EQ(c2->close_and_wait(), 0);
 }
 
+// Codex may share the home: what another process writes while parley is
+// stopped is found by the start's reconcile, which reads only that rollout;
+// a start after parley's own orderly stop reads none.
+TEST_F(thread_store, a_rollout_another_process_wrote_is_found_by_the_next_start) {
+  {
+    auto c = server();
+    auto t = start_thread(*c);
+    c->start_turn(t, "say: mine");
+    turn_done(*c);
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  const std::string codex_id = "019a6000-0000-7000-8000-000000000001";
+  auto codex_dir = home + "/sessions/2025/11/08";
+  fs::create_directories(codex_dir);
+  fs::copy_file(std::string{PARLEY_TEST_DATA} + "/codex-paginated.jsonl",
+                codex_dir + "/rollout-2025-11-08T09-00-00-" + codex_id + ".jsonl");
+  {
+    auto c = server();
+    auto index = index_caught_up(*c);
+    EXPECT_EQ(index["seen"], 2);
+    EXPECT_EQ(index["read"], 1) << "only the rollout the index did not know";
+    EXPECT_EQ(index["removed"], 0);
+    auto ids = std::set<std::string>{};
+    auto listed = c->call_ok("thread/list", json::object());
+    for (auto& t : listed["data"]) ids.insert(t["id"].get<std::string>());
+    EXPECT_EQ(ids.size(), 2u);
+    EXPECT_EQ(ids.count(codex_id), 1u);
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  auto c = server();
+  auto index = index_caught_up(*c);
+  EXPECT_EQ(index["seen"], 2);
+  EXPECT_EQ(index["read"], 0) << "an orderly stop leaves nothing to read";
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
 TEST_F(thread_store, the_index_is_rebuilt_when_missing) {
   {
     auto c = server();
@@ -290,6 +339,7 @@ TEST_F(thread_store, the_index_is_rebuilt_when_missing) {
   for (auto suffix : {"", "-wal", "-shm"}) fs::remove(home + "/parley-index.sqlite" + suffix);
   {
     auto c = server();
+    EXPECT_EQ(index_caught_up(*c)["read"], 5) << "rebuilt behind the lists";
     EXPECT_EQ(c->call_ok("thread/list", json::object())["data"].size(), 5u);
     EXPECT_EQ(c->close_and_wait(), 0);
   }
