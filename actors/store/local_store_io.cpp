@@ -371,10 +371,10 @@ struct index_state {
 
 using index_ptr = index_actor::stateful_pointer<index_state>;
 
-/// Work a catch-up does per message, in rollouts read: a list waits for one
-/// chunk at most. A rollout whose row describes it costs a stat and a point
-/// query, an eighth of a read.
-constexpr size_t rebuild_chunk = 1024;
+/// Work a catch-up does per message: a list or a read waits for one chunk
+/// at most (under a millisecond: 64 stats and point queries, or 8 rollouts
+/// read). A rollout whose row describes it costs an eighth of one read.
+constexpr size_t rebuild_chunk = 64;
 constexpr size_t read_cost = 8;
 constexpr size_t stat_cost = 1;
 
