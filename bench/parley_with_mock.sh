@@ -8,7 +8,10 @@
 # Arguments go to `parley app-server`. MOCK_ARGS adds flags to the mock (e.g.
 # '--pace-ms=200 --threads=6000'); PARLEY_BIN and MOCK_BIN override the binaries.
 # When parley exits, the mock's CPU time and peak RSS go to stderr (the
-# harness's --server-log), so its share can be told apart.
+# harness's --server-log), so its share can be told apart. The mock serves
+# thousands of streams at once, so the provider has no request cap (parley's
+# default for a loopback provider is 8): a later -c max_concurrent_requests=N
+# in the arguments sets one.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mock=${MOCK_BIN:-$here/../build/release/bench/parley-mock-model}
@@ -28,7 +31,8 @@ status=0
 MOCK_KEY=parley-bench "$parley" app-server \
   -c model=mock-model -c model_provider=mock \
   -c "model_providers.mock.base_url=http://127.0.0.1:$port/v1" \
-  -c model_providers.mock.env_key=MOCK_KEY "$@" || status=$?
+  -c model_providers.mock.env_key=MOCK_KEY \
+  -c model_providers.mock.max_concurrent_requests=0 "$@" || status=$?
 # utime + stime (fields 14 and 15 of stat; the command name has no spaces) and VmHWM.
 ticks=$(awk '{print $14 + $15}' "/proc/$mock_pid/stat")
 hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$mock_pid/status")

@@ -31,12 +31,14 @@ using http_body_atom = caf::atom_constant<caf::atom("httpbody")>;
 using http_done_atom = caf::atom_constant<caf::atom("httpdone")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using idle_atom = caf::atom_constant<caf::atom("idlecheck")>;
+using http_admitted_atom = caf::atom_constant<caf::atom("httpadmit")>;
 
 using http_model_actor = model_actor::extend<
     caf::reacts_to<http_head_atom, uint64_t, int, std::string>,
     caf::reacts_to<http_body_atom, uint64_t, std::string>,
     caf::reacts_to<http_done_atom, uint64_t, bool, bool, std::string>,
-    caf::reacts_to<retry_atom, uint64_t>, caf::reacts_to<idle_atom, uint64_t>>;
+    caf::reacts_to<retry_atom, uint64_t>, caf::reacts_to<idle_atom, uint64_t>,
+    caf::reacts_to<http_admitted_atom, uint64_t>>;
 
 /// Hands the response of one attempt to the actor, on the HTTP thread.
 class relay : public http::sink {
@@ -50,6 +52,7 @@ class relay : public http::sink {
   void on_body(std::string_view chunk) override {
     caf::anon_send(actor_, http_body_atom::value, attempt_, std::string(chunk));
   }
+  void on_admitted() override { caf::anon_send(actor_, http_admitted_atom::value, attempt_); }
   void on_done(const http::outcome& o) override {
     caf::anon_send(actor_, http_done_atom::value, attempt_, o.ok(), o.aborted(), o.message);
   }
@@ -577,6 +580,10 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
         if (attempt == self->state.attempt.number && self->state.promise) send_request(self);
       },
       [self](idle_atom, uint64_t attempt) { on_idle_check(self, attempt); },
+      [self](http_admitted_atom, uint64_t attempt) {
+        // The wait for the provider's cap is not the stream's silence.
+        if (attempt == self->state.attempt.number) self->state.attempt.last_bytes = clock_type::now();
+      },
   };
 }
 

@@ -41,6 +41,10 @@ http::request build(const provider_setup& setup, const std::vector<json>& input,
                     const std::string& thread_id, bool offer_tools,
                     const std::vector<json>& client_tools) {
   http::request r;
+  // Waits its turn among the provider's requests (one gate per provider).
+  r.gate = setup.provider.id;
+  r.gate_limit = static_cast<std::size_t>(model_config::request_cap(setup.provider));
+  r.thread = thread_id;
   http::header_list query(setup.provider.query_params.begin(), setup.provider.query_params.end());
   r.url = http::with_query(endpoint(setup), query);
   r.headers.emplace_back("Content-Type", "application/json");

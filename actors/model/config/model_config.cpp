@@ -15,6 +15,7 @@ using detail::fail;
 
 // Codex's caps on configured retries.
 constexpr uint64_t max_retries = 100;
+constexpr uint64_t max_request_cap = 65536;
 // Where a provider without base_url sends its requests (as Codex).
 constexpr const char* default_base_url = "https://api.openai.com/v1";
 
@@ -52,6 +53,9 @@ void read_provider_fields(const toml::table& t, const std::string& key, provider
   if (auto* n = at("stream_idle_timeout_ms"))
     p.stream_idle_timeout = std::chrono::milliseconds(
         static_cast<int64_t>(detail::read_positive(*n, sub("stream_idle_timeout_ms"))));
+  if (auto* n = at("max_concurrent_requests"))
+    p.max_concurrent_requests =
+        detail::read_count(*n, sub("max_concurrent_requests"), max_request_cap);
 }
 
 void read_providers(const toml::node& node, settings& s) {
@@ -204,6 +208,26 @@ load_result load(const load_request& request) {
 std::string default_config_path(const char* codex_home, const std::string& parley_home) {
   if (codex_home && *codex_home) return std::string{codex_home} + "/config.toml";
   return parley_home + "/config.toml";
+}
+
+bool is_loopback_url(std::string_view url) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (url.substr(0, scheme.size()) != scheme) continue;
+    auto rest = url.substr(scheme.size());
+    auto end = rest.find_first_of("/?#");
+    auto authority = rest.substr(0, end);
+    if (auto at = authority.rfind('@'); at != std::string_view::npos)
+      authority.remove_prefix(at + 1);
+    if (authority.substr(0, 5) == "[::1]") return true;
+    auto host = authority.substr(0, authority.find(':'));
+    return host == "localhost" || host.substr(0, 4) == "127.";
+  }
+  return false;
+}
+
+uint64_t request_cap(const provider& p) {
+  if (p.max_concurrent_requests) return *p.max_concurrent_requests;
+  return is_loopback_url(p.base_url) ? default_local_request_cap : default_remote_request_cap;
 }
 
 }  // namespace parley::model_config

@@ -63,7 +63,25 @@ struct provider {
   uint64_t stream_max_retries = 5;
   /// A stream silent this long counts as lost.
   std::chrono::milliseconds stream_idle_timeout{300'000};
+  /// `max_concurrent_requests` (parley's; Codex has none): at most this many
+  /// of the provider's requests run at once, the rest wait, round-robin over
+  /// threads. Not set: request_cap() picks by where the provider is. 0: no cap.
+  std::optional<uint64_t> max_concurrent_requests;
 };
+
+/// The cap when the config sets none: a local server (localhost, 127.0.0.0/8,
+/// [::1]) serves a few requests at a time and has a small accept backlog.
+constexpr uint64_t default_local_request_cap = 8;
+/// A remote API serves many; the cap only keeps a burst of threads from
+/// opening thousands of connections at once.
+constexpr uint64_t default_remote_request_cap = 256;
+
+/// `max_concurrent_requests`, or the default for the provider's base_url
+/// (0: no cap).
+uint64_t request_cap(const provider& p);
+
+/// True for http(s)://localhost, 127.x.y.z and [::1] URLs.
+bool is_loopback_url(std::string_view url);
 
 struct settings {
   /// The file read; empty when none was (defaults only).

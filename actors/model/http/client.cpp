@@ -26,4 +26,6 @@ void client::shutdown() { loop_->stop(); }
 
 std::size_t client::live_transfers() const { return loop_->live(); }
 
+std::size_t client::queued_requests() const { return loop_->queued(); }
+
 }  // namespace parley::http

@@ -44,7 +44,9 @@ class client {
   /// Queues `req` and returns at once; `sink` hears its response on the I/O
   /// thread (see sink in request.hpp). Thread-safe. After shutdown the sink
   /// hears on_done(aborted) at once, on the calling thread. Throws
-  /// std::invalid_argument for a null sink.
+  /// std::invalid_argument for a null sink. A request with a gate
+  /// (request::gate) past its cap waits, fairly, and starts when one of the
+  /// gate's requests ends (see fair_gate.hpp); abort() takes it from there too.
   request_id start(request req, std::shared_ptr<sink> sink);
 
   /// Stops request `id` and returns at once. Thread-safe. Once the I/O thread
@@ -60,6 +62,8 @@ class client {
   /// Transfers on the I/O thread now: started and not yet done (a debugging
   /// and test figure; commands still queued are not counted).
   std::size_t live_transfers() const;
+  /// Requests waiting for their gate's cap (request::gate), not yet started.
+  std::size_t queued_requests() const;
 
  private:
   class io_loop;

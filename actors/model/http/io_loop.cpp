@@ -106,6 +106,9 @@ void client::io_loop::run() {
   }
   live_ -= transfers_.size();
   transfers_.clear();
+  for (auto& [id, t] : waiting_) t->finish(aborted("aborted: the HTTP client shut down"));
+  queued_ -= waiting_.size();
+  waiting_.clear();
   // Closes the cached connections, here: no other thread touches a socket.
   curl_multi_cleanup(multi_);
   multi_ = nullptr;
@@ -134,9 +137,23 @@ void client::io_loop::add(std::unique_ptr<transfer> t) {
     t->finish({outcome::kind::failed, t->setup_error()});
     return;
   }
+  const auto& req = t->req();
+  if (!req.gate.empty()
+      && !gate_.arrive(req.gate, req.gate_limit, {req.tenant, req.thread}, t->id())) {
+    ++queued_;
+    auto id = t->id();
+    waiting_.emplace(id, std::move(t));
+    return;
+  }
+  launch(std::move(t));
+}
+
+// Hands `t` to curl (it holds its gate's slot, if it has a gate).
+void client::io_loop::launch(std::unique_ptr<transfer> t) {
   auto rc = curl_multi_add_handle(multi_, t->easy());
   if (rc != CURLM_OK) {
     t->finish({outcome::kind::failed, curl_multi_strerror(rc)});
+    release(t->id());
     return;
   }
   ++live_;
@@ -144,7 +161,28 @@ void client::io_loop::add(std::unique_ptr<transfer> t) {
   transfers_.emplace(id, std::move(t));
 }
 
+// Request `id` no longer holds (or waits for) its gate: the next waiting ones start.
+void client::io_loop::release(request_id id) {
+  for (auto next : gate_.leave(id)) {
+    auto w = waiting_.find(next);
+    if (w == waiting_.end()) continue;
+    auto t = std::move(w->second);
+    waiting_.erase(w);
+    --queued_;
+    t->admitted();
+    launch(std::move(t));
+  }
+}
+
 void client::io_loop::abort_one(request_id id) {
+  if (auto w = waiting_.find(id); w != waiting_.end()) {
+    auto t = std::move(w->second);
+    waiting_.erase(w);
+    --queued_;
+    release(id);
+    t->finish(aborted("aborted"));
+    return;
+  }
   auto i = transfers_.find(id);
   if (i == transfers_.end()) return;  // done already, or never started
   auto t = std::move(i->second);
@@ -153,6 +191,7 @@ void client::io_loop::abort_one(request_id id) {
   // With a response half read, curl closes the connection (HTTP/2: resets the stream).
   curl_multi_remove_handle(multi_, t->easy());
   t->finish(aborted("aborted"));
+  release(id);
 }
 
 void client::io_loop::wait_and_dispatch() {
@@ -193,6 +232,7 @@ void client::io_loop::collect_done() {
     transfers_.erase(i);
     --live_;
     t->finish(t->outcome_of(code));
+    release(t->id());
   }
 }
 

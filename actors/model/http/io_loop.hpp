@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "actors/model/http/client.hpp"
+#include "actors/model/http/fair_gate.hpp"
 #include "actors/model/http/transfer.hpp"
 
 namespace parley::http {
@@ -34,6 +35,7 @@ class client::io_loop {
 
   request_id next_id() { return next_id_.fetch_add(1); }
   std::size_t live() const { return live_.load(); }
+  std::size_t queued() const { return queued_.load(); }
 
  private:
   using clock_type = std::chrono::steady_clock;
@@ -50,6 +52,8 @@ class client::io_loop {
   void run();
   bool apply_commands();
   void add(std::unique_ptr<transfer> t);
+  void launch(std::unique_ptr<transfer> t);
+  void release(request_id id);
   void abort_one(request_id id);
   void wait_and_dispatch();
   void collect_done();
@@ -60,12 +64,16 @@ class client::io_loop {
   bool stopping_ = false;         // guarded by mtx_
   std::atomic<request_id> next_id_{1};
   std::atomic<std::size_t> live_{0};
+  std::atomic<std::size_t> queued_{0};
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   // I/O thread only (and the constructor and destructor, while it does not run):
   CURLM* multi_ = nullptr;
   std::optional<clock_type::time_point> timer_;  // when curl wants its timeout action
   std::unordered_map<request_id, std::unique_ptr<transfer>> transfers_;
+  // Requests past their gate's cap, not yet started (see fair_gate.hpp).
+  fair_gate gate_;
+  std::unordered_map<request_id, std::unique_ptr<transfer>> waiting_;
   std::thread thread_;
 };
 

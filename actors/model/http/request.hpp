@@ -3,6 +3,7 @@
 // sink that hears its response) and what it gets back (an outcome). Pure
 // values: no curl, no threads. See client.hpp for who calls a sink and when.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,6 +35,14 @@ struct request {
   /// tests); empty: the system's bundle. Certificates and host names are
   /// always verified.
   std::string ca_file;
+  /// The gate whose cap this request waits for (a provider's id; see
+  /// fair_gate.hpp); empty: it starts at once, uncapped.
+  std::string gate;
+  /// How many of the gate's requests run at once (0: no cap).
+  std::size_t gate_limit = 0;
+  /// Whose turn it is while waiting: round-robin over tenants, then threads.
+  std::string tenant;
+  std::string thread;
 };
 
 /// How a transfer ended. An HTTP error status (429, 500) is still `ok` here:
@@ -65,6 +74,9 @@ class sink {
   /// decompressed); valid only during the call.
   virtual void on_body(std::string_view chunk) = 0;
   virtual void on_done(const outcome& result) = 0;
+  /// A request that waited for its gate starts now (not called for one that
+  /// started at once): a caller timing the response counts from here.
+  virtual void on_admitted() {}
 };
 
 /// Names one request for the client's whole life (never reused).

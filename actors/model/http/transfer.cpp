@@ -169,6 +169,14 @@ outcome transfer::outcome_of(CURLcode code) const {
   return out;
 }
 
+void transfer::admitted() {
+  try {
+    sink_->on_admitted();
+  } catch (...) {
+    // Only a hint for the caller's clock; the transfer goes on.
+  }
+}
+
 void transfer::finish(const outcome& result) {
   if (finished_) return;
   finished_ = true;

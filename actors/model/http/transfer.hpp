@@ -25,6 +25,10 @@ class transfer {
   request_id id() const { return id_; }
   CURL* easy() const { return easy_; }
   const std::string& setup_error() const { return setup_error_; }
+  const request& req() const { return req_; }
+
+  /// Tells the sink it waited for its gate and starts now.
+  void admitted();
 
   /// What curl's result means for the caller, header values redacted.
   outcome outcome_of(CURLcode code) const;

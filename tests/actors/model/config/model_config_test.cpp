@@ -109,6 +109,31 @@ TEST(model_config, no_file_means_the_scripted_model_and_defaults) {
   EXPECT_TRUE(s.shell_environment.exclude.empty());
 }
 
+TEST(model_config, max_concurrent_requests_defaults_by_where_the_provider_is) {
+  auto r = parse("[model_providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n"
+                 "[model_providers.remote]\nbase_url = \"https://gateway.example/v1\"\n"
+                 "[model_providers.capped]\nbase_url = \"https://gateway.example/v1\"\n"
+                 "max_concurrent_requests = 3\n"
+                 "[model_providers.open]\nbase_url = \"http://localhost:1/v1\"\n"
+                 "max_concurrent_requests = 0\n",
+                 "c.toml");
+  ASSERT_TRUE(r) << r.error;
+  const auto& all = r.config->providers;
+  EXPECT_EQ(request_cap(all.at("local")), default_local_request_cap);
+  EXPECT_EQ(request_cap(all.at("ollama")), default_local_request_cap);
+  EXPECT_EQ(request_cap(all.at("openai")), default_remote_request_cap);
+  EXPECT_EQ(request_cap(all.at("remote")), default_remote_request_cap);
+  EXPECT_EQ(request_cap(all.at("capped")), 3u);
+  EXPECT_EQ(request_cap(all.at("open")), 0u);  // no cap
+  EXPECT_TRUE(is_loopback_url("http://[::1]:8080/v1"));
+  EXPECT_TRUE(is_loopback_url("https://user@localhost/v1"));
+  EXPECT_TRUE(is_loopback_url("http://127.3.4.5"));
+  EXPECT_FALSE(is_loopback_url("http://localhost.example.com/v1"));
+  EXPECT_FALSE(is_loopback_url("http://1270.0.0.1/v1"));
+  auto bad = parse("[model_providers.x]\nmax_concurrent_requests = -1\n", "c.toml");
+  EXPECT_FALSE(bad);
+}
+
 TEST(model_config, built_in_providers_have_codex_defaults) {
   auto all = built_in_providers();
   const auto& openai = all.at("openai");
