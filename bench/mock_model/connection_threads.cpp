@@ -7,6 +7,8 @@ namespace parley::mock_model {
 
 void connection_threads::enqueue(std::function<void()> fn) {
   std::unique_lock<std::mutex> lock(state_->mutex);
+  if (!state_->queue_connections)
+    state_->idle.wait(lock, [this] { return state_->running < state_->max_threads; });
   if (state_->running >= state_->max_threads) {
     state_->waiting.push_back(std::move(fn));
     return;

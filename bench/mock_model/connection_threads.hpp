@@ -26,6 +26,10 @@ class connection_threads : public httplib::TaskQueue {
     std::condition_variable idle;
     std::size_t running = 0;
     std::size_t max_threads = 0;
+    /// false (--queue-connections=0): with every thread busy the listener stops accepting
+    /// until one is free, so new connections wait in the kernel's backlog (--backlog) and
+    /// past it their SYNs are dropped, as with a small local model server.
+    bool queue_connections = true;
     std::deque<std::function<void()>> waiting;
   };
 

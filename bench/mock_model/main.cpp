@@ -23,6 +23,7 @@
 #include "bench/mock_model/model_endpoint.hpp"
 #include "bench/mock_model/options.hpp"
 #include "bench/mock_model/request_log.hpp"
+#include "bench/mock_model/stream_writer.hpp"
 
 namespace {
 
@@ -34,8 +35,6 @@ using json = nlohmann::json;
 // closing.
 constexpr time_t default_keep_alive_s = 120;
 constexpr std::size_t keep_alive_requests = 1000000;
-// cpp-httplib listens with a backlog of 5; a thousand clients connecting at once need more.
-constexpr int listen_backlog = 4096;
 // Bodies kept for GET /mock/requests, at most (Codex sends ~50 KB per request).
 constexpr std::size_t record_max_bytes = std::size_t{512} << 20;
 
@@ -114,6 +113,10 @@ void add_routes(httplib::Server& server, front_desk& desk, model_endpoint& model
     if (last.is_null()) res.status = 404;
     send_json(res, last);
   });
+  server.Get("/mock/stats", [](const httplib::Request&, httplib::Response& res) {
+    auto counts = streams();
+    send_json(res, json{{"streams_open", counts.open}, {"streams_most", counts.most}});
+  });
   server.Delete("/mock/requests", [&desk](const httplib::Request&, httplib::Response& res) {
     desk.log().clear();
     res.status = 204;
@@ -136,6 +139,7 @@ int main(int argc, char** argv) {
 
   auto load = std::make_shared<connection_threads::load>();
   load->max_threads = opts.threads;
+  load->queue_connections = opts.queue_connections;
   front_desk desk(opts, load);
   model_endpoint model(opts.command, opts.dump_dir, opts.pace_ms);
 
@@ -174,8 +178,9 @@ int main(int argc, char** argv) {
     log_line("cannot bind " + opts.host + ":" + std::to_string(opts.port));
     return 1;
   }
-  // Listening again on a listening socket only changes its backlog (Linux).
-  if (listener >= 0 && ::listen(listener, listen_backlog) != 0)
+  // cpp-httplib listens with a backlog of 5; a thousand clients connecting at once need more
+  // (--backlog). Listening again on a listening socket only changes its backlog (Linux).
+  if (listener >= 0 && ::listen(listener, opts.backlog) != 0)
     log_line("cannot raise the listen backlog; many clients at once may wait");
 
   std::thread stopper([&server, &signals] {

@@ -11,7 +11,8 @@ namespace {
 constexpr const char* usage_text
     = "usage: parley-mock-model [--port=N] [--host=127.0.0.1] [--command=CMD] [--dump=DIR]\n"
       "                         [--pace-ms=MS] [--threads=N] [--require-key=KEY] [--record=N]\n"
-      "                         [--keep-alive=SECONDS]\n";
+      "                         [--keep-alive=SECONDS] [--backlog=N]\n"
+      "                         [--queue-connections=0|1]\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "parley-mock-model: %s\n%s", message.c_str(), usage_text);
@@ -63,6 +64,10 @@ options parse_options(int argc, char** argv) {
       opts.require_key = value;
     else if (name == "record")
       opts.record = number(name, value, 10000000);
+    else if (name == "queue-connections")
+      opts.queue_connections = number(name, value, 1) == 1;
+    else if (name == "backlog")
+      opts.backlog = static_cast<int>(number(name, value, 65535));
     else if (name == "keep-alive")
       opts.keep_alive_s = static_cast<long>(number(name, value, 86400));
     else

@@ -25,6 +25,11 @@ struct options {
   /// (cpp-httplib wakes each idle connection's thread about 100 times a second, so
   /// thousands of idle keep-alive connections cost the mock whole cores.)
   long keep_alive_s = 120;  // main.cpp's default_keep_alive_s
+  /// The listen backlog: connections the kernel accepts before a thread takes them. A small
+  /// one plays a local model server (llama.cpp's and cpp-httplib's are 5).
+  int backlog = 4096;
+  /// Connections past --threads wait for a thread (true) or in the kernel's backlog (false).
+  bool queue_connections = true;
 };
 
 /// Reads `--name=value` or `--name value`; prints usage and exits on --help or an error.
