@@ -19,6 +19,7 @@
 #include "actors/patch/apply_patch.hpp"
 #include "actors/patch/turn_diff.hpp"
 #include "actors/threads/output_buffer.hpp"
+#include "actors/threads/replay_cursor.hpp"
 
 namespace parley {
 
@@ -114,6 +115,16 @@ struct streaming_message {
   protocol::agent_message_item item;
   std::string model_id;     // the model's id for it (a retry may change it)
   bool restarting = false;  // a retry began: the next message replaces it
+  replay_cursor shown;      // what of item.text the client was sent
+};
+
+/// Reasoning the model is streaming, beside its item: the model's id for it
+/// and, per part, what the client was sent (a retry streams it again).
+struct streaming_reasoning {
+  std::string model_id;
+  bool restarting = false;
+  std::vector<replay_cursor> summary_shown;
+  std::vector<replay_cursor> content_shown;
 };
 
 struct turn_state {
@@ -126,6 +137,7 @@ struct turn_state {
   model_context context;
   std::optional<streaming_message> streaming;
   std::optional<protocol::reasoning_item> reasoning;  // streaming, not yet completed
+  streaming_reasoning reasoning_stream;               // while `reasoning` is set
   protocol::token_breakdown tokens;  // the thread's, this turn's included
   /// The size of the last request the model reported (tokens).
   std::optional<int64_t> last_request_tokens;

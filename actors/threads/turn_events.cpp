@@ -54,23 +54,36 @@ void complete_reasoning(self_ptr self) {
 
 namespace {
 
-/// A piece of the model's reasoning: the first starts its item.
+/// A piece of the model's reasoning: the first starts its item. After a
+/// retry the model streams it again under a new id: it goes on in the item
+/// the client has, and only what the client has not seen is sent.
 void on_reasoning_delta(self_ptr self, model_delta& d) {
   auto& st = self->state;
-  if (st.reasoning && st.reasoning->id != d.item_id) complete_reasoning(self);
+  auto& rs = st.reasoning_stream;
+  if (st.reasoning && rs.restarting) {
+    rs.model_id = d.item_id;
+    rs.restarting = false;
+  }
+  if (st.reasoning && rs.model_id != d.item_id) complete_reasoning(self);
   if (!st.reasoning) {
     st.reasoning.emplace();
     st.reasoning->id = d.item_id;
+    rs = streaming_reasoning{};
+    rs.model_id = d.item_id;
     item_started(self, *st.reasoning, protocol::unix_ms());
   }
   bool summary = d.what == model_delta::kind::reasoning_summary;
   auto& parts = summary ? st.reasoning->summary : st.reasoning->content;
+  auto& shown = summary ? rs.summary_shown : rs.content_shown;
   auto index = static_cast<size_t>(std::clamp<int64_t>(d.index, 0, 64));
   if (parts.size() <= index) parts.resize(index + 1);
+  if (shown.size() <= index) shown.resize(index + 1);
   parts[index] += d.text;
+  auto unseen = shown[index].take(parts[index]);
+  if (unseen.empty()) return;
   auto& s = st.settings;
-  emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, d.item_id, std::move(d.text),
-                                       d.index, summary});
+  emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, st.reasoning->id,
+                                       std::move(unseen), d.index, summary});
 }
 
 }  // namespace
@@ -96,11 +109,14 @@ void on_model_delta(self_ptr self, model_delta& d) {
     item_started(self, st.streaming->item, protocol::unix_ms());
   }
   st.streaming->item.text += d.text;
+  // After a retry, what the broken attempt sent is held back: each delta once.
+  auto unseen = st.streaming->shown.take(st.streaming->item.text);
+  if (unseen.empty()) return;
   auto& s = st.settings;
   // The item's id, not the model's: after a retry the model names its new
   // answer differently, but clients only know the item that was started.
   emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
-                                           std::move(d.text)});
+                                           std::move(unseen)});
 }
 
 /// Tokens one request used (the thread's total grows), or a retry the
@@ -149,9 +165,16 @@ void on_model_notice(self_ptr self, model_notice& n) {
     t.reasoning_output_tokens += n.usage->reasoning_output_tokens;
     emit(self, protocol::token_usage_updated{s.thread_id, s.turn_id, t, *n.usage});
   }
+  // The retry streams its answer from the start; the cursors keep what the
+  // client was sent.
   if (n.restart && st.streaming) {
     st.streaming->item.text.clear();
     st.streaming->restarting = true;
+  }
+  if (n.restart && st.reasoning) {
+    st.reasoning->summary.assign(st.reasoning->summary.size(), std::string{});
+    st.reasoning->content.assign(st.reasoning->content.size(), std::string{});
+    st.reasoning_stream.restarting = true;
   }
   if (!n.retrying.empty()) {
     protocol::turn_error e;
