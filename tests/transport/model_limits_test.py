@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Model requests under limits, through real parts: the real `parley
+app-server` on stdio and the real `parley-mock-model` over loopback HTTP.
+
+test_request_cap: a provider's `max_concurrent_requests` holds at the
+endpoint (the mock counts the streams it writes at once) while every thread's
+turn completes whole; without the cap the same burst reaches the endpoint all
+at once (so the check can fail). test_retry_deltas_once: a stream cut
+midway and retried shows the client each delta once, in order, and the
+completed message is the retry's whole text.
+
+Usage: model_limits_test.py PARLEY_BINARY MOCK_BINARY [TEST_NAME...]
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import app_server_peer  # noqa: E402
+
+PARLEY = sys.argv[1]
+MOCK = sys.argv[2]
+ONLY = set(sys.argv[3:])
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL", what, flush=True)
+    return cond
+
+
+class Parley(app_server_peer.StdioPeer):
+    """One `parley app-server` on stdio whose model is the mock."""
+
+    def __init__(self, mock, extra=()):
+        self.root = tempfile.mkdtemp(prefix="parley-limits-")
+        home, work = os.path.join(self.root, "home"), os.path.join(self.root, "work")
+        os.makedirs(home)
+        os.makedirs(work)
+        args = [PARLEY, "app-server", "--home", home, "--cwd", work, "--store", "memory",
+                "-c", "model=mock-model", "-c", "model_provider=mock",
+                "-c", "model_providers.mock.base_url=%s/v1" % mock.url, *extra]
+        super().__init__(args, dict(os.environ), os.path.join(self.root, "parley.stderr"))
+
+    def stop(self):
+        code = super().stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+        return code
+
+
+def mock_stats(mock):
+    with urllib.request.urlopen(mock.url + "/mock/stats", timeout=30) as r:
+        return json.load(r)
+
+
+def run_burst(mock, p, count):
+    """`count` threads each start a streaming turn at once; returns the
+    turns' statuses and each turn's deltas in arrival order."""
+    threads = [p.start_thread() for _ in range(count)]
+    for n, t in enumerate(threads):
+        p.start_turn(t, "mock: pace 20\nmock: say turn %d streams one two three four" % n)
+    statuses, deltas = {}, {}
+    deadline = time.monotonic() + 120
+    while len(statuses) < count and time.monotonic() < deadline:
+        m = p.wait(lambda m: m.get("method") in ("turn/completed", "item/agentMessage/delta"),
+                   max(1, deadline - time.monotonic()))
+        if m["method"] == "item/agentMessage/delta":
+            deltas.setdefault(m["params"]["turnId"], []).append(m["params"]["delta"])
+        else:
+            statuses[m["params"]["turn"]["id"]] = m["params"]["turn"]["status"]
+    return statuses, deltas
+
+
+def test_request_cap(count=24, cap=3):
+    # The mock has threads for every connection: only parley's cap can hold the streams back.
+    mock = app_server_peer.Mock(MOCK, "--threads=64", "--keep-alive=0")
+    p = Parley(mock, ["-c", "model_providers.mock.max_concurrent_requests=%d" % cap])
+    try:
+        statuses, deltas = run_burst(mock, p, count)
+        check(len(statuses) == count and set(statuses.values()) == {"completed"},
+              "cap %d: all %d turns complete (%d done: %s)"
+              % (cap, count, len(statuses), sorted(set(statuses.values()))))
+        whole = [n for n, d in deltas.items() if "".join(d).endswith("streams one two three four")]
+        check(len(whole) == count, "cap %d: every turn's deltas make its whole message (%d of %d)"
+              % (cap, len(whole), count))
+        stats = mock_stats(mock)
+        check(1 <= stats["streams_most"] <= cap,
+              "cap %d: never more than %d streams at the endpoint at once (most %d)"
+              % (cap, cap, stats["streams_most"]))
+        check(len(mock.requests()) == count, "cap %d: one request per turn" % cap)
+    finally:
+        check(p.stop() == 0, "parley exits 0")
+        mock.stop()
+
+    # The same burst with the cap off reaches the endpoint all at once.
+    mock = app_server_peer.Mock(MOCK, "--threads=64", "--keep-alive=0")
+    p = Parley(mock, ["-c", "model_providers.mock.max_concurrent_requests=0"])
+    try:
+        statuses, _ = run_burst(mock, p, count)
+        check(set(statuses.values()) == {"completed"}, "no cap: the turns complete")
+        most = mock_stats(mock)["streams_most"]
+        check(most > cap, "no cap: more than %d streams at once (most %d): the check above can fail"
+              % (cap, most))
+    finally:
+        check(p.stop() == 0, "parley exits 0")
+        mock.stop()
+
+
+def test_request_cap_small_backlog(count=12):
+    """An endpoint like a local model server: 2 connections served, 2 more in
+    the kernel's backlog, the rest wait for SYN retransmissions. parley's
+    default cap for a loopback provider (8) and a cap of 2 both complete every
+    turn; with 2 the endpoint never serves more than 2 at once."""
+    mock = app_server_peer.Mock(MOCK, "--threads=2", "--backlog=2", "--queue-connections=0",
+                                "--keep-alive=0")
+    p = Parley(mock, ["-c", "model_providers.mock.max_concurrent_requests=2"])
+    try:
+        statuses, _ = run_burst(mock, p, count)
+        check(len(statuses) == count and set(statuses.values()) == {"completed"},
+              "small backlog: all %d turns complete (%s)" % (count, sorted(set(statuses.values()))))
+        check(mock_stats(mock)["streams_most"] <= 2, "small backlog: at most 2 streams at once")
+    finally:
+        check(p.stop() == 0, "parley exits 0")
+        mock.stop()
+
+
+def test_retry_deltas_once():
+    mock = app_server_peer.Mock(MOCK)
+    p = Parley(mock)
+    try:
+        t = p.start_thread()
+        words = "every delta of this answer arrives exactly once even after a cut"
+        _, ev = p.run_turn(t, "mock: cut\nmock: say " + words)
+        retries = [m for m in ev if m.get("method") == "error" and m["params"].get("willRetry")]
+        check(len(retries) == 1, "cut: one retry notice (%d)" % len(retries))
+        deltas = [m for m in ev if m.get("method") == "item/agentMessage/delta"]
+        cut_at = ev.index(retries[0]) if retries else 0
+        check(any(ev.index(d) < cut_at for d in deltas),
+              "the broken attempt had streamed deltas before the cut (else this tests nothing)")
+        text = "".join(d["params"]["delta"] for d in deltas)
+        check(text == words, "the client's deltas make the message once: %r" % text)
+        done = [m["params"]["item"] for m in ev if m.get("method") == "item/completed"
+                and m["params"]["item"]["type"] == "agentMessage"]
+        check(len(done) == 1 and done[0]["text"] == words, "one whole message item: %s" % done)
+        check(len(mock.requests()) == 2, "two attempts")
+        # Cut twice: still once.
+        _, ev = p.run_turn(t, "mock: cut times=2\nmock: say twice broken and still said once")
+        text = "".join(m["params"]["delta"] for m in ev if m.get("method") == "item/agentMessage/delta")
+        check(text == "twice broken and still said once", "cut twice: each delta once: %r" % text)
+    finally:
+        check(p.stop() == 0, "parley exits 0")
+        mock.stop()
+
+
+TESTS = [test_request_cap, test_request_cap_small_backlog, test_retry_deltas_once]
+
+
+def main():
+    for test in TESTS:
+        if ONLY and test.__name__ not in ONLY:
+            continue
+        before = len(FAILURES)
+        start = time.monotonic()
+        try:
+            test()
+        except Exception as e:  # a hang or a crash fails this test, not the run
+            check(False, "%s raised %s: %s" % (test.__name__, type(e).__name__, e))
+        print("%s %s (%.1f s)" % ("ok  " if len(FAILURES) == before else "FAIL", test.__name__,
+                                 time.monotonic() - start), flush=True)
+    print("%d failure(s)" % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
