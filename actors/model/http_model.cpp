@@ -77,6 +77,9 @@ struct attempt_state {
   uint64_t number = 0;
   http::request_id request = 0;
   bool running = false;
+  /// Sent, and not yet out of the HTTP client's queue (the provider's cap):
+  /// waiting for a slot is not the stream's silence.
+  bool queued = true;
   int status = 0;
   std::string retry_after;
   std::string error_body;  // a failed status's body (bounded)
@@ -492,6 +495,10 @@ void on_idle_check(self_ptr self, uint64_t attempt) {
   auto& st = self->state;
   if (attempt != st.attempt.number || !st.attempt.running) return;
   auto timeout = st.setup->provider.stream_idle_timeout;
+  if (st.attempt.queued) {
+    self->delayed_send(self, timeout, idle_atom::value, attempt);
+    return;
+  }
   auto silent = clock_type::now() - st.attempt.last_bytes;
   if (silent < timeout) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(timeout - silent);
@@ -582,7 +589,10 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
       [self](idle_atom, uint64_t attempt) { on_idle_check(self, attempt); },
       [self](http_admitted_atom, uint64_t attempt) {
         // The wait for the provider's cap is not the stream's silence.
-        if (attempt == self->state.attempt.number) self->state.attempt.last_bytes = clock_type::now();
+        auto& a = self->state.attempt;
+        if (attempt != a.number) return;
+        a.queued = false;
+        a.last_bytes = clock_type::now();
       },
   };
 }

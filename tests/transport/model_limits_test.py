@@ -130,6 +130,34 @@ def test_request_cap_small_backlog(count=12):
         mock.stop()
 
 
+def test_queued_request_is_not_idle(count=4):
+    """A request waiting for the cap is not a silent stream: with a cap of 1
+    and an idle timeout shorter than the wait, no request is retried."""
+    mock = app_server_peer.Mock(MOCK, "--keep-alive=0")
+    p = Parley(mock, ["-c", "model_providers.mock.max_concurrent_requests=1",
+                      "-c", "model_providers.mock.stream_idle_timeout_ms=400"])
+    try:
+        threads = [p.start_thread() for _ in range(count)]
+        for n, t in enumerate(threads):
+            p.start_turn(t, "mock: pace 100\nmock: say slow turn %d a b c d e" % n)
+        statuses, retries = {}, 0
+        deadline = time.monotonic() + 60
+        while len(statuses) < count and time.monotonic() < deadline:
+            m = p.wait(lambda m: m.get("method") in ("turn/completed", "error"),
+                       max(1, deadline - time.monotonic()))
+            if m["method"] == "error":
+                retries += 1
+            else:
+                statuses[m["params"]["turn"]["id"]] = m["params"]["turn"]["status"]
+        check(len(statuses) == count and set(statuses.values()) == {"completed"},
+              "queued: every turn completes (%s)" % sorted(set(statuses.values())))
+        check(retries == 0, "queued: no request counted as idle while it waited (%d retries)" % retries)
+        check(len(mock.requests()) == count, "queued: one request per turn (%d)" % len(mock.requests()))
+    finally:
+        check(p.stop() == 0, "parley exits 0")
+        mock.stop()
+
+
 def test_retry_deltas_once():
     mock = app_server_peer.Mock(MOCK)
     p = Parley(mock)
@@ -158,7 +186,8 @@ def test_retry_deltas_once():
         mock.stop()
 
 
-TESTS = [test_request_cap, test_request_cap_small_backlog, test_retry_deltas_once]
+TESTS = [test_request_cap, test_request_cap_small_backlog, test_queued_request_is_not_idle,
+         test_retry_deltas_once]
 
 
 def main():

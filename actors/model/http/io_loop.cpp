@@ -151,6 +151,7 @@ void client::io_loop::add(std::unique_ptr<transfer> t) {
 // Hands `t` to curl (it holds its gate's slot, if it has a gate).
 void client::io_loop::launch(std::unique_ptr<transfer> t) {
   auto rc = curl_multi_add_handle(multi_, t->easy());
+  if (rc == CURLM_OK) t->admitted();
   if (rc != CURLM_OK) {
     t->finish({outcome::kind::failed, curl_multi_strerror(rc)});
     release(t->id());
@@ -169,7 +170,6 @@ void client::io_loop::release(request_id id) {
     auto t = std::move(w->second);
     waiting_.erase(w);
     --queued_;
-    t->admitted();
     launch(std::move(t));
   }
 }

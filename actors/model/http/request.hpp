@@ -62,8 +62,9 @@ struct outcome {
 /// which serves every other transfer too: a sink must not block (hand the
 /// data on, e.g. to an actor, and return) and must not throw (a throw from
 /// on_status or on_body fails the transfer; one from on_done is dropped).
-/// Order: on_status at most once, then on_body any number of times, then
-/// on_done exactly once (also after a failure before any headers).
+/// Order: on_admitted at most once, on_status at most once, then on_body any
+/// number of times, then on_done exactly once (also after a failure before
+/// any headers).
 class sink {
  public:
   virtual ~sink() = default;
@@ -74,8 +75,10 @@ class sink {
   /// decompressed); valid only during the call.
   virtual void on_body(std::string_view chunk) = 0;
   virtual void on_done(const outcome& result) = 0;
-  /// A request that waited for its gate starts now (not called for one that
-  /// started at once): a caller timing the response counts from here.
+  /// The request leaves the client's queue and goes to the network (at once,
+  /// or once its gate had room: see client::start), before on_status; not
+  /// called for a request that fails before it starts. A caller timing the
+  /// response counts from here.
   virtual void on_admitted() {}
 };
 

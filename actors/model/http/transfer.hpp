@@ -27,7 +27,7 @@ class transfer {
   const std::string& setup_error() const { return setup_error_; }
   const request& req() const { return req_; }
 
-  /// Tells the sink it waited for its gate and starts now.
+  /// Tells the sink it starts now (at once, or after waiting for its gate).
   void admitted();
 
   /// What curl's result means for the caller, header values redacted.
