@@ -1,6 +1,7 @@
 #include "actors/store/store_prune.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <exception>
 
