@@ -497,6 +497,11 @@ int64_t mtime_ns(const struct stat& sb) {
   return static_cast<int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
 }
 
+bool entry_describes(const index_entry& e, const std::string& path, const struct stat& sb) {
+  return e.path == path && e.file_size == sb.st_size && e.file_mtime_ns == mtime_ns(sb)
+         && e.file_inode == static_cast<int64_t>(sb.st_ino);
+}
+
 index_entry entry_for(const stored_thread& t, const std::string& path, bool stat_file) {
   index_entry e;
   e.id = t.meta.id;
@@ -562,9 +567,7 @@ size_t sync_index(thread_index& index, const std::string& home) {
         if (::stat(path.c_str(), &sb) != 0) continue;
         auto k = known.find(path);
         if (k != known.end()) {
-          bool fresh = k->second.file_mtime_ns == mtime_ns(sb)
-                       && k->second.file_size == sb.st_size
-                       && k->second.file_inode == static_cast<int64_t>(sb.st_ino);
+          bool fresh = entry_describes(k->second, path, sb);
           known.erase(k);
           if (fresh) continue;
         }
@@ -587,10 +590,7 @@ size_t sync_journaled(thread_index& index, const std::vector<std::string>& paths
       struct stat sb {};
       if (::stat(path.c_str(), &sb) == 0) {
         auto row = index.find(*id);
-        if (row && row->path == path && row->file_size == sb.st_size
-            && row->file_mtime_ns == mtime_ns(sb)
-            && row->file_inode == static_cast<int64_t>(sb.st_ino))
-          continue;  // its row says what it holds
+        if (row && entry_describes(*row, path, sb)) continue;  // its row says what it holds
       }
       if (reindex_rollout(index, path)) ++reread;
     }

@@ -149,6 +149,10 @@ index_entry entry_for(const stored_thread& t, const std::string& path, bool stat
 /// A file's modification time in nanoseconds.
 int64_t mtime_ns(const struct stat& sb);
 
+/// Whether index entry `e` says what the rollout at `path`, stat'ed as `sb`,
+/// holds now (same path, size, modification time and inode): nothing to read.
+bool entry_describes(const index_entry& e, const std::string& path, const struct stat& sb);
+
 /// Brings the index in line with the rollouts under `home`: new or changed
 /// files are (re)indexed, vanished ones dropped. Returns how many rollouts
 /// were (re)read. Visits every file: a rebuild's work.

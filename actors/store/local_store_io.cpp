@@ -485,16 +485,13 @@ void open_index(index_ptr self, const std::string& home, const std::string& stam
               threads, reread, journaled, full, ms);
 }
 
-/// Whether `path`'s row says what the file now holds (same path, size,
-/// modification time and inode): nothing to read.
+/// Whether `path`'s row says what the file now holds: nothing to read.
 bool row_describes(thread_index& db, const std::string& path) {
   auto id = id_from_file_name(path);
   struct stat sb {};
   if (!id || ::stat(path.c_str(), &sb) != 0) return false;
   auto row = db.find(*id);
-  return row && row->path == path && row->file_size == sb.st_size
-         && row->file_mtime_ns == mtime_ns(sb)
-         && row->file_inode == static_cast<int64_t>(sb.st_ino);
+  return row && entry_describes(*row, path, sb);
 }
 
 /// Part of a reconcile's sweep: rows whose rollout is gone are removed. A

@@ -24,6 +24,16 @@ class replay_cursor {
     sent_ = text.size();
     return text.substr(from);
   }
+  /// The same, where `piece` is what was just appended to `text`: when the
+  /// client has everything before it (every delta but a retry's), the piece
+  /// itself is passed on, moved rather than copied.
+  std::string take(const std::string& text, std::string&& piece) {
+    if (!piece.empty() && text.size() == sent_ + piece.size()) {
+      sent_ = text.size();
+      return std::move(piece);
+    }
+    return take(text);
+  }
   std::size_t sent() const { return sent_; }
 
  private:

@@ -79,7 +79,7 @@ void on_reasoning_delta(self_ptr self, model_delta& d) {
   if (parts.size() <= index) parts.resize(index + 1);
   if (shown.size() <= index) shown.resize(index + 1);
   parts[index] += d.text;
-  auto unseen = shown[index].take(parts[index]);
+  auto unseen = shown[index].take(parts[index], std::move(d.text));
   if (unseen.empty()) return;
   auto& s = st.settings;
   emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, st.reasoning->id,
@@ -110,7 +110,7 @@ void on_model_delta(self_ptr self, model_delta& d) {
   }
   st.streaming->item.text += d.text;
   // After a retry, what the broken attempt sent is held back: each delta once.
-  auto unseen = st.streaming->shown.take(st.streaming->item.text);
+  auto unseen = st.streaming->shown.take(st.streaming->item.text, std::move(d.text));
   if (unseen.empty()) return;
   auto& s = st.settings;
   // The item's id, not the model's: after a retry the model names its new

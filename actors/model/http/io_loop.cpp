@@ -151,12 +151,12 @@ void client::io_loop::add(std::unique_ptr<transfer> t) {
 // Hands `t` to curl (it holds its gate's slot, if it has a gate).
 void client::io_loop::launch(std::unique_ptr<transfer> t) {
   auto rc = curl_multi_add_handle(multi_, t->easy());
-  if (rc == CURLM_OK) t->admitted();
   if (rc != CURLM_OK) {
     t->finish({outcome::kind::failed, curl_multi_strerror(rc)});
     release(t->id());
     return;
   }
+  t->admitted();
   ++live_;
   auto id = t->id();
   transfers_.emplace(id, std::move(t));

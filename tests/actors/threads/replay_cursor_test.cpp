@@ -29,5 +29,17 @@ TEST(replay_cursor, never_starts_inside_a_utf8_sequence) {
   EXPECT_EQ(c.take("a\xE2\x82\xAC" "c"), "c");
 }
 
+TEST(replay_cursor, a_piece_is_passed_on_when_the_client_has_what_precedes_it) {
+  replay_cursor c;
+  std::string text = "ab";
+  EXPECT_EQ(c.take(text, std::string{"ab"}), "ab");
+  text += "cd";
+  EXPECT_EQ(c.take(text, std::string{"cd"}), "cd");
+  // A retry's pieces: held back until they pass what was sent, then only the rest.
+  EXPECT_EQ(c.take("abc", std::string{"abc"}), "");
+  EXPECT_EQ(c.take("abcdef", std::string{"def"}), "ef");
+  EXPECT_EQ(c.sent(), 6u);
+}
+
 }  // namespace
 }  // namespace parley
