@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <caf/spawn_options.hpp>
 #include <cerrno>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "actors/store/memory_store.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/store/rollout_format.hpp"
+#include "protocol/ids.hpp"
 
 namespace parley::store {
 
@@ -207,7 +209,8 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
   std::vector<std::string> lines;
   bool first = !f.on_disk;
   if (first) lines.push_back(encode_session_meta(f.meta));
-  for (auto& l : encode_record(f.meta, record)) lines.push_back(std::move(l));
+  line_stamp stamp{protocol::unix_ms()};
+  for (auto& l : encode_record(f.meta, record, stamp)) lines.push_back(std::move(l));
   bool first_turn = std::holds_alternative<turn_started_record>(record) && !f.listed;
   if (!std::holds_alternative<context_record>(record)
       && !std::holds_alternative<action_record>(record)
@@ -219,6 +222,9 @@ caf::result<atom::ok> on_append(self_ptr self, const std::string& id, const stor
     f.meta = std::move(tracker.meta);
     f.meta.turns.clear();
   }
+  // A reader dates a thread by its latest event line: the row says the same
+  // (the record's own times may lie a second before the line's stamp).
+  if (stamp.dated) f.meta.updated_at = std::max(f.meta.updated_at, stamp.at_ms / 1000);
   f.on_disk = true;
   if (first_turn) f.listed = true;
   bool pending_moved = track_pending(f, record);

@@ -237,8 +237,14 @@ void append_now(self_ptr self, const std::string& id, const store_record& record
       return;
     }
     auto& row = i->second;
-    auto lines = encode_record(row.meta, record);
+    line_stamp stamp{protocol::unix_ms()};
+    auto lines = encode_record(row.meta, record, stamp);
     bool changed = pg::fold(row, record);
+    // The row's updated_at is the one a reader computes from the lines.
+    if (stamp.dated && row.meta.updated_at < stamp.at_ms / 1000) {
+      row.meta.updated_at = stamp.at_ms / 1000;
+      changed = true;
+    }
     if (!lines.empty()) {
       statements.push_back(pg::append_lines(id, row.next_seq, lines));
       row.next_seq += static_cast<int64_t>(lines.size());

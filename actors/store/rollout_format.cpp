@@ -1,5 +1,6 @@
 #include "actors/store/rollout_format.hpp"
 
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -18,52 +19,57 @@ using protocol::dump_line;
 
 namespace {
 
-std::string line(const char* type, json payload) {
-  return dump_line(json{{"timestamp", rfc3339_ms(protocol::unix_ms())},
+/// Every line of one record carries the record's one time, and the stamp
+/// notes whether a line a reader dates the thread by (an event) was written:
+/// the store's metadata then says the updated_at a reader computes.
+std::string line(line_stamp& stamp, const char* type, json payload) {
+  if (std::strcmp(type, "event_msg") == 0) stamp.dated = true;
+  return dump_line(json{{"timestamp", rfc3339_ms(stamp.at_ms)},
                         {"type", type},
                         {"payload", std::move(payload)}});
 }
 
-std::string event(json payload) {
-  return line("event_msg", std::move(payload));
+std::string event(line_stamp& stamp, json payload) {
+  return line(stamp, "event_msg", std::move(payload));
 }
 
-std::string response_item(json payload) {
-  return line("response_item", std::move(payload));
+std::string response_item(line_stamp& stamp, json payload) {
+  return line(stamp, "response_item", std::move(payload));
 }
 
 /// A thread item as rollout lines: its event, and the response items the
 /// model sees it as (a user message's first, as Codex writes them).
-std::vector<std::string> encode_item(const protocol::thread& meta, const std::string& turn_id,
+std::vector<std::string> encode_item(line_stamp& stamp, const protocol::thread& meta,
+                                     const std::string& turn_id,
                                      const protocol::thread_item& item, bool derive_context) {
   std::vector<std::string> out;
   auto context = derive_context ? response_items_of(item) : std::vector<json>{};
   bool user = std::holds_alternative<protocol::user_message_item>(item);
   if (user)
-    for (auto& r : context) out.push_back(response_item(std::move(r)));
+    for (auto& r : context) out.push_back(response_item(stamp, std::move(r)));
   if (auto* u = std::get_if<protocol::user_message_item>(&item)) {
-    out.push_back(event(json{{"type", "user_message"},
+    out.push_back(event(stamp, json{{"type", "user_message"},
                              {"message", protocol::joined_text(u->content)},
                              {"images", json::array()},
                              {"local_images", json::array()},
                              {"text_elements", json::array()}}));
   } else if (auto* a = std::get_if<protocol::agent_message_item>(&item)) {
-    out.push_back(event(json{{"type", "agent_message"},
+    out.push_back(event(stamp, json{{"type", "agent_message"},
                              {"message", a->text},
                              {"phase", protocol::or_null(a->phase)},
                              {"memory_citation", nullptr}}));
   } else if (auto* c = std::get_if<protocol::command_execution_item>(&item)) {
-    out.push_back(event(json{{"type", "item_completed"},
+    out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*c)}}));
   } else if (auto* f = std::get_if<protocol::file_change_item>(&item)) {
-    out.push_back(event(json{{"type", "item_completed"},
+    out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*f)}}));
   } else if (auto* e = std::get_if<protocol::entered_review_mode_item>(&item)) {
-    out.push_back(event(json{{"type", "item_completed"},
+    out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", json{{"type", "EnteredReviewMode"},
@@ -71,29 +77,29 @@ std::vector<std::string> encode_item(const protocol::thread& meta, const std::st
                                            {"target", e->target},
                                            {"user_facing_hint", e->review}}}}));
   } else if (auto* x = std::get_if<protocol::exited_review_mode_item>(&item)) {
-    out.push_back(event(json{{"type", "item_completed"},
+    out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", json{{"type", "ExitedReviewMode"},
                                            {"id", x->id},
                                            {"review_output", x->output}}}}));
   } else if (auto* d = std::get_if<protocol::dynamic_tool_call_item>(&item)) {
-    out.push_back(event(json{{"type", "item_completed"},
+    out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*d)}}));
   } else if (auto* k = std::get_if<protocol::context_compaction_item>(&item)) {
-    out.push_back(event(json{{"type", "item_completed"},
+    out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", json{{"type", "ContextCompaction"}, {"id", k->id}}}}));
   }
   if (!user)
-    for (auto& r : context) out.push_back(response_item(std::move(r)));
+    for (auto& r : context) out.push_back(response_item(stamp, std::move(r)));
   return out;
 }
 
-std::string end_of_turn(const protocol::turn& t) {
+std::string end_of_turn(line_stamp& stamp, const protocol::turn& t) {
   json p{{"turn_id", t.id},
          {"started_at", protocol::or_null(t.started_at)},
          {"completed_at", protocol::or_null(t.completed_at)},
@@ -101,7 +107,7 @@ std::string end_of_turn(const protocol::turn& t) {
   if (t.status == protocol::turn_status::interrupted) {
     p["type"] = "turn_aborted";
     p["reason"] = "interrupted";
-    return event(std::move(p));
+    return event(stamp, std::move(p));
   }
   p["type"] = "task_complete";
   std::optional<std::string> last;
@@ -112,7 +118,7 @@ std::string end_of_turn(const protocol::turn& t) {
     auto message = t.error ? t.error->message : std::string{"turn failed"};
     p["error"] = json{{"message", message}, {"codex_error_info", "other"}};
   }
-  return event(std::move(p));
+  return event(stamp, std::move(p));
 }
 
 }  // namespace
@@ -218,7 +224,8 @@ std::string encode_session_meta(const protocol::thread& meta) {
                         {"payload", std::move(p)}});
 }
 
-std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record) {
+std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record,
+                                       line_stamp& stamp) {
   std::vector<std::string> out;
   std::visit(
       [&](const auto& r) {
@@ -226,45 +233,47 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
         if constexpr (std::is_same_v<T, thread_created_record>) {
           out.push_back(encode_session_meta(r.meta));
         } else if constexpr (std::is_same_v<T, turn_started_record>) {
-          out.push_back(event(json{{"type", "task_started"},
+          out.push_back(event(stamp, json{{"type", "task_started"},
                                    {"turn_id", r.turn_id},
                                    {"started_at", r.started_at},
                                    {"model_context_window", nullptr},
                                    {"collaboration_mode_kind", "default"}}));
         } else if constexpr (std::is_same_v<T, item_record>) {
-          out = encode_item(meta, r.turn_id, r.item, r.derive_context);
+          out = encode_item(stamp, meta, r.turn_id, r.item, r.derive_context);
         } else if constexpr (std::is_same_v<T, context_record>) {
-          for (auto& item : r.items) out.push_back(response_item(item));
+          for (auto& item : r.items) out.push_back(response_item(stamp, item));
         } else if constexpr (std::is_same_v<T, turn_completed_record>) {
-          out.push_back(end_of_turn(r.turn));
+          out.push_back(end_of_turn(stamp, r.turn));
         } else if constexpr (std::is_same_v<T, action_record>) {
-          out.push_back(line(action_line_type, action_payload(r)));
+          out.push_back(line(stamp, action_line_type, action_payload(r)));
         } else if constexpr (std::is_same_v<T, compacted_record>) {
           // Codex's own line: a resumed Codex starts from the replacement.
-          out.push_back(line("compacted", json{{"message", r.message},
+          out.push_back(line(stamp, "compacted", json{{"message", r.message},
                                                {"replacement_history", r.replacement}}));
         } else if constexpr (std::is_same_v<T, thread_renamed_record>) {
-          out.push_back(event(json{{"type", "thread_name_updated"},
+          out.push_back(event(stamp, json{{"type", "thread_name_updated"},
                                    {"thread_id", meta.id},
                                    {"thread_name", protocol::or_null(r.name)}}));
         } else if constexpr (std::is_same_v<T, git_info_record>) {
-          out.push_back(line(git_info_line_type, json{{"git", protocol::or_null(r.git)}}));
+          out.push_back(
+              line(stamp, git_info_line_type, json{{"git", protocol::or_null(r.git)}}));
         } else if constexpr (std::is_same_v<T, injected_record>) {
           // The items as Codex writes injected ones (response_item lines),
           // after a line that tells parley's reader they follow the turn
           // before them.
-          out.push_back(line(injected_line_type, json{{"items", r.items.size()}}));
-          for (auto& item : r.items) out.push_back(response_item(item));
+          out.push_back(line(stamp, injected_line_type, json{{"items", r.items.size()}}));
+          for (auto& item : r.items) out.push_back(response_item(stamp, item));
         } else if constexpr (std::is_same_v<T, goal_record>) {
           // As Codex writes a goal's update; Codex writes nothing when a
           // goal is cleared, parley writes that the goal is gone.
           if (r.goal) {
             json goal = *r.goal;
             if (!r.goal->token_budget) goal.erase("tokenBudget");  // as Codex leaves it out
-            out.push_back(event(json{{"type", "thread_goal_updated"}, {"threadId", meta.id},
+            out.push_back(event(stamp, json{{"type", "thread_goal_updated"}, {"threadId", meta.id},
                                      {"goal", std::move(goal)}}));
           } else {
-            out.push_back(event(json{{"type", "thread_goal_cleared"}, {"threadId", meta.id}}));
+            out.push_back(
+                event(stamp, json{{"type", "thread_goal_cleared"}, {"threadId", meta.id}}));
           }
         }
       },
@@ -272,8 +281,14 @@ std::vector<std::string> encode_record(const protocol::thread& meta, const store
   return out;
 }
 
+std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record) {
+  line_stamp stamp{protocol::unix_ms()};
+  return encode_record(meta, record, stamp);
+}
+
 std::string encode_reverted(const std::string& before_turn_id, size_t dropped_turns) {
-  return line(reverted_line_type,
+  line_stamp stamp{protocol::unix_ms()};
+  return line(stamp, reverted_line_type,
               json{{"before_turn_id", before_turn_id}, {"dropped_turns", dropped_turns}});
 }
 

@@ -29,6 +29,7 @@
 // item_completed records. Unknown lines and fields are ignored.
 
 #include <caf/expected.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,7 +45,18 @@ inline constexpr const char* reverted_line_type = "parley_reverted";
 /// The first line of a rollout.
 std::string encode_session_meta(const protocol::thread& meta);
 
-/// The lines that record `record` for thread `meta`.
+/// The time the lines of one record carry, and whether one of them is a line
+/// a reader dates the thread by (its updated_at is the latest such line's).
+struct line_stamp {
+  int64_t at_ms = 0;   // milliseconds since the epoch
+  bool dated = false;  // set by encode_record: an event line was written
+};
+
+/// The lines that record `record` for thread `meta`, each stamped `stamp.at_ms`.
+std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record,
+                                       line_stamp& stamp);
+
+/// The same, stamped now.
 std::vector<std::string> encode_record(const protocol::thread& meta, const store_record& record);
 
 /// A whole thread (session_meta, then every turn with its model context):

@@ -186,6 +186,35 @@ TEST(rollout_format, a_goal_is_written_as_codex_writes_it_and_read_back) {
   EXPECT_FALSE(back->goal);
 }
 
+// The local index and the PostgreSQL rows keep a thread's updated_at from
+// the stamp encode_record reports; a reader computes it from the lines. They
+// agree only if every line of a record carries the one stamp, and the stamp
+// says whether a line a reader dates by was written (store_restart once saw
+// them a second apart).
+TEST(rollout_format, a_records_lines_carry_one_stamp_that_says_whether_a_reader_dates_by_it) {
+  auto t = sample();
+  auto lines = encode_thread(t);
+  const int64_t late = 1862500000999;  // the last millisecond of its second
+  line_stamp started{late};
+  auto turn = encode_record(t, turn_started_record{"turn-9", 1862499999}, started);
+  ASSERT_FALSE(turn.empty());
+  for (auto& l : turn) EXPECT_EQ(json::parse(l)["timestamp"], rfc3339_ms(late));
+  EXPECT_TRUE(started.dated);
+  lines.insert(lines.end(), turn.begin(), turn.end());
+  auto back = decode_rollout(lines, "/x.jsonl");
+  ASSERT_TRUE(back) << to_string(back.error());
+  EXPECT_EQ(back->meta.updated_at, late / 1000);
+
+  line_stamp compacted{late + 5000};
+  auto summary = encode_record(t, compacted_record{"turn-9", "summary", {}}, compacted);
+  ASSERT_FALSE(summary.empty());
+  EXPECT_FALSE(compacted.dated) << "a compacted line does not date the thread";
+  lines.insert(lines.end(), summary.begin(), summary.end());
+  back = decode_rollout(lines, "/x.jsonl");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->meta.updated_at, late / 1000);
+}
+
 TEST(rollout_format, helpers) {
   EXPECT_EQ(rfc3339_ms(1762500000123), "2025-11-07T07:20:00.123Z");
   EXPECT_EQ(parse_rfc3339_ms("2025-11-07T07:20:00.123Z"), 1762500000123);
