@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <caf/scoped_actor.hpp>
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -73,6 +75,67 @@ void wait_for_stop_signal(int signal_fd, ws::server* listeners) {
   PARLEY_INFO("app-server event=stop_signal");
 }
 
+/// Whether a stop signal (SIGINT/SIGTERM) came within `wait`; SIGHUP is
+/// consumed (a wss:// listener reads its certificate again).
+bool stop_signal_within(int signal_fd, ws::server* listeners, std::chrono::milliseconds wait) {
+  pollfd p{signal_fd, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;
+  signalfd_siginfo info{};
+  if (::read(signal_fd, &info, sizeof(info)) != static_cast<ssize_t>(sizeof(info))) return false;
+  if (info.ssi_signo == SIGHUP) {
+    if (listeners && listeners->serves_tls()) listeners->reload_tls();
+    return false;
+  }
+  return true;
+}
+
+/// The drain after a stop signal (issue 22): /readyz says 503, the
+/// listeners accept no new connection, no new turn starts; running turns go
+/// on until each has finished or waits on an approval (no work is left that
+/// needs no person; the approval stays pending on disk and is asked again
+/// after the restart), for at most `bound`. A second signal ends it at once.
+void drain(runtime& rt, ws::server* listeners, int signal_fd, std::chrono::milliseconds bound) {
+  auto& t = *rt.telemetry();
+  t.draining.store(true, std::memory_order_release);
+  if (listeners) listeners->stop_accepting();
+  auto started = std::chrono::steady_clock::now();
+  auto busy = [&t] {
+    // Each pending approval holds its turn: a turn past it has nothing to do.
+    auto turns = t.live.turns.load(std::memory_order_relaxed);
+    return turns - t.approvals.snapshot().pending > 0;
+  };
+  PARLEY_INFO("app-server event=draining turns={} pending_approvals={} timeout_ms={}",
+              t.live.turns.load(), t.approvals.snapshot().pending, bound.count());
+  const char* how = "drained";
+  for (;;) {
+    if (!busy()) break;
+    auto left = bound - std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started);
+    if (left.count() <= 0) {
+      how = "timed_out";
+      break;
+    }
+    if (stop_signal_within(signal_fd, listeners, std::min(left, std::chrono::milliseconds(50)))) {
+      how = "second_signal";
+      break;
+    }
+  }
+  PARLEY_INFO("app-server event=drain_end how={} turns={} pending_approvals={} ms={}", how,
+              t.live.turns.load(), t.approvals.snapshot().pending,
+              std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count());
+}
+
+/// Where the server listens, for people and scripts to read at start: a
+/// line in prose, or with --log-format=json a log line like every other.
+void announce(const char* what, const std::string& url) {
+  if (log::json_format())
+    PARLEY_INFO("app-server event=listening what=\"{}\" url={}", what, url);
+  else
+    std::fprintf(stderr, "parley app-server %s %s\n", what, url.c_str());
+}
+
 }  // namespace
 
 int run_app_server(runtime_config config, const listen_options& listen) {
@@ -89,6 +152,21 @@ int run_app_server(runtime_config config, const listen_options& listen) {
     return 2;
   }
   ws_options.auth = std::move(*auth);
+  // --metrics-listen: a listener of its own that answers plain HTTP only.
+  ws::server_options metrics_options;
+  if (!listen.metrics_listen.empty()) {
+    std::string error;
+    auto a = ws::parse_listen_address("ws://" + listen.metrics_listen, config.home, error);
+    if (!a) {
+      std::fprintf(stderr, "parley: --metrics-listen: %s\n", error.c_str());
+      return 2;
+    }
+    metrics_options.addresses.push_back(*a);
+    metrics_options.auth = ws_options.auth;
+    metrics_options.plain_http_only = true;
+    metrics_options.handshake_timeout = listen.ws_handshake_timeout;
+    metrics_options.caps = ws::default_cap_limits(1024);
+  }
   if (listen.ws_max_queue > 0) ws_options.max_queued_bytes = listen.ws_max_queue;
   ws_options.handshake_timeout = listen.ws_handshake_timeout;
   ws_options.idle_timeout = listen.ws_idle_timeout;
@@ -123,10 +201,13 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   config.encode_events = true;  // JSON clients: encode where events are made
   std::unique_ptr<runtime> owned;
   std::unique_ptr<ws::server> listeners;
+  std::unique_ptr<ws::server> metrics_listener;
   try {
     owned = std::make_unique<runtime>(std::move(config));
     if (!ws_options.addresses.empty())
       listeners = std::make_unique<ws::server>(*owned, std::move(ws_options));
+    if (!metrics_options.addresses.empty())
+      metrics_listener = std::make_unique<ws::server>(*owned, std::move(metrics_options));
   } catch (const std::exception& e) {
     PARLEY_ERROR("app-server event=start_failed error={}", e.what());
     std::fprintf(stderr, "parley: %s\n", e.what());
@@ -153,16 +234,21 @@ int run_app_server(runtime_config config, const listen_options& listen) {
                 open_files, ws_options_caps.connections, ws_options_caps.pending,
                 ws_options_caps.pending_per_address, listen.ws_handshake_timeout.count(),
                 listen.ws_idle_timeout.count());
-    for (const auto& url : listeners->bound())
-      std::fprintf(stderr, "parley app-server listening on %s\n", url.c_str());
+    for (const auto& url : listeners->bound()) announce("listening on", url);
   }
+  if (metrics_listener)
+    for (auto url : metrics_listener->bound())
+      announce("metrics on", url.replace(0, 2, "http"));
   std::fflush(stderr);
   if (stdio)
     serve_stdio(rt, signal_fd);
   else {
     wait_for_stop_signal(signal_fd, listeners.get());
+    if (listen.drain_timeout.count() > 0)
+      drain(rt, listeners.get(), signal_fd, listen.drain_timeout);
     rt.seal_store();  // the server goes away: pending work stays on disk
   }
+  metrics_listener.reset();
   listeners.reset();  // every WebSocket client's session ends while the runtime runs
   rt.shutdown();
   if (signal_fd >= 0) ::close(signal_fd);

@@ -33,11 +33,16 @@ struct listen_options {
   /// read again on SIGHUP.
   std::string tls_cert;
   std::string tls_key;
+  /// --metrics-listen HOST:PORT: plain HTTP for /metrics, /healthz, /readyz.
+  std::string metrics_listen;
+  /// How long a stop signal's drain may take (listeners; 0: none).
+  std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
 };
 
 /// Serves the runtime where `listen` says (--listen values; none: stdio).
 /// With stdio, until its input ends (or SIGINT/SIGTERM); with listeners
-/// only, until a stop signal. Then it shuts down in order: pending approvals
+/// only, until a stop signal, which drains first (see drain_timeout). Then
+/// it shuts down in order: pending approvals
 /// resolve as cancelled, running commands are killed, active turns end
 /// interrupted. Returns the exit code (2 for a bad --listen value).
 int run_app_server(runtime_config config, const listen_options& listen = {});

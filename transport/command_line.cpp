@@ -173,6 +173,11 @@ std::vector<CLI::Option*> add_server_options(CLI::App& app, command_line& out) {
                     ->check(CLI::IsMember(
                         {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"}))
                     ->type_name("LEVEL"));
+  all.push_back(app.add_option("--log-format", out.log_format,
+                               "text, or json: one JSON object a line on stderr (time, level, "
+                               "component, message and each key=value as a field)")
+                    ->check(CLI::IsMember({"text", "json"}))
+                    ->type_name("FORMAT"));
   return all;
 }
 
@@ -235,6 +240,17 @@ struct parser {
                      "or unix:// (HOME/app-server.sock)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->type_name("URL");
+    add_duration(*server, "--drain-timeout", out.listen.drain_timeout,
+                 "on SIGTERM/SIGINT with listeners: stop accepting and starting turns, let "
+                 "running turns finish or reach an approval (it stays pending on disk) for at "
+                 "most this long, then stop; a second signal stops at once (default 30s; 0: "
+                 "stop at once)");
+    server
+        ->add_option("--metrics-listen", out.listen.metrics_listen,
+                     "also answer GET /metrics (Prometheus text), /healthz and /readyz on "
+                     "this HOST:PORT, plain HTTP and nothing else (loopback unless --ws-auth; "
+                     "a stdio server too)")
+        ->type_name("HOST:PORT");
     server
         ->add_option("--ws-auth", out.listen.ws_auth,
                      "who may open a WebSocket session: capability-token (--ws-token-file) or "

@@ -53,6 +53,7 @@ struct command_line {
   /// app-server, chat (for the child), store reindex (home only).
   runtime_config server;
   std::string log_level = "info";
+  std::string log_format = "text";  // --log-format: text or json
   /// app-server --listen (stdio://, ws://HOST:PORT, unix://[PATH], repeatable)
   /// and --ws-auth with its token or secret file.
   listen_options listen;

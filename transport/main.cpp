@@ -137,6 +137,7 @@ int store_transfer(const parley::command_line& cl) {
 int app_server(parley::command_line& cl) {
   auto& cfg = cl.server;
   parley::log::set_level(cl.log_level);
+  parley::log::set_format(cl.log_format);
   if (!cl.cluster_file.empty()) {
     // A cluster node's threads live in the cluster's PostgreSQL store.
     std::string problem;
@@ -165,6 +166,7 @@ int app_server(parley::command_line& cl) {
     return 1;
   }
   parley::log::set_level(cl.log_level);
+  parley::log::set_format(cl.log_format);
   cfg.sandbox = sandbox_of(cl);
   // A config that cannot be used stops the start (exit 2, as a usage error):
   // serving with another provider or policy than the one written is worse.

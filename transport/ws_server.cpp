@@ -1,5 +1,6 @@
 #include "transport/ws_server.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -13,6 +14,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -26,6 +28,8 @@
 #include "protocol/jsonrpc.hpp"
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
+#include "transport/metrics.hpp"
+#include "transport/metrics_text.hpp"
 #include "transport/outgoing_queue.hpp"
 #include "transport/tls_context.hpp"
 #include "transport/unix_socket_claim.hpp"
@@ -73,15 +77,27 @@ line_writer_actor::behavior_type frame_writer(
 
 }  // namespace
 
+/// Asio opens sockets without close-on-exec: a command started while one is
+/// open would inherit it, keep a listening socket accepting into a backlog
+/// nobody reads after the listener closed (the drain), and hold a client's
+/// connection open after parley closed it.
+static void close_on_exec(int fd) {
+  int flags = ::fcntl(fd, F_GETFD);
+  if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
 /// What every session shares: the runtime, the limits, the live sessions and
 /// connections, and the I/O context. Held by shared_ptr: a connection's writer
 /// may post its last frame after the server is gone (into a stopped context),
 /// so it keeps all of this alive rather than point at freed memory.
 struct shared : std::enable_shared_from_this<shared> {
-  shared(runtime& r, server_options o) : rt(r), options(std::move(o)) {}
+  shared(runtime& r, server_options o)
+      : rt(r), options(std::move(o)), telemetry(r.telemetry()) {}
 
   runtime& rt;
   server_options options;
+  /// Where connections, queued bytes and refusals are counted (/metrics).
+  std::shared_ptr<runtime_telemetry> telemetry;
   std::mutex mtx;
   /// How to close each live session at shutdown; a session leaves when its
   /// client does.
@@ -121,10 +137,16 @@ class session : public std::enable_shared_from_this<session<Stream>> {
         deadline_(owner.ioc),
         owner_(owner),
         peer_(std::move(peer)),
-        address_(std::move(address)) {}
+        address_(std::move(address)) {
+    owner_.telemetry->connections.open.fetch_add(1, std::memory_order_relaxed);
+  }
 
   ~session() {
     owner_.caps.left(address_, upgraded_);
+    auto& figures = owner_.telemetry->connections;
+    figures.open.fetch_sub(1, std::memory_order_relaxed);
+    if (upgraded_) figures.sessions.fetch_sub(1, std::memory_order_relaxed);
+    figures.queued_bytes.fetch_sub(accounted_bytes_, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock{owner_.mtx};
     owner_.sessions.erase(id_);
   }
@@ -195,7 +217,8 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     parser_.reset();
     if (request_.find(http::field::origin) != request_.end())
       return refuse(http::status::forbidden, "origin", "requests from a browser are refused");
-    if (!websocket::is_upgrade(request_)) return answer_plain();
+    if (!websocket::is_upgrade(request_) || owner_.options.plain_http_only)
+      return answer_plain();
     auto authorization = request_.find(http::field::authorization);
     std::string_view bearer;
     if (authorization != request_.end())
@@ -231,10 +254,15 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     auto target = std::string(request_.target());
     bool get = request_.method() == http::verb::get;
     if (get && target == "/healthz") return respond(http::status::ok, "ok\n");
+    if (get && target == "/metrics")
+      return respond(http::status::ok, render_metrics(*owner_.telemetry), metrics::content_type);
     if (get && target == "/readyz") {
       // Not ready while the store cannot write: new threads and turns would
       // be refused.
       auto& health = owner_.rt.telemetry()->store;
+      if (owner_.telemetry->draining.load(std::memory_order_acquire))
+        return respond(http::status::service_unavailable,
+                       "not ready: the server is shutting down (draining)\n");
       if (health.writable()) return respond(http::status::ok, "ok\n");
       return respond(http::status::service_unavailable,
                      "not ready: the store cannot write (" + health.fault() + ")\n");
@@ -249,10 +277,10 @@ class session : public std::enable_shared_from_this<session<Stream>> {
 
   /// A plain answer, written within the deadline (a client that does not
   /// read it holds nothing longer), then the connection ends.
-  void respond(http::status status, std::string body) {
+  void respond(http::status status, std::string body, const char* type = "text/plain") {
     arm_deadline("answer");
     auto res = std::make_shared<http::response<http::string_body>>(status, request_.version());
-    res->set(http::field::content_type, "text/plain");
+    res->set(http::field::content_type, type);
     res->keep_alive(false);
     res->body() = std::move(body);
     res->prepare_payload();
@@ -268,6 +296,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (ec) return;
     upgraded_ = true;
     owner_.caps.upgraded(address_);
+    owner_.telemetry->connections.sessions.fetch_add(1, std::memory_order_relaxed);
     auto& rt = owner_.rt;
     std::weak_ptr<session> weak = this->shared_from_this();
     auto keep = owner_.shared_from_this();
@@ -322,6 +351,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (auto refused = queue_.refusal(line)) {
       PARLEY_WARN("ws event=overloaded client={} queued_bytes={} request refused", name(),
                   queue_.bytes());
+      owner_.telemetry->limits.count("client_queue_full");
       send(std::move(*refused));
       return read();
     }
@@ -342,8 +372,10 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (!queue_.push(std::move(line))) {
       PARLEY_WARN("ws event=slow_client client={} queued_bytes={} disconnecting", name(),
                   queue_.bytes());
+      owner_.telemetry->limits.count("slow_client");
       return close(websocket::close_code::try_again_later);
     }
+    account_queued_bytes();
     if (!writing_) write_next();
   }
 
@@ -353,11 +385,21 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     auto self = this->shared_from_this();
     ws_.async_write(asio::buffer(queue_.front()), [self](beast::error_code ec, size_t) {
       self->queue_.pop();
+      self->account_queued_bytes();
       self->writing_ = false;
       if (ec) return self->closed(ec.message());
       if (!self->queue_.empty()) return self->write_next();
       if (self->close_after_drain_) self->close(websocket::close_code::normal);
     });
+  }
+
+  /// The queue's size into the listeners' total (by difference: one atomic
+  /// add per change, no walk over every connection when /metrics asks).
+  void account_queued_bytes() {
+    auto now = static_cast<int64_t>(queue_.bytes());
+    owner_.telemetry->connections.queued_bytes.fetch_add(now - accounted_bytes_,
+                                                         std::memory_order_relaxed);
+    accounted_bytes_ = now;
   }
 
   /// The connection is done (its session ended): say goodbye once written.
@@ -400,6 +442,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   bool closing_ = false;
   bool close_after_drain_ = false;
   bool eof_sent_ = false;
+  int64_t accounted_bytes_ = 0;  // this queue's part of connections.queued_bytes
 };
 
 struct server::impl {
@@ -435,6 +478,7 @@ struct server::impl {
           peer = address + ":" + std::to_string(ep.port());
         }
       }
+      close_on_exec(socket.native_handle());
       auto refused_by = state.caps.admit(address);
       if (refused_by != cap::none) {
         refuse(socket.native_handle(), refused_by, peer, tls);
@@ -473,6 +517,7 @@ struct server::impl {
       case cap::none:
         break;
     }
+    state.telemetry->limits.count(std::string("ws_") + to_string(which));
     static constexpr char busy[] =
         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain\r\n"
         "Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
@@ -536,6 +581,7 @@ struct server::impl {
     auto acceptor = std::make_unique<tcp::acceptor>(ioc);
     tcp::endpoint ep{asio::ip::make_address(a.host == "localhost" ? "127.0.0.1" : a.host), a.port};
     acceptor->open(ep.protocol());
+    close_on_exec(acceptor->native_handle());
     acceptor->set_option(asio::socket_base::reuse_address(true));
     acceptor->bind(ep);
     acceptor->listen();
@@ -552,6 +598,7 @@ struct server::impl {
     auto acceptor = std::make_unique<local::acceptor>(ioc);
     local::endpoint ep{a.path};
     acceptor->open(ep.protocol());
+    close_on_exec(acceptor->native_handle());
     auto old_mask = ::umask(0177);  // created 0600: only this user may connect
     beast::error_code bind_error;
     acceptor->bind(ep, bind_error);
@@ -617,6 +664,17 @@ server::~server() {
   if (impl_->io.joinable()) impl_->io.join();
   impl_->unix_acceptors.clear();
   impl_->claims.clear();
+}
+
+void server::stop_accepting() {
+  std::promise<void> closed;
+  asio::post(impl_->ioc, [this, &closed] {
+    beast::error_code ignored;
+    for (auto& a : impl_->tcp_acceptors) a->close(ignored);
+    for (auto& a : impl_->unix_acceptors) a->close(ignored);
+    closed.set_value();
+  });
+  closed.get_future().wait();
 }
 
 std::vector<std::string> server::bound() const {

@@ -55,6 +55,9 @@ struct server_options {
   /// wss:// listeners: the certificate (chain) and key, PEM.
   std::string tls_cert_file;
   std::string tls_key_file;
+  /// A metrics listener (--metrics-listen): plain HTTP only (/metrics,
+  /// /healthz, /readyz); an upgrade is answered like any other path.
+  bool plain_http_only = false;
 };
 
 /// Connections refused by each cap since start.
@@ -78,6 +81,10 @@ class server {
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
+
+  /// Closes the listening sockets (a new connection is refused by the
+  /// kernel); the connections open go on. Returns once they are closed.
+  void stop_accepting();
 
   /// What is listening, as URLs (a port 0 resolved).
   std::vector<std::string> bound() const;

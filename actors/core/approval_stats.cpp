@@ -67,7 +67,9 @@ void approval_stats::on_outcome(const std::string& how, const std::string& stage
     cancelled_.fetch_add(1, relaxed);
   }
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(latency).count();
-  histogram_[bucket_of(static_cast<uint64_t>(micros < 0 ? 0 : micros))].fetch_add(1, relaxed);
+  auto clamped = static_cast<uint64_t>(micros < 0 ? 0 : micros);
+  latency_micros_sum_.fetch_add(clamped, relaxed);
+  histogram_[bucket_of(clamped)].fetch_add(1, relaxed);
   finished_.fetch_add(1, relaxed);
 }
 
@@ -103,6 +105,22 @@ approval_stats_snapshot approval_stats::snapshot() const {
   s.p50_ms = percentile(0.50);
   s.p99_ms = percentile(0.99);
   return s;
+}
+
+approval_stats::latency_histogram approval_stats::latency(
+    const std::vector<double>& bounds_seconds) const {
+  latency_histogram h;
+  h.cumulative.assign(bounds_seconds.size(), 0);
+  for (size_t i = 0; i < buckets; ++i) {
+    auto n = histogram_[i].load(relaxed);
+    if (n == 0) continue;
+    h.count += n;
+    auto upper_seconds = static_cast<double>(upper_bound_of(i)) / 1e6;
+    for (size_t b = 0; b < bounds_seconds.size(); ++b)
+      if (upper_seconds <= bounds_seconds[b]) h.cumulative[b] += n;
+  }
+  h.sum_seconds = static_cast<double>(latency_micros_sum_.load(relaxed)) / 1e6;
+  return h;
 }
 
 }  // namespace parley

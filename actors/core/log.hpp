@@ -15,6 +15,12 @@ spdlog::logger& get();
 /// Sets the level from a name ("trace", "debug", "info", "warn", "error", "off").
 void set_level(const std::string& level);
 
+/// "text" (the default: time, level, message) or "json" (one object a line,
+/// see log_json.hpp). False for another name.
+bool set_format(const std::string& format);
+/// Whether lines are JSON (then nothing else may write to stderr in prose).
+bool json_format();
+
 }  // namespace parley::log
 
 // The arguments are evaluated only when the level is on: a disabled trace

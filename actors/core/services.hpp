@@ -40,6 +40,9 @@ struct runtime_services {
 /// keep now (a full or read-only disk): -32001, naming the cause; none
 /// while the store writes.
 caf::error store_refusal(const runtime_services& svc);
+/// The error for a new turn while the server drains (a stop signal came):
+/// -32001, retryable elsewhere or after the restart; none otherwise.
+caf::error drain_refusal(const runtime_services& svc);
 
 /// A notification made by one of this runtime's actors (encoded ahead when
 /// the runtime serves JSON clients).

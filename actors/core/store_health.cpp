@@ -42,4 +42,11 @@ caf::error store_refusal(const runtime_services& svc) {
   return svc.telemetry ? svc.telemetry->store.refusal() : caf::error{};
 }
 
+caf::error drain_refusal(const runtime_services& svc) {
+  if (!svc.telemetry || !svc.telemetry->draining.load(std::memory_order_acquire)) return {};
+  return make_error(errc::overloaded,
+                    "the server is shutting down: it starts no new turn (running ones "
+                    "finish); retry on another server or once it is back");
+}
+
 }  // namespace parley

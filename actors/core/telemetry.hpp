@@ -12,6 +12,7 @@
 
 #include "actors/core/approval_stats.hpp"
 #include "actors/core/counters.hpp"
+#include "actors/core/limit_refusals.hpp"
 #include "actors/core/messages.hpp"
 #include "actors/core/store_health.hpp"
 
@@ -28,6 +29,13 @@ struct index_sync_progress {
   std::atomic<int64_t> removed{0};  // rows whose rollout is gone
 };
 
+/// The listeners' connections (their I/O thread writes; /metrics reads).
+struct connection_figures {
+  std::atomic<int64_t> open{0};          // accepted and not yet closed
+  std::atomic<int64_t> sessions{0};      // of those, upgraded to a session
+  std::atomic<int64_t> queued_bytes{0};  // written by parley, not yet by the socket
+};
+
 class runtime_telemetry {
  public:
   live_counters live;
@@ -35,6 +43,12 @@ class runtime_telemetry {
   /// Whether the store can write now (its writers report; requests read).
   store_health store;
   index_sync_progress index_sync;
+  /// Refusals because a limit was reached, by reason (GET /metrics).
+  limit_refusals limits;
+  connection_figures connections;
+  /// Set once a stop signal starts the drain: /readyz answers 503 and no
+  /// new turn starts; running ones go on.
+  std::atomic<bool> draining{false};
 
   runtime_counts counts() const;
 

@@ -154,6 +154,9 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                                                       protocol::turn_start_params& params,
                                                       client_actor client) {
   auto& st = self->state;
+  if (!st.active) {
+    if (auto refused = drain_refusal(st.svc)) return refused;
+  }
   if (!st.active && !st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
@@ -212,6 +215,7 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): thread/shellCommand runs between turns; interrupt it or wait");
+  if (auto refused = drain_refusal(st.svc)) return refused;
   if (!st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
@@ -238,6 +242,7 @@ caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): thread/compact/start compacts between turns; interrupt it or wait");
+  if (auto refused = drain_refusal(st.svc)) return refused;
   if (!st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
@@ -262,6 +267,7 @@ caf::result<protocol::review_start_response> start_review_turn(
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): review/start reviews between turns; interrupt it or wait");
+  if (auto refused = drain_refusal(st.svc)) return refused;
   if (!st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
