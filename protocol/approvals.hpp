@@ -93,11 +93,18 @@ struct approval_decision {
   /// schema and normalised (protocol/client_requests.hpp); `value` is
   /// accept when it answered.
   json answer;
+  /// Who answered (issue 22), for the audit log, never on the wire: the
+  /// client's tenant and subject, and whether it answered as an operator.
+  std::string tenant;
+  std::string subject;
+  bool as_operator = false;
 
-  static approval_decision accept() { return {kind::accept, {}, {}, {}}; }
-  static approval_decision accept_for_session() { return {kind::accept_for_session, {}, {}, {}}; }
-  static approval_decision decline() { return {kind::decline, {}, {}, {}}; }
-  static approval_decision cancel() { return {kind::cancel, {}, {}, {}}; }
+  static approval_decision accept() { return {kind::accept, {}, {}, {}, {}, {}, false}; }
+  static approval_decision accept_for_session() {
+    return {kind::accept_for_session, {}, {}, {}, {}, {}, false};
+  }
+  static approval_decision decline() { return {kind::decline, {}, {}, {}, {}, {}, false}; }
+  static approval_decision cancel() { return {kind::cancel, {}, {}, {}, {}, {}, false}; }
 
   /// Whether the action may run. Only an explicit accept runs it.
   bool allows_run() const;

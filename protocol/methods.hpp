@@ -62,6 +62,9 @@ struct thread_start_params {
   /// Cluster: the id rendezvous placement chose for the new thread (never
   /// read from a client's params); empty: a new one.
   std::string assigned_id;
+  /// The tenant of the client that starts it (its credentials; never read
+  /// from params).
+  std::string tenant;
 };
 void from_json(const json& j, thread_start_params& x);
 void to_json(json& j, const thread_start_params& x);
@@ -97,6 +100,9 @@ void from_json(const json& j, thread_read_response& x);
 struct thread_loaded_list_params {
   std::optional<std::string> cursor;
   std::optional<uint32_t> limit;
+  /// Only this tenant's threads (the client's; never read from params);
+  /// nullopt: every tenant's (an operator).
+  std::optional<std::string> tenant;
 };
 void from_json(const json& j, thread_loaded_list_params& x);
 void to_json(json& j, const thread_loaded_list_params& x);
@@ -243,6 +249,9 @@ struct thread_list_params {
   bool archived = false;
   std::vector<std::string> cwds;  // `cwd`: a string or an array
   std::optional<std::string> search_term;
+  /// Only this tenant's threads (the client's; never read from params);
+  /// nullopt: every tenant's (an operator).
+  std::optional<std::string> tenant;
 };
 void from_json(const json& j, thread_list_params& x);
 void to_json(json& j, const thread_list_params& x);

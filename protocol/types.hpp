@@ -142,6 +142,10 @@ struct thread {
   /// kept with the thread (its session metadata, where Codex keeps them) so
   /// a resumed thread still offers them to its model.
   json dynamic_tools;
+  /// The tenant it belongs to (issue 22): whoever created it, inherited by
+  /// its forks; empty when stored before tenants (the default tenant). Not
+  /// part of the wire Thread: kept in its session metadata.
+  std::string tenant;
 };
 void to_json(json& j, const thread& x);
 void from_json(const json& j, thread& x);

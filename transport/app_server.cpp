@@ -35,16 +35,26 @@ int block_stop_signals() {
   return ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/// stdio and the Unix socket: the local operator, one tenant.
+tenant_identity local_operator(const listen_options& listen) {
+  tenant_identity who;
+  who.tenant = listen.local_tenant.empty() ? tenant_identity::default_tenant : listen.local_tenant;
+  who.subject = "local";
+  who.local = true;
+  return who;
+}
+
 /// One client on stdin/stdout until its input ends or a stop signal comes;
 /// then every thread is shut down (pending approvals resolve as cancelled;
 /// after a signal, with the store sealed, they stay pending on disk).
-void serve_stdio(runtime& rt, int signal_fd) {
+void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local) {
   auto writer = rt.system().spawn<caf::detached>(line_writer, STDOUT_FILENO);
   connection_options options;
   options.config = rt.shared_config();
   options.telemetry = rt.telemetry();
   options.cluster_router = rt.thread_router();
   options.shutdown_on_close = true;
+  options.identity = local;
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   // A signal is the server going away, not the client: what is pending
   // stays pending on disk. The input ending is the client leaving: its
@@ -145,13 +155,19 @@ int run_app_server(runtime_config config, const listen_options& listen) {
   bool stdio = listen.listen.empty();
   ws::server_options ws_options;
   std::string auth_error;
+  ws::auth_claims claims;
+  claims.tenant_claim = listen.ws_tenant_claim;
+  claims.issuer = listen.ws_issuer;
+  claims.audience = listen.ws_audience;
+  claims.leeway_seconds = listen.ws_leeway_seconds;
   auto auth = ws::load_auth(listen.ws_auth, listen.ws_token_file, listen.ws_shared_secret_file,
-                            auth_error);
+                            auth_error, claims);
   if (!auth) {
     std::fprintf(stderr, "parley: %s\n", auth_error.c_str());
     return 2;
   }
   ws_options.auth = std::move(*auth);
+  ws_options.local = local_operator(listen);
   // --metrics-listen: a listener of its own that answers plain HTTP only.
   ws::server_options metrics_options;
   if (!listen.metrics_listen.empty()) {
@@ -241,7 +257,7 @@ int run_app_server(runtime_config config, const listen_options& listen) {
       announce("metrics on", url.replace(0, 2, "http"));
   std::fflush(stderr);
   if (stdio)
-    serve_stdio(rt, signal_fd);
+    serve_stdio(rt, signal_fd, local_operator(listen));
   else {
     wait_for_stop_signal(signal_fd, listeners.get());
     if (listen.drain_timeout.count() > 0)

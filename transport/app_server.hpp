@@ -16,6 +16,14 @@ struct listen_options {
   std::string ws_auth;              // "", "capability-token", "signed-bearer-token"
   std::string ws_token_file;
   std::string ws_shared_secret_file;
+  /// Signed bearer tokens: the claim naming the tenant, and the `iss`,
+  /// `aud` and clock leeway checked when set (issue 22).
+  std::string ws_tenant_claim = "tenant";
+  std::string ws_issuer;
+  std::string ws_audience;
+  uint32_t ws_leeway_seconds = 0;
+  /// The tenant of stdio and Unix socket clients (the local operator).
+  std::string local_tenant = "default";
   /// Bytes a WebSocket client may fall behind before it is disconnected
   /// (requests get -32001 past half of it); 0: the default.
   size_t ws_max_queue = 0;

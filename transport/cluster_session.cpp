@@ -78,6 +78,10 @@ void cluster_session::send_to(const std::string& node, std::string line) {
   open.label = label_ + " via " + config_->node;
   open.initialize_line = initialize_line_;
   open.closing_cancels = closing_cancels_;
+  open.tenant = identity.tenant;
+  open.subject = identity.subject;
+  open.is_operator = identity.is_operator;
+  open.local = identity.local;
   link_.open_remote(node, open, [this, node](caf::expected<cluster::remote_session_actor> s) {
     auto i = remotes_.find(node);
     if (i == remotes_.end()) return;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "actors/cluster/thread_router.hpp"
+#include "actors/core/tenant.hpp"
 #include "transport/session_router.hpp"
 
 namespace parley {
@@ -43,6 +44,9 @@ class cluster_session final : public rpc::session_router {
  public:
   cluster_session(std::shared_ptr<const cluster::cluster_config> config, std::string label,
                   bool closing_cancels, connection_link& link);
+
+  /// Who the client is: its remote sessions speak for the same tenant.
+  tenant_identity identity;
 
   // -- rpc::session_router ----------------------------------------------------
   void locate(const std::string& thread_id, located then) override;

@@ -254,7 +254,8 @@ struct parser {
     server
         ->add_option("--ws-auth", out.listen.ws_auth,
                      "who may open a WebSocket session: capability-token (--ws-token-file) or "
-                     "signed-bearer-token (--ws-shared-secret-file, an HS256 JWT with exp); "
+                     "signed-bearer-token (--ws-shared-secret-file, an HS256 JWT with exp, its tenant "
+                     "in --ws-tenant-claim); "
                      "required for a non-loopback address")
         ->check(CLI::IsMember({"none", "capability-token", "signed-bearer-token"}))
         ->type_name("MODE");
@@ -266,6 +267,29 @@ struct parser {
         ->add_option("--ws-shared-secret-file", out.listen.ws_shared_secret_file,
                      "the secret signed bearer tokens are signed with (HMAC-SHA256)")
         ->type_name("FILE");
+    server
+        ->add_option("--ws-tenant-claim", out.listen.ws_tenant_claim,
+                     "signed bearer tokens: the claim that names the client's tenant (default "
+                     "tenant; a token without it is the default tenant's)")
+        ->type_name("CLAIM");
+    server
+        ->add_option("--ws-issuer", out.listen.ws_issuer,
+                     "signed bearer tokens: the `iss` a token must carry (unchecked when unset)")
+        ->type_name("ISS");
+    server
+        ->add_option("--ws-audience", out.listen.ws_audience,
+                     "signed bearer tokens: the `aud` a token must carry (unchecked when unset)")
+        ->type_name("AUD");
+    server
+        ->add_option("--ws-leeway", out.listen.ws_leeway_seconds,
+                     "signed bearer tokens: seconds of clock difference `exp` and `nbf` allow "
+                     "(default 0)")
+        ->type_name("SECONDS");
+    server
+        ->add_option("--local-tenant", out.listen.local_tenant,
+                     "the tenant of stdio and Unix socket clients, the local operator "
+                     "(default: default)")
+        ->type_name("NAME");
     server
         ->add_option("--ws-max-queue", out.listen.ws_max_queue,
                      "bytes a WebSocket client may fall behind in reading before it is "

@@ -45,6 +45,9 @@ class thread_manager_port final : public rpc::runtime_port {
                    reply<protocol::thread_list_response> done) override {
     forward(std::move(done), atom::list::value, std::move(p));
   }
+  void thread_tenant(std::string thread_id, reply<std::string> done) override {
+    forward(std::move(done), atom::tenant::value, std::move(thread_id));
+  }
   void thread_archive(protocol::thread_id_params p, bool archive,
                       reply<protocol::thread> done) override {
     forward(std::move(done), atom::archive::value, std::move(p), archive, client());
@@ -308,6 +311,7 @@ rpc::session_config session_config_of(const connection_options& options) {
   sc.on_refused_reply = [t = options.telemetry] { t->approvals.on_refused_reply(); };
   sc.telemetry = options.telemetry;
   sc.label = options.label;
+  sc.identity = options.identity;
   sc.runtime = options.config;
   sc.default_cwd = cfg.default_cwd;
   if (sc.default_cwd.empty()) {
@@ -337,6 +341,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
     st.cluster = std::make_shared<cluster_session>(st.options.config->cluster, st.options.label,
                                                    st.options.shutdown_on_close,
                                                    *st.cluster_link);
+    st.cluster->identity = st.options.identity;
     sc.router = st.cluster;
   }
   st.session = std::make_unique<rpc::session>(
@@ -365,11 +370,17 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
       [self](atom::event, const notification_ptr& n) { self->state.session->notify(*n); },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto rp = self->make_response_promise<protocol::approval_decision>();
-        self->state.session->ask(ask, [rp](caf::expected<protocol::approval_decision> d) mutable {
-          if (d)
+        self->state.session->ask(ask, [self, rp](
+                                          caf::expected<protocol::approval_decision> d) mutable {
+          if (d) {
+            const auto& who = self->state.options.identity;
+            d->tenant = who.tenant;
+            d->subject = who.subject;
+            d->as_operator = who.is_operator;
             rp.deliver(std::move(*d));
-          else
+          } else {
             rp.deliver(std::move(d.error()));
+          }
         });
         return rp;
       },

@@ -50,6 +50,8 @@ struct connection_options {
   bool cluster_peer = false;
   cluster::session_relay_actor peer_relay;
   std::string replay_initialize;
+  /// Who the client is: its credentials' tenant and subject (issue 22).
+  tenant_identity identity;
 };
 
 struct connection_state {

@@ -34,6 +34,10 @@ cluster::remote_session_actor open_remote_session(caf::actor_system& sys,
   base.cluster_router = cluster::thread_router_actor{};  // what reaches here runs here
   base.peer_relay = relay;
   base.replay_initialize = open.initialize_line;
+  base.identity.tenant = open.tenant.empty() ? tenant_identity::default_tenant : open.tenant;
+  base.identity.subject = open.subject;
+  base.identity.is_operator = open.is_operator;
+  base.identity.local = open.local;
   PARLEY_INFO("cluster event=remote_session client=\"{}\" from={}", open.label, open.origin);
   auto conn = sys.spawn(connection, std::move(threads), writer, std::move(base));
   return caf::actor_cast<cluster::remote_session_actor>(conn);

@@ -69,6 +69,28 @@ session::~session() {
     if (search.running) search.running->store(true);
 }
 
+namespace {
+
+/// What a client's tenant adds to a request's params (issue 22): lists are
+/// of its tenant's threads (an operator's of every tenant's); a rollout
+/// named by its path is the local operator's or an operator's to open.
+template <class Params>
+caf::error tenant_scope(const tenant_identity& who, Params& p) {
+  using P = std::decay_t<Params>;
+  if constexpr (std::is_same_v<P, protocol::thread_list_params>
+                || std::is_same_v<P, protocol::thread_loaded_list_params>) {
+    if (!who.is_operator) p.tenant = who.tenant;
+  } else if constexpr (std::is_same_v<P, protocol::thread_resume_params>
+                       || std::is_same_v<P, protocol::thread_fork_params>) {
+    if (p.path && !who.is_operator && !who.local)
+      return make_error(errc::invalid_request,
+                        "a rollout path is for the local operator: name the threadId");
+  }
+  return {};
+}
+
+}  // namespace
+
 template <class Params, class Result, class Check>
 session::handler session::forwarded(void (runtime_port::*call_runtime)(Params,
                                                                        runtime_port::reply<Result>),
@@ -77,6 +99,7 @@ session::handler session::forwarded(void (runtime_port::*call_runtime)(Params,
     auto params = decode_params<Params>(c.params);
     if (!params) return s.reply_error(c.id, params.error());
     if (auto err = check(s.capabilities_, *params)) return s.reply_error(c.id, err);
+    if (auto err = tenant_scope(s.config_.identity, *params)) return s.reply_error(c.id, err);
     (s.runtime_.*call_runtime)(std::move(*params), s.reply_as_json<Result>(c.id));
   };
 }
@@ -177,11 +200,25 @@ const std::map<std::string, session::handler>& session::methods() {
 // -- replies -----------------------------------------------------------------
 
 void session::reply(const request_id& id, const json& result) {
-  write(protocol::encode_response(id, result));
+  auto line = protocol::encode_response(id, result);
+  unmask(id, line);
+  write(std::move(line));
 }
 
 void session::reply_error(const request_id& id, int code, const std::string& message) {
-  write(protocol::encode_error(id, code, message));
+  auto line = protocol::encode_error(id, code, message);
+  unmask(id, line);
+  write(std::move(line));
+}
+
+void session::unmask(const request_id& id, std::string& line) {
+  if (masked_.empty()) return;
+  auto m = masked_.find(json(id).dump());
+  if (m == masked_.end()) return;
+  const auto& [fresh, named] = m->second;
+  for (auto at = line.find(fresh); at != std::string::npos; at = line.find(fresh, at + named.size()))
+    line.replace(at, fresh.size(), named);
+  masked_.erase(m);
 }
 
 void session::reply_error(const request_id& id, const caf::error& err) {
@@ -287,7 +324,44 @@ void session::on_request(const protocol::incoming_message& m) {
     return;
   }
   if (config_.router && m.method != "initialize" && route(m)) return;
-  dispatch(m);
+  run_here(m);
+}
+
+void session::run_here(const protocol::incoming_message& m) {
+  if (!gate(m)) dispatch(m);
+}
+
+bool session::gate(const protocol::incoming_message& m) {
+  if (config_.identity.is_operator || !m.params.is_object()) return false;
+  auto t = m.params.find("threadId");
+  if (t == m.params.end() || !t->is_string()) return false;
+  auto thread_id = t->get<std::string>();
+  // A malformed id is answered by its method; one of ours needs no asking.
+  if (!protocol::is_uuid(thread_id) || own_threads_.count(thread_id)) return false;
+  holding_ = true;
+  runtime_.thread_tenant(thread_id, [this, alive = std::weak_ptr<bool>(alive_), m,
+                                     thread_id](caf::expected<std::string> owner) {
+    if (alive.expired()) return;
+    if (!owner) {
+      reply_error(m.id, owner.error());  // fail closed: whose it is is not known
+    } else if (owner->empty()) {
+      dispatch(m);  // nobody's: its method answers as for any unknown thread
+    } else if (config_.identity.sees(*owner)) {
+      if (own_threads_.size() >= 4096) own_threads_.clear();  // a cache, bounded
+      own_threads_.insert(thread_id);
+      dispatch(m);
+    } else {
+      PARLEY_INFO("connection event=foreign_thread connection={} tenant={} method={}",
+                  config_.label, config_.identity.tenant, m.method);
+      auto masked = m;
+      auto fresh = protocol::new_uuid_v7();
+      masked.params["threadId"] = fresh;
+      masked_[json(m.id).dump()] = {fresh, thread_id};
+      dispatch(masked);
+    }
+    release_held();
+  });
+  return true;
 }
 
 void session::dispatch(const protocol::incoming_message& m) {
@@ -313,8 +387,10 @@ bool session::route(const protocol::incoming_message& m) {
     if (!*alive) return;
     if (node.empty()) {
       assigned_thread_id_ = start ? thread : std::string{};
-      dispatch(m);
+      holding_ = false;
+      run_here(m);  // the tenant gate may hold the lines after it again
       assigned_thread_id_.clear();
+      if (holding_) return;
     } else {
       if (start) {  // the owner creates the thread under the placed id
         auto forwarded = json::parse(line, nullptr, false);
@@ -353,6 +429,7 @@ void session::thread_start(const call& c) {
     return reply_error(c.id, err);
   // Only the router of this node, or a peer node, picks a thread's id.
   params->assigned_id = assigned_thread_id_;
+  params->tenant = config_.identity.tenant;
   if (config_.cluster_peer && c.params.is_object()) {
     auto a = c.params.find("parley.threadId");
     if (a != c.params.end() && a->is_string() && protocol::is_uuid(a->get<std::string>()))

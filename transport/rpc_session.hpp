@@ -22,6 +22,7 @@
 
 #include "actors/core/messages.hpp"
 #include "actors/core/config.hpp"
+#include "actors/core/tenant.hpp"
 #include "actors/core/telemetry.hpp"
 #include "actors/model/config/config_write.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -62,6 +63,9 @@ struct session_config {
   /// lines come from a peer (TLS-authenticated), which may assign the id of
   /// a thread it placed here ("parley.threadId" in thread/start's params).
   bool cluster_peer = false;
+  /// Who the client is (issue 22): it sees and acts only on its tenant's
+  /// threads, unless it is an operator.
+  tenant_identity identity;
 };
 
 /// A method's params need no check beyond decoding.
@@ -137,6 +141,14 @@ class session {
   /// Cluster: sends a request naming a thread that lives elsewhere there
   /// (true), holding later lines until the router has answered.
   bool route(const protocol::incoming_message& m);
+  /// Runs a request here: first through the tenant gate, then its method.
+  void run_here(const protocol::incoming_message& m);
+  /// Tenants (issue 22): a request naming a thread waits (true) until the
+  /// runtime says whose the thread is. Another tenant's thread is asked for
+  /// under a fresh id nobody knows, so its answer is exactly an unknown
+  /// thread's; the id in the answer is put back (unmask).
+  bool gate(const protocol::incoming_message& m);
+  void unmask(const protocol::request_id& id, std::string& line);
   void release_held();
   void thread_start(const call& c);
   void on_response(const protocol::incoming_message& m);
@@ -242,6 +254,12 @@ class session {
   /// The id the router placed the next local thread/start at.
   std::string assigned_thread_id_;
   bool muted_ = false;  // replay_initialize: its answer is not sent
+  /// Threads the gate found to be this client's tenant's (tenants never
+  /// change): asked once.
+  std::set<std::string> own_threads_;
+  /// Requests asked under a fresh id (by their id as JSON): the fresh id and
+  /// the one the client named.
+  std::map<std::string, std::pair<std::string, std::string>> masked_;
 
  public:
   ~session();

@@ -9,6 +9,7 @@
 
 #include "actors/core/atoms.hpp"
 #include "actors/core/messages.hpp"
+#include "actors/core/tenant.hpp"
 #include "protocol/methods.hpp"
 
 namespace parley::rpc {
@@ -32,6 +33,12 @@ class runtime_port {
                                   reply<protocol::thread_loaded_list_response> done) = 0;
   virtual void thread_list(protocol::thread_list_params p,
                            reply<protocol::thread_list_response> done) = 0;
+  /// The tenant a thread belongs to, "" when nobody has it, or an error when
+  /// it cannot be said. A port without tenants knows only the default one.
+  virtual void thread_tenant(std::string thread_id, reply<std::string> done) {
+    (void)thread_id;
+    done(std::string{tenant_identity::default_tenant});
+  }
   /// thread/archive (archive = true) and thread/unarchive.
   virtual void thread_archive(protocol::thread_id_params p, bool archive,
                               reply<protocol::thread> done) = 0;

@@ -223,8 +223,11 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     std::string_view bearer;
     if (authorization != request_.end())
       bearer = std::string_view(authorization->value().data(), authorization->value().size());
-    auto why = ws::refusal(owner_.options.auth, bearer, protocol::unix_seconds());
+    auto why = ws::authenticate(owner_.options.auth, bearer, protocol::unix_seconds(), who_);
     if (why) return refuse(http::status::unauthorized, why->c_str(), "unauthorized");
+    // A Unix socket's peer is the local operator (its file is 0600), one
+    // tenant whatever its token says.
+    if (address_.empty()) who_ = owner_.options.local;
     ws_.read_message_max(owner_.options.max_message_bytes);
     // Codex's 101 names the largest message it takes; clients size their
     // frames by it.
@@ -318,6 +321,9 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     options.cluster_router = rt.thread_router();
     options.shutdown_on_close = false;  // other clients stay
     options.label = name();
+    options.identity = who_;
+    PARLEY_INFO("ws event=session connection={} tenant={} subject=\"{}\"{}", options.label,
+                who_.tenant, who_.subject, who_.is_operator ? " operator=true" : "");
     conn_ = rt.system().spawn(connection, rt.threads(), writer, options);
     {
       std::lock_guard<std::mutex> lock{owner_.mtx};
@@ -440,6 +446,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   outgoing_queue queue_{owner_.options.max_queued_bytes};
   bool writing_ = false;
   bool closing_ = false;
+  tenant_identity who_;  // from its credentials, at the handshake
   bool close_after_drain_ = false;
   bool eof_sent_ = false;
   int64_t accounted_bytes_ = 0;  // this queue's part of connections.queued_bytes

@@ -42,6 +42,8 @@ struct server_options {
   size_t max_queued_bytes = 64u << 20;
   /// Who may open a session (health checks need nothing).
   auth_config auth;
+  /// Who a Unix socket's client is: the local operator's tenant.
+  tenant_identity local;
   /// The deadline of each phase before a session: the HTTP request complete
   /// (headers and all), the TLS handshake, the WebSocket handshake, a plain
   /// HTTP answer written.

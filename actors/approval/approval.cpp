@@ -1,4 +1,5 @@
 #include "actors/approval/approval.hpp"
+#include "actors/core/tenant.hpp"
 
 #include <atomic>
 #include <caf/sec.hpp>
@@ -17,7 +18,8 @@ namespace parley {
 approval_plan plan_for(const runtime_services& svc, const session_grants& grants,
                        const approval_ask& ask, policy_verdict verdict) {
   std::shared_ptr<const rules::rule_set> rules;
-  if (svc.rules) rules = svc.rules->current();
+  if (svc.rules) rules = svc.rules->current(ask.tenant.empty() ? tenant_identity::default_tenant
+                                                               : ask.tenant);
   const auto& cfg = *svc.config;
   return plan_approval(verdict, ask, rules.get(), grants,
                        hook_set{&cfg.hooks, &cfg.external_hooks});
@@ -61,6 +63,7 @@ using hooks::verdict;
 nlohmann::json audit_fields(const approval_ask& ask) {
   nlohmann::json j{{"approval", ask.key},
                    {"thread", ask.thread_id},
+                   {"tenant", ask.tenant.empty() ? tenant_identity::default_tenant : ask.tenant},
                    {"turn", ask.turn_id()},
                    {"item", ask.item_id()},
                    {"type", hooks::to_string(ask.what)},
@@ -132,6 +135,15 @@ void audit_then(self_ptr self, approval_outcome out, std::function<void(approval
   auto fields = audit_fields(st.ask);
   fields["stage"] = out.stage;
   if (!st.decided_by.empty()) fields["connection"] = st.decided_by;
+  if (out.how == approval_outcome::kind::decided && !out.decision.subject.empty()) {
+    // Who decided (issue 22); an operator acting on another tenant's thread
+    // says so.
+    fields["subject"] = out.decision.subject;
+    if (out.decision.as_operator) {
+      fields["operator"] = true;
+      fields["operatorTenant"] = out.decision.tenant;
+    }
+  }
   fields["latency_ms"] = std::chrono::duration<double, std::milli>(latency).count();
   fields["runs"] = runs;
   if (out.how == approval_outcome::kind::decided)

@@ -76,6 +76,7 @@ using hello      = caf::atom_constant<caf::atom("hello")>;      // two nodes mee
 using relay      = caf::atom_constant<caf::atom("relay")>;      // a remote session's line
 using peer_up    = caf::atom_constant<caf::atom("peerup")>;     // a node's link is up
 using peer_lost  = caf::atom_constant<caf::atom("peerlost")>;   // a node's link is gone
+using tenant     = caf::atom_constant<caf::atom("tenant")>;     // whose a thread is (issue 22)
 // clang-format on
 
 }  // namespace parley::atom

@@ -135,7 +135,9 @@ using audit_actor
 
 /// The rule book's keeper: writes the amendments a client accepted
 /// (acceptWithExecpolicyAmendment) to the rules directory.
-using rules_actor = caf::typed_actor<caf::reacts_to<atom::amend, std::vector<std::string>>>;
+/// A tenant's amendment holds for its threads alone (the default tenant's for all).
+using rules_actor
+    = caf::typed_actor<caf::reacts_to<atom::amend, std::vector<std::string>, std::string>>;
 
 /// One loaded thread.
 using conversation_actor = caf::typed_actor<
@@ -259,6 +261,10 @@ using thread_manager_actor = caf::typed_actor<
     caf::replies_to<atom::edit, thread_edit, client_actor>::with<thread_edit_answer>,
     caf::replies_to<atom::unsub, protocol::thread_id_params,
                     client_actor>::with<protocol::thread_unsubscribe_response>,
+    // The tenant a thread belongs to (the default one for a thread stored
+    // before tenants); "" for a thread nobody has; an error when the store
+    // cannot say.
+    caf::replies_to<atom::tenant, std::string>::with<std::string>,
     // Live counts of runtime objects.
     caf::replies_to<atom::stats>::with<runtime_counts>,
     // A client disconnected.

@@ -58,6 +58,7 @@ const char* to_string(client_request x);
 struct approval_ask {
   uint64_t key = 0;
   std::string thread_id;
+  std::string tenant;  // the thread's (issue 22), for the audit log
   hooks::action_kind what = hooks::action_kind::command;
   protocol::command_approval_params command;  // what == command: the v2 request params
   protocol::file_change_approval_params file;  // what == file_change: the v2 request params

@@ -47,12 +47,19 @@ struct session_open {
   /// stdio: the client's input closing cancels its approvals; a socket
   /// client leaving is not an answer.
   bool closing_cancels = false;
+  /// Who the client is (issue 22), as its node authenticated it: the remote
+  /// session sees only this tenant's threads (an operator's: all). Nodes
+  /// are members authenticated by the cluster CA, so this is taken as said.
+  std::string tenant;
+  std::string subject;
+  bool is_operator = false;
+  bool local = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_open& x) {
   return f(caf::meta::type_name("parley.session_open"), x.origin, x.label, x.initialize_line,
-           x.closing_cancels);
+           x.closing_cancels, x.tenant, x.subject, x.is_operator, x.local);
 }
 
 /// On the client's node: lines the remote session sends the client, in

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <caf/spawn_options.hpp>
+
+#include "actors/core/tenant.hpp"
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -270,6 +272,7 @@ list_query query_for(const protocol::thread_list_params& params) {
   q.sources = params.source_kinds;  // in the query: a page is full even when few match
   q.search = params.search_term;
   q.cursor = params.cursor;
+  q.tenant = params.tenant;
   q.limit = params.limit.value_or(25);
   return q;
 }
@@ -295,6 +298,7 @@ protocol::thread listed_thread(const index_entry& e) {
   t.source = e.source;
   t.name = e.name;
   t.forked_from_id = e.forked_from;
+  t.tenant = e.tenant;
   if (e.git_info) {
     auto git = nlohmann::json::parse(*e.git_info, nullptr, false);
     if (git.is_object()) {
@@ -522,6 +526,7 @@ index_entry entry_for(const stored_thread& t, const std::string& path, bool stat
   e.source = t.meta.source;
   e.model_provider = t.meta.model_provider;
   e.model = t.meta.model;
+  e.tenant = tenant_or_default(t.meta.tenant);
   if (t.meta.git) e.git_info = nlohmann::json(*t.meta.git).dump();
   struct stat sb {};
   if (stat_file && ::stat(path.c_str(), &sb) == 0) {

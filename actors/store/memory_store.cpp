@@ -1,4 +1,5 @@
 #include "actors/store/memory_store.hpp"
+#include "actors/core/tenant.hpp"
 
 #include <algorithm>
 
@@ -236,7 +237,9 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
       },
       [self](atom::list, const protocol::thread_list_params& params) {
         std::vector<const stored_thread*> all;
-        for (auto& [id, t] : self->state.threads) all.push_back(&t);
+        for (auto& [id, t] : self->state.threads)
+          if (!params.tenant || tenant_or_default(t.meta.tenant) == *params.tenant)
+            all.push_back(&t);
         protocol::thread_list_response r;
         r.data = select_threads(all, params, r.next_cursor);
         return r;

@@ -180,6 +180,14 @@ statement list_threads(const protocol::thread_list_params& p) {
   any_of("cwd", p.cwds);
   any_of("model_provider", p.model_providers);
   any_of("source", p.source_kinds);
+  if (p.tenant) {
+    // The tenant is in the thread's first line, its session metadata (a
+    // primary-key lookup per row; no schema change): absent, the default.
+    st.sql += " AND coalesce((SELECT l.line->'payload'->>'tenant' FROM thread_lines l"
+              " WHERE l.thread_id = threads.id AND l.seq = 0), 'default') = $"
+              + std::to_string(next++);
+    st.params.push_back(text(*p.tenant));
+  }
   if (p.search_term) {
     auto n = std::to_string(next++);
     st.sql += " AND (strpos(lower(preview), lower($" + n + ")) > 0 OR strpos(lower(coalesce(name,"

@@ -216,6 +216,8 @@ std::string encode_session_meta(const protocol::thread& meta) {
          {"source", meta.source},
          {"model_provider", meta.model_provider}};
   if (meta.forked_from_id) p["forked_from_id"] = *meta.forked_from_id;
+  // Whose the thread is (issue 22); a rollout without it is the default tenant's.
+  if (!meta.tenant.empty()) p["tenant"] = meta.tenant;
   // As Codex keeps a thread's client tools: with its session.
   if (meta.dynamic_tools.is_array() && !meta.dynamic_tools.empty())
     p["dynamic_tools"] = meta.dynamic_tools;

@@ -307,6 +307,7 @@ protocol::thread read_session_meta(const json& first, const std::string& path) {
   if (auto s = opt_str(m, "source")) t.source = *s;
   t.model_provider = str_of(m, "model_provider", "openai");
   t.forked_from_id = opt_str(m, "forked_from_id");
+  t.tenant = str_of(m, "tenant", "");
   if (auto d = m.find("dynamic_tools"); d != m.end() && d->is_array()) t.dynamic_tools = *d;
   t.path = path;
   t.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};

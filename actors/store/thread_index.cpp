@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 #include <stdexcept>
 
+#include "actors/core/tenant.hpp"
+
 namespace parley::store {
 
 namespace {
@@ -10,7 +12,8 @@ namespace {
 // 2: the pending action of each thread's last turn.
 // 3: its Git metadata (thread/metadata/update).
 // 4: the rollout's inode; sizes kept exact by rollout_io (index_journal).
-constexpr int schema_version = 4;
+// 5: the thread's tenant (issue 22): lists are of one tenant's threads.
+constexpr int schema_version = 5;
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
@@ -41,7 +44,8 @@ std::optional<std::string> opt_text(sqlite3_stmt* s, int col) {
 
 constexpr const char* columns
     = "id, path, cwd, preview, name, created_at, updated_at, archived, forked_from, source, "
-      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms, git_info, file_inode";
+      "model_provider, model, file_mtime_ns, file_size, pending, deadline_ms, git_info, file_inode, "
+      "tenant";
 
 index_entry read_row(sqlite3_stmt* s) {
   index_entry e;
@@ -63,6 +67,7 @@ index_entry read_row(sqlite3_stmt* s) {
   e.deadline_ms = sqlite3_column_int64(s, 15);
   e.git_info = opt_text(s, 16);
   e.file_inode = sqlite3_column_int64(s, 17);
+  e.tenant = text(s, 18);
   return e;
 }
 
@@ -138,7 +143,7 @@ void thread_index::open(const std::string& path) {
       " model_provider TEXT NOT NULL, model TEXT, file_mtime_ns INTEGER NOT NULL DEFAULT 0,"
       " file_size INTEGER NOT NULL DEFAULT 0, pending INTEGER NOT NULL DEFAULT 0,"
       " deadline_ms INTEGER NOT NULL DEFAULT 0, git_info TEXT,"
-      " file_inode INTEGER NOT NULL DEFAULT 0)");
+      " file_inode INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT 'default')");
   // Only the few threads that wait are in it: a restart finds them at once.
   exec("CREATE INDEX IF NOT EXISTS threads_pending ON threads(pending) WHERE pending != 0");
   exec("CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at, id)");
@@ -147,11 +152,14 @@ void thread_index::open(const std::string& path) {
   // cwd with few threads among a million is a range, not a scan.
   exec("CREATE INDEX IF NOT EXISTS threads_by_cwd_created ON threads(archived, cwd, created_at, id)");
   exec("CREATE INDEX IF NOT EXISTS threads_by_cwd_updated ON threads(archived, cwd, updated_at, id)");
+  // One tenant's page among many tenants' threads: a range as well.
+  exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_created ON threads(archived, tenant, created_at, id)");
+  exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_updated ON threads(archived, tenant, updated_at, id)");
   exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
         + std::to_string(schema_version) + "')")
            .c_str());
   upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
-                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
   remove_ = prepare("DELETE FROM threads WHERE id=?");
   set_file_ = prepare(
@@ -202,6 +210,7 @@ void thread_index::upsert(const index_entry& e) {
   sqlite3_bind_int64(s, 16, e.deadline_ms);
   bind_opt(s, 17, e.git_info);
   sqlite3_bind_int64(s, 18, e.file_inode);
+  bind_text(s, 19, tenant_or_default(e.tenant));
   if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "upsert " + e.id);
 }
 
@@ -277,6 +286,7 @@ list_page thread_index::list(const list_query& q) {
     for (size_t i = 0; i < q.sources.size(); ++i) sql += i ? ",?" : "?";
     sql += ")";
   }
+  if (q.tenant) sql += " AND tenant = ?";
   if (q.search) sql += " AND (instr(lower(preview), lower(?)) > 0 OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
   sql += std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
          + (q.descending ? " DESC" : " ASC") + " LIMIT ?";
@@ -291,6 +301,7 @@ list_page thread_index::list(const list_query& q) {
   for (auto& c : q.cwds) bind_text(st.s, i++, c);
   for (auto& p : q.model_providers) bind_text(st.s, i++, p);
   for (auto& k : q.sources) bind_text(st.s, i++, k);
+  if (q.tenant) bind_text(st.s, i++, *q.tenant);
   if (q.search) {
     bind_text(st.s, i++, *q.search);
     bind_text(st.s, i++, *q.search);

@@ -46,6 +46,9 @@ struct index_entry {
   int64_t deadline_ms = 0;
   /// The thread's Git metadata (thread/metadata/update) as its JSON text.
   std::optional<std::string> git_info;
+  /// The tenant the thread belongs to (empty: stored before tenants, the
+  /// default tenant's).
+  std::string tenant;
 };
 
 /// index_entry::pending for a pending action (0: none).
@@ -75,6 +78,7 @@ struct list_query {
   std::vector<std::string> sources;          // empty = any (sourceKinds)
   std::optional<std::string> search;         // substring of preview or name
   std::optional<std::string> cursor;         // from a previous page
+  std::optional<std::string> tenant;         // nullopt = every tenant's
   uint32_t limit = 25;
 };
 

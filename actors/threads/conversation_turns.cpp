@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/core/tenant.hpp"
 #include "actors/core/log.hpp"
 #include "actors/store/response_items.hpp"
 #include "actors/core/command_sandbox.hpp"
@@ -53,6 +54,7 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
                           std::string user_text) {
   turn_settings ts;
   ts.thread_id = st.meta.id;
+  ts.tenant = tenant_or_default(st.meta.tenant);
   ts.turn_id = turn_id;
   ts.cwd = st.settings.cwd;
   ts.policy = st.settings.policy;

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "actors/core/handlers.hpp"
+#include "actors/core/tenant.hpp"
 #include "actors/store/rollout_file.hpp"
 #include "actors/threads/thread_manager_detail.hpp"
 
@@ -55,6 +56,7 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
                                       conversation_settings settings,
                                       std::vector<context_item> fork_context) {
   auto id = meta.id;
+  self->state.tenants[id] = tenant_or_default(meta.tenant);
   auto conv = self->spawn<caf::monitored>(conversation, self->state.svc, std::move(meta),
                                           std::move(settings), std::move(fork_context));
   self->state.threads.emplace(id, conv);
@@ -100,6 +102,7 @@ caf::result<protocol::thread_session_response> start_thread(
   meta.status = protocol::thread_status::idle();
   meta.cwd = *cwd;
   meta.cli_version = cfg.cli_version;
+  meta.tenant = tenant_or_default(params.tenant);
   meta.path = planned_path(cfg, meta);
   conversation_settings settings;
   settings.cwd = *cwd;
@@ -172,9 +175,32 @@ protocol::thread_loaded_list_response loaded_threads(
   auto& threads = self->state.threads;
   auto i = params.cursor ? threads.upper_bound(*params.cursor) : threads.begin();
   size_t limit = params.limit && *params.limit > 0 ? *params.limit : threads.size();
-  for (; i != threads.end() && r.data.size() < limit; ++i) r.data.push_back(i->first);
+  auto& tenants = self->state.tenants;
+  for (; i != threads.end() && r.data.size() < limit; ++i) {
+    auto t = tenants.find(i->first);
+    if (params.tenant && (t == tenants.end() || t->second != *params.tenant)) continue;
+    r.data.push_back(i->first);
+  }
   if (i != threads.end() && !r.data.empty()) r.next_cursor = r.data.back();
   return r;
+}
+
+/// Whose a thread is: a loaded one's from memory, else its stored metadata.
+caf::result<std::string> tenant_of(self_ptr self, const std::string& id) {
+  auto& tenants = self->state.tenants;
+  if (auto t = tenants.find(id); t != tenants.end()) return t->second;
+  auto rp = self->make_response_promise<std::string>();
+  self->request(self->state.svc.store, store_timeout, atom::load::value, id)
+      .then([rp](stored_thread& t) mutable { rp.deliver(tenant_or_default(t.meta.tenant)); },
+            [rp](caf::error& err) mutable {
+              // Nobody's: "" (the request then runs and answers as for any
+              // unknown thread). Another failure is no answer to trust.
+              if (message_of(err).rfind("no rollout found", 0) == 0)
+                rp.deliver(std::string{});
+              else
+                rp.deliver(std::move(err));
+            });
+  return rp;
 }
 
 /// thread/list: the store's page, with the live status of loaded threads.
@@ -250,6 +276,7 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
     if (i->second.address() == dm.source) {
       gone = i->first;
       threads.erase(i);
+      self->state.tenants.erase(gone);
       break;
     }
   // Unloaded here: another node may load it (its epoch stays, fencing us).
@@ -482,6 +509,7 @@ thread_manager_actor::behavior_type thread_manager(
       [self](atom::unsub, const protocol::thread_id_params& params, client_actor client) {
         return unsubscribe(self, params, std::move(client));
       },
+      [self](atom::tenant, const std::string& id) { return tenant_of(self, id); },
       [self](atom::stats) { return self->state.svc.telemetry->counts(); },
       [self](atom::gone, const client_actor& client) {
         for (auto& [id, conv] : self->state.threads) self->send(conv, atom::gone::value, client);

@@ -19,6 +19,8 @@ struct thread_manager_state {
   /// command/exec's processes (linked: they die with this manager).
   command_registry_actor commands;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
+  /// The tenant of each loaded thread (issue 22).
+  std::map<std::string, std::string> tenants;
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   /// Cluster: this node was fenced; answered once every thread is gone.
   std::vector<caf::typed_response_promise<uint64_t>> step_down_waiters;

@@ -127,7 +127,8 @@ void run_accepted(self_ptr self, const protocol::approval_decision& d) {
     self->send(st.conversation, atom::grant::value, d.execpolicy_amendment);
     // ... and for every later session: the rule goes to the rules file.
     if (st.svc.rules_keeper)
-      self->send(st.svc.rules_keeper, atom::amend::value, d.execpolicy_amendment);
+      self->send(st.svc.rules_keeper, atom::amend::value, d.execpolicy_amendment,
+                 st.settings.tenant);
   }
   st.command->approved = true;
   start_exec(self);

@@ -32,6 +32,8 @@ struct user_shell_command {
 /// The settings a turn runs with (a snapshot of its conversation's).
 struct turn_settings {
   std::string thread_id;
+  /// The thread's tenant (issue 22): named by its approvals' audit lines.
+  std::string tenant;
   std::string turn_id;
   std::string cwd;
   protocol::approval_policy policy;

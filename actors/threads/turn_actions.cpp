@@ -11,6 +11,7 @@ approval_ask command_ask(const turn_settings& settings, const command_step& cmd)
   ask.what = hooks::action_kind::command;
   ask.raw_command = cmd.raw;
   ask.thread_id = settings.thread_id;
+  ask.tenant = settings.tenant;
   ask.cwd = cmd.item.cwd.empty() ? settings.cwd : cmd.item.cwd;
   ask.command.thread_id = settings.thread_id;
   ask.command.turn_id = settings.turn_id;
@@ -43,6 +44,7 @@ approval_ask file_change_ask(const turn_settings& settings, const patch_step& p)
   approval_ask ask;
   ask.what = hooks::action_kind::file_change;
   ask.thread_id = settings.thread_id;
+  ask.tenant = settings.tenant;
   ask.cwd = settings.cwd;
   ask.file.thread_id = settings.thread_id;
   ask.file.turn_id = settings.turn_id;

@@ -53,6 +53,7 @@ approval_ask request_ask(const turn_settings& s, client_request what, const std:
                          protocol::json params) {
   approval_ask ask;
   ask.thread_id = s.thread_id;
+  ask.tenant = s.tenant;
   ask.request = what;
   ask.request_turn = s.turn_id;
   ask.request_item = call_id;

@@ -115,7 +115,7 @@ TEST(round_trip, client_requests_and_results) {
 
   expect_round_trip(thread_read_params{"t", true});
   expect_round_trip(thread_read_response{sample_thread()});
-  expect_round_trip(thread_loaded_list_params{std::string{"c"}, 10u});
+  expect_round_trip(thread_loaded_list_params{std::string{"c"}, 10u, std::nullopt});
   expect_round_trip(thread_loaded_list_response{{"a", "b"}, std::string{"b"}});
 
   turn_start_params tp;

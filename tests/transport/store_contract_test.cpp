@@ -280,6 +280,41 @@ TEST_P(store_listing, list_pages_through_200_threads_in_every_order) {
   EXPECT_EQ(c->close_and_wait(), 0);
 }
 
+TEST_P(store_contract, a_thread_keeps_its_tenant_across_a_restart) {
+  // Issue 22: the tenant is stored with the thread (stdio is the local
+  // operator, --local-tenant); another tenant's thread is an unknown one.
+  std::string thread;
+  std::string fork;
+  {
+    auto c = server({"--local-tenant=acme"});
+    thread = start_thread(*c);
+    c->start_turn(thread, "say: acme's");
+    turn_done(*c);
+    fork = c->call_ok("thread/fork", json{{"threadId", thread}})["thread"]["id"];
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  {
+    auto c = server({"--local-tenant=globex"});
+    EXPECT_EQ(c->call_ok("thread/list", json::object())["data"], json::array());
+    auto foreign = c->call("thread/read", json{{"threadId", thread}});
+    const std::string unknown = "00000000-0000-7000-8000-000000000000";
+    auto none = c->call("thread/read", json{{"threadId", unknown}});
+    ASSERT_TRUE(foreign.contains("error")) << foreign.dump();
+    auto expected = none["error"].dump();
+    for (auto at = expected.find(unknown); at != std::string::npos; at = expected.find(unknown))
+      expected.replace(at, unknown.size(), thread);
+    EXPECT_EQ(foreign["error"].dump(), expected);
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  auto c = server({"--local-tenant=acme"});
+  auto list = c->call_ok("thread/list", json::object());
+  std::set<std::string> ids;
+  for (auto& t : list["data"]) ids.insert(t["id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{thread, fork})) << "the fork is acme's too";
+  EXPECT_EQ(c->call_ok("thread/read", json{{"threadId", thread}})["thread"]["id"], thread);
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
 TEST_P(store_contract, names_unsubscribe_and_idle_unload) {
   std::string thread;
   {

@@ -123,6 +123,11 @@ class rule_set {
   std::optional<match> check_paths(const std::vector<std::string>& paths,
                                    const std::string& cwd) const;
 
+  /// These rules, then `more`'s (a tenant's own after the shared ones).
+  void append(const rule_set& more) {
+    rules_.insert(rules_.end(), more.rules_.begin(), more.rules_.end());
+  }
+
   /// In file order (load_dir: files in name order).
   const std::vector<rule>& rules() const { return rules_; }
   size_t size() const { return rules_.size(); }

@@ -103,7 +103,9 @@ TEST_F(NodeLinkTest, ThreeNodesLinkBothWaysAndServeSessionsAndStats) {
   auto relay = caf::actor_cast<session_relay_actor>(self);
   remote_session_actor session;
   self->request(n3_from_n1, 5s, atom::open::value,
-                session_open{"n1", "test client via n1", "{}", false}, relay)
+                session_open{"n1", "test client via n1", "{}", false, "default", "test", false,
+                             false},
+                relay)
       .receive([&session](remote_session_actor& s) { session = std::move(s); },
                [&](caf::error& err) { FAIL() << n1.system().render(err); });
   ASSERT_TRUE(session);
