@@ -51,8 +51,10 @@ rules_book::rules_book(std::string dir)
   std::error_code ec;
   auto tenants = fs::path{dir_} / "tenants";
   if (!fs::is_directory(tenants, ec)) return;
-  for (auto& entry : fs::directory_iterator(tenants, ec))
-    if (entry.is_directory(ec)) reload_tenant(tenant_of_component(entry.path().filename().string()));
+  for (auto& entry : fs::directory_iterator(tenants, ec)) {
+    if (!entry.is_directory(ec)) continue;
+    reload_tenant(tenant_of_component(entry.path().filename().string()));
+  }
 }
 
 std::string rules_book::dir_of(const std::string& tenant) const {

@@ -153,8 +153,10 @@ void thread_index::open(const std::string& path) {
   exec("CREATE INDEX IF NOT EXISTS threads_by_cwd_created ON threads(archived, cwd, created_at, id)");
   exec("CREATE INDEX IF NOT EXISTS threads_by_cwd_updated ON threads(archived, cwd, updated_at, id)");
   // One tenant's page among many tenants' threads: a range as well.
-  exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_created ON threads(archived, tenant, created_at, id)");
-  exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_updated ON threads(archived, tenant, updated_at, id)");
+  exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_created"
+       " ON threads(archived, tenant, created_at, id)");
+  exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_updated"
+       " ON threads(archived, tenant, updated_at, id)");
   exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
         + std::to_string(schema_version) + "')")
            .c_str());

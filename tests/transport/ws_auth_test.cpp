@@ -101,19 +101,25 @@ TEST(WsAuth, settings_that_cannot_check_anything_are_errors) {
 
 // -- tenants (issue 22) --------------------------------------------------------
 
-const std::string acme_alice = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAiYWxpY2UiLCAidGVuYW50IjogImF"
+const std::string acme_alice
+    = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAiYWxpY2UiLCAidGVuYW50IjogImF"
       "jbWUiLCAiZXhwIjogNDEwMjQ0NDgwMH0.mWf-2-m415QI2aFdkBwA8y7QIPyo0g6R0JXHoVATqoE";
-const std::string globex_bob_in_org = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAiYm9iIiwgIm9yZyI6ICJnbG9iZXg"
+const std::string globex_bob_in_org
+    = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAiYm9iIiwgIm9yZyI6ICJnbG9iZXg"
       "iLCAiZXhwIjogNDEwMjQ0NDgwMH0.2zTlRkyfco5PzObsQtdIbdJAEhlswqadOBASJsJVvbA";
-const std::string operator_root = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAicm9vdCIsICJ0ZW5hbnQiOiAib3B"
+const std::string operator_root
+    = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAicm9vdCIsICJ0ZW5hbnQiOiAib3B"
       "zIiwgInNjb3BlIjogIm9wZW5pZCBwYXJsZXk6b3BlcmF0b3IiLCAiZXhwIjogNDEwMjQ0NDgwMH0.Ml7"
       "qZrfSSanXea7h_gOJpFYSGnlHcfKCMy-MJsmOi-o";
-const std::string with_iss_aud = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAieCIsICJpc3MiOiAiaHR0cHM6Ly9"
+const std::string with_iss_aud
+    = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAieCIsICJpc3MiOiAiaHR0cHM6Ly9"
       "pZC5leGFtcGxlIiwgImF1ZCI6ICJwYXJsZXkiLCAiZXhwIjogNDEwMjQ0NDgwMH0.amwWZ6GubifRHPB"
       "c8SqCgy0LL6DXZmWzt8RLbvfVzjk";
-const std::string expired_30s_before_now = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAieCIsICJleHAiOiAxNzk5OTk5OTc"
+const std::string expired_30s_before_now
+    = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAieCIsICJleHAiOiAxNzk5OTk5OTc"
       "wfQ._dsdolr5-2tcwJIXzEvBMDW97ytpmHomD8Khc5EJ40M";
-const std::string numeric_tenant = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAieCIsICJ0ZW5hbnQiOiA1LCAiZXh"
+const std::string numeric_tenant
+    = "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9.eyJzdWIiOiAieCIsICJ0ZW5hbnQiOiA1LCAiZXh"
       "wIjogNDEwMjQ0NDgwMH0.QFAgYFvfm6LQUkvkl362Tne397I9PaI6i9WBADEFXjI";
 
 TEST(WsAuth, a_signed_token_names_its_tenant_and_subject) {
