@@ -278,9 +278,19 @@ class connection_cluster_link final : public connection_link {
   self_ptr self_;
 };
 
+void end_input(self_ptr self);
+
 void on_eof(self_ptr self) {
   auto& st = self->state;
-  if (st.session->closed()) return;
+  if (st.session->closed() || st.eof_seen) return;
+  st.eof_seen = true;
+  // Lines held behind a router's or the tenant gate's answer came before the
+  // end: they are dispatched first (a request the client sent is answered).
+  st.session->after_held([self] { end_input(self); });
+}
+
+void end_input(self_ptr self) {
+  auto& st = self->state;
   st.session->on_eof();
   auto finish = [self] {
     self->request(self->state.out, call_timeout, atom::close::value)

@@ -67,6 +67,8 @@ struct connection_state {
   /// cluster_session's timers, by token.
   std::map<uint64_t, std::function<void()>> timers;
   uint64_t next_timer = 0;
+  /// The input ended; its end waits for the lines held before it.
+  bool eof_seen = false;
 };
 
 connection_actor::behavior_type connection(connection_actor::stateful_pointer<connection_state> self,

@@ -419,6 +419,14 @@ void session::release_held() {
     held_.pop_front();
     on_line(next);
   }
+  if (!holding_ && after_held_) std::exchange(after_held_, nullptr)();
+}
+
+void session::after_held(std::function<void()> then) {
+  if (!holding_)
+    then();
+  else
+    after_held_ = std::move(then);
 }
 
 void session::thread_start(const call& c) {

@@ -98,6 +98,12 @@ class session {
   /// (transport_closed) after its prompt is resolved.
   void on_eof();
 
+  /// Runs `then` once no line waits behind a router's or the tenant gate's
+  /// answer (at once if none does). The input's end comes after the lines
+  /// before it: every request the client sent is dispatched, and answered,
+  /// before the connection ends.
+  void after_held(std::function<void()> then);
+
   // -- runtime -> client -------------------------------------------------------
 
   /// A notification, unless the client opted out of its method.
@@ -249,6 +255,7 @@ class session {
   /// the client's order holds across nodes.
   bool holding_ = false;
   std::deque<std::string> held_;
+  std::function<void()> after_held_;
   /// The line being handled (its text is forwarded as it is).
   std::string_view current_line_;
   /// The id the router placed the next local thread/start at.

@@ -355,6 +355,32 @@ async def test_after_restart(root_dir, t_alice, t_bob):
         check(server.stop() == 0, "the restarted server stops with 0")
 
 
+def test_stdio_input_closing(root_dir, t_alice, t_bob):
+    """stdio's input closing right after requests that wait on the tenant gate
+    (whose is a stored, unloaded thread?): each is still answered, once,
+    before the server exits (the rpc fuzzer once found them unanswered)."""
+    home = os.path.join(root_dir, "home")
+    proc = subprocess.Popen([BINARY, "app-server", "--store", "local", "--home", home,
+                             "--local-tenant", "acme"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    ids = [t_alice, t_bob, str(uuid.uuid4())] * 4
+    lines = [json.dumps({"id": 0, "method": "initialize",
+                         "params": {"clientInfo": {"name": "tenants-test", "version": "1"}}})]
+    for n, t in enumerate(ids, start=1):
+        lines.append(json.dumps({"id": n, "method": "thread/read",
+                                 "params": {"threadId": t, "includeTurns": False}}))
+    out, _ = proc.communicate("\n".join(lines) + "\n", timeout=60)
+    replies = {}
+    for line in out.splitlines():
+        m = json.loads(line)
+        if "id" in m and "method" not in m:
+            replies[m["id"]] = replies.get(m["id"], 0) + 1
+    check(replies == {n: 1 for n in range(len(ids) + 1)},
+          "stdio: every request before the input's end is answered once: %s" % replies)
+    check(proc.returncode == 0, "stdio: the server exits 0 after its input ends")
+
+
 async def test_refusals(server):
     for bad in [token({"sub": "x", "tenant": 7}), "not-a-token"]:
         try:
@@ -374,6 +400,7 @@ async def main():
         check(code == 0, "the server stops with 0")
     test_audit(server, t_alice)
     await test_after_restart(server.root, t_alice, t_bob)
+    test_stdio_input_closing(server.root, t_alice, t_bob)
 
 
 asyncio.run(main())
