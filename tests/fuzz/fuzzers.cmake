@@ -17,6 +17,7 @@ add_library(parley_fuzz_store STATIC
   "${PROJECT_SOURCE_DIR}/actors/core/counters.cpp"
   "${PROJECT_SOURCE_DIR}/actors/core/errors.cpp"
   "${PROJECT_SOURCE_DIR}/actors/core/log.cpp"
+  "${PROJECT_SOURCE_DIR}/actors/core/log_json.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/action_lines.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_file.cpp"
   "${PROJECT_SOURCE_DIR}/actors/store/rollout_format.cpp"
