@@ -126,11 +126,14 @@ void thread_index::open(const std::string& path) {
   exec("PRAGMA wal_autocheckpoint=200");
   exec("PRAGMA journal_size_limit=1048576");
   exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)");
+  int found = 0;
   {
     statement v{prepare("SELECT value FROM meta WHERE key='schema_version'")};
-    int found = sqlite3_step(v.s) == SQLITE_ROW ? std::stoi(text(v.s, 0)) : 0;
-    if (found != 0 && found != schema_version) exec("DROP TABLE IF EXISTS threads");
+    found = sqlite3_step(v.s) == SQLITE_ROW ? std::stoi(text(v.s, 0)) : 0;
   }
+  // Another version's rows are rebuilt from the rollouts. (The read above is
+  // finished first: SQLite refuses to drop a table while a statement runs.)
+  if (found != 0 && found != schema_version) exec("DROP TABLE IF EXISTS threads");
   {
     statement t{prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='threads'")};
     created_ = sqlite3_step(t.s) != SQLITE_ROW;

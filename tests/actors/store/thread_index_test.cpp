@@ -1,7 +1,9 @@
 #include "actors/store/thread_index.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 namespace parley::store {
@@ -49,6 +51,30 @@ TEST(thread_index, pages_in_order_with_ties_broken_by_id) {
       EXPECT_TRUE(desc ? a > b : a < b);
     }
   }
+}
+
+// An index another version wrote is rebuilt, not refused: a start after an
+// upgrade found "DROP TABLE ...: database table is locked" (the version's
+// read was still running) and served no list at all.
+TEST(thread_index, an_index_of_another_version_is_emptied_for_a_rebuild) {
+  auto path = temp_db("version.sqlite");
+  {
+    thread_index idx{path};
+    for (int i = 0; i < 3; ++i) idx.upsert(entry(i));
+    ASSERT_EQ(idx.size(), 3u);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value='4' WHERE key='schema_version'", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  std::unique_ptr<thread_index> reopened;
+  ASSERT_NO_THROW(reopened = std::make_unique<thread_index>(path));
+  EXPECT_TRUE(reopened->created()) << "the rows of another version are rebuilt";
+  EXPECT_EQ(reopened->size(), 0u);
+  reopened->upsert(entry(5));
+  EXPECT_EQ(reopened->size(), 1u);
 }
 
 TEST(thread_index, filters) {
