@@ -131,9 +131,15 @@ void thread_index::open(const std::string& path) {
     statement v{prepare("SELECT value FROM meta WHERE key='schema_version'")};
     found = sqlite3_step(v.s) == SQLITE_ROW ? std::stoi(text(v.s, 0)) : 0;
   }
-  // Another version's rows are rebuilt from the rollouts. (The read above is
-  // finished first: SQLite refuses to drop a table while a statement runs.)
-  if (found != 0 && found != schema_version) exec("DROP TABLE IF EXISTS threads");
+  // Version 4 lacks only the tenant: its threads were stored before tenants,
+  // so they are the default tenant's, which the new column says. The rows
+  // stay (an upgrade re-reads nothing). Any other version's rows are rebuilt
+  // from the rollouts. (The read above is finished first: SQLite refuses to
+  // drop a table while a statement runs.)
+  if (found == 4)
+    exec("ALTER TABLE threads ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default'");
+  else if (found != 0 && found != schema_version)
+    exec("DROP TABLE IF EXISTS threads");
   {
     statement t{prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='threads'")};
     created_ = sqlite3_step(t.s) != SQLITE_ROW;

@@ -53,6 +53,13 @@ TEST(thread_index, pages_in_order_with_ties_broken_by_id) {
   }
 }
 
+void exec_sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 // An index another version wrote is rebuilt, not refused: a start after an
 // upgrade found "DROP TABLE ...: database table is locked" (the version's
 // read was still running) and served no list at all.
@@ -63,18 +70,33 @@ TEST(thread_index, an_index_of_another_version_is_emptied_for_a_rebuild) {
     for (int i = 0; i < 3; ++i) idx.upsert(entry(i));
     ASSERT_EQ(idx.size(), 3u);
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value='4' WHERE key='schema_version'", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  exec_sql(path, "UPDATE meta SET value='3' WHERE key='schema_version'");
   std::unique_ptr<thread_index> reopened;
   ASSERT_NO_THROW(reopened = std::make_unique<thread_index>(path));
   EXPECT_TRUE(reopened->created()) << "the rows of another version are rebuilt";
   EXPECT_EQ(reopened->size(), 0u);
   reopened->upsert(entry(5));
   EXPECT_EQ(reopened->size(), 1u);
+}
+
+// Version 4 (before tenants) gains the tenant column and keeps its rows:
+// threads stored before tenants are the default tenant's.
+TEST(thread_index, an_index_from_before_tenants_keeps_its_rows) {
+  auto path = temp_db("v4.sqlite");
+  {
+    thread_index idx{path};
+    for (int i = 0; i < 3; ++i) idx.upsert(entry(i));
+  }
+  exec_sql(path,
+           "DROP INDEX threads_by_tenant_created; DROP INDEX threads_by_tenant_updated;"
+           " ALTER TABLE threads DROP COLUMN tenant;"
+           " UPDATE meta SET value='4' WHERE key='schema_version'");
+  thread_index idx{path};
+  EXPECT_FALSE(idx.created());
+  EXPECT_EQ(idx.size(), 3u);
+  auto e = idx.find(entry(1).id);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->tenant, "default");
 }
 
 TEST(thread_index, filters) {
