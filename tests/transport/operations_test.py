@@ -33,6 +33,8 @@ import urllib.request
 
 import websockets
 
+from ws_client import WsClient
+
 BINARY = sys.argv[1]
 FAILURES = []
 
@@ -88,40 +90,10 @@ class Server:
         return code
 
 
-class Client:
-    def __init__(self, ws):
-        self.ws = ws
-        self.next_id = 0
-        self.inbox = []
-
+class Client(WsClient):
     @classmethod
     async def connect(cls, url):
-        c = cls(await websockets.connect(url))
-        await c.call("initialize", {"clientInfo": {"name": "ops-test", "version": "1"}})
-        return c
-
-    async def call(self, method, params):
-        self.next_id += 1
-        i = self.next_id
-        await self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
-        return await self.wait(lambda m: m.get("id") == i and "method" not in m)
-
-    async def wait(self, pred, timeout=20):
-        for m in self.inbox:
-            if pred(m):
-                self.inbox.remove(m)
-                return m
-        while True:
-            m = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
-            if pred(m):
-                return m
-            self.inbox.append(m)
-
-    async def method(self, name, timeout=20):
-        return await self.wait(lambda m: m.get("method") == name, timeout)
-
-    async def answer(self, request, decision):
-        await self.ws.send(json.dumps({"id": request["id"], "result": {"decision": decision}}))
+        return await super().connect(url, name="ops-test")
 
     async def thread(self, work, policy="on-request"):
         r = await self.call("thread/start", {"cwd": work, "approvalPolicy": policy})

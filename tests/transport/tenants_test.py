@@ -31,6 +31,8 @@ import uuid
 
 import websockets
 
+from ws_client import WsClient
+
 BINARY = sys.argv[1]
 FAILURES = []
 SECRET = "tenant-test-secret"
@@ -95,61 +97,11 @@ class Server:
         return code
 
 
-class Client:
-    def __init__(self, ws):
-        self.ws = ws
-        self.next_id = 0
-        self.inbox = []
-
+class Client(WsClient):
     @classmethod
     async def connect(cls, url, bearer=None, unix=None):
-        if unix:
-            ws = await websockets.unix_connect(
-                unix, "ws://localhost/", max_size=None,
-                extra_headers={"Authorization": "Bearer " + bearer})
-        else:
-            ws = await websockets.connect(url, extra_headers={"Authorization": "Bearer " + bearer},
-                                          max_size=None)
-        c = cls(ws)
-        await c.call("initialize", {"clientInfo": {"name": "tenants-test", "version": "1"},
-                                    "capabilities": {"experimentalApi": True}})
-        return c
-
-    async def raw_call(self, method, params):
-        """The answer's exact text, and the answer."""
-        self.next_id += 1
-        i = self.next_id
-        await self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
-        while True:
-            line = await asyncio.wait_for(self.ws.recv(), 20)
-            m = json.loads(line)
-            if m.get("id") == i and "method" not in m:
-                return line, m
-            self.inbox.append(m)
-
-    async def call(self, method, params):
-        return (await self.raw_call(method, params))[1]
-
-    async def wait(self, pred, timeout=20):
-        for m in self.inbox:
-            if pred(m):
-                self.inbox.remove(m)
-                return m
-        while True:
-            m = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
-            if pred(m):
-                return m
-            self.inbox.append(m)
-
-    async def drain(self, seconds=0.5):
-        try:
-            while True:
-                self.inbox.append(json.loads(await asyncio.wait_for(self.ws.recv(), seconds)))
-        except asyncio.TimeoutError:
-            pass
-
-    async def close(self):
-        await self.ws.close()
+        return await super().connect(url, bearer, unix, name="tenants-test",
+                                     capabilities={"experimentalApi": True})
 
 
 def text(t):

@@ -1,0 +1,73 @@
+"""A WebSocket client of parley's app-server for the tests: requests by id,
+everything else (notifications, server requests) kept in arrival order until
+a wait() wants it."""
+import asyncio
+import json
+
+import websockets
+
+
+class WsClient:
+    def __init__(self, ws):
+        self.ws = ws
+        self.next_id = 0
+        self.inbox = []
+
+    @classmethod
+    async def connect(cls, url, bearer=None, unix=None, name="test", capabilities=None):
+        """Connects (to a Unix socket when `unix` is its path) and initializes."""
+        headers = {"Authorization": "Bearer " + bearer} if bearer else {}
+        if unix:
+            ws = await websockets.unix_connect(unix, "ws://localhost/", max_size=None,
+                                               extra_headers=headers)
+        else:
+            ws = await websockets.connect(url, extra_headers=headers, max_size=None)
+        c = cls(ws)
+        params = {"clientInfo": {"name": name, "version": "1"}}
+        if capabilities is not None:
+            params["capabilities"] = capabilities
+        await c.call("initialize", params)
+        return c
+
+    async def raw_call(self, method, params):
+        """The answer's exact text, and the answer."""
+        self.next_id += 1
+        i = self.next_id
+        await self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
+        while True:
+            line = await asyncio.wait_for(self.ws.recv(), 20)
+            m = json.loads(line)
+            if m.get("id") == i and "method" not in m:
+                return line, m
+            self.inbox.append(m)
+
+    async def call(self, method, params):
+        return (await self.raw_call(method, params))[1]
+
+    async def wait(self, pred, timeout=20):
+        for m in self.inbox:
+            if pred(m):
+                self.inbox.remove(m)
+                return m
+        while True:
+            m = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+            if pred(m):
+                return m
+            self.inbox.append(m)
+
+    async def method(self, name, timeout=20):
+        return await self.wait(lambda m: m.get("method") == name, timeout)
+
+    async def answer(self, request, decision):
+        await self.ws.send(json.dumps({"id": request["id"], "result": {"decision": decision}}))
+
+    async def drain(self, seconds=0.5):
+        """Keeps what arrives within `seconds` of quiet."""
+        try:
+            while True:
+                self.inbox.append(json.loads(await asyncio.wait_for(self.ws.recv(), seconds)))
+        except asyncio.TimeoutError:
+            pass
+
+    async def close(self):
+        await self.ws.close()
