@@ -34,7 +34,11 @@ std::string component_of(const std::string& tenant) {
 std::string tenant_of_component(const std::string& name) {
   std::string out;
   for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '%' && i + 2 < name.size()) {
+    // Only what component_of wrote is decoded: a folder named by hand with a
+    // stray '%' keeps it (std::stoi would throw at start).
+    if (name[i] == '%' && i + 2 < name.size()
+        && std::isxdigit(static_cast<unsigned char>(name[i + 1]))
+        && std::isxdigit(static_cast<unsigned char>(name[i + 2]))) {
       out += static_cast<char>(std::stoi(name.substr(i + 1, 2), nullptr, 16));
       i += 2;
     } else {
@@ -120,8 +124,7 @@ rules_actor::behavior_type rules_keeper(rules_actor::pointer self,
                       joined(prefix), book->dir_of(tenant));
         } catch (const std::exception& e) {
           // The session grant still holds for the thread; only persistence failed.
-          PARLEY_ERROR("rules event=amend_failed prefix=\"{}\" error={}", joined(prefix),
-                       e.what());
+          PARLEY_ERROR("rules event=amend_failed prefix=\"{}\" error={}", joined(prefix), e.what());
         }
       },
   };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,19 @@ TEST(RulesBook, a_tenants_amendment_holds_for_its_threads_alone) {
   EXPECT_TRUE(allows(again.current("acme"), {"make", "deploy"}));
   EXPECT_FALSE(allows(again.current("globex"), {"make", "deploy"}));
   EXPECT_TRUE(allows(again.current("../escape"), {"rm"}));
+  fs::remove_all(dir);
+}
+
+// A folder under rules/tenants an operator made by hand, with a stray '%',
+// is a tenant of that name; it never stops the book from opening.
+TEST(RulesBook, a_hand_made_tenant_folder_with_a_stray_percent_is_read_as_named) {
+  auto dir = fs::temp_directory_path() / ("parley-rules-pct-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tenants" / "a%zz");
+  std::unique_ptr<rules_book> book;
+  ASSERT_NO_THROW(book = std::make_unique<rules_book>(dir.string()));
+  book->amend({"make"}, "a%zz");
+  EXPECT_TRUE(allows(book->current("a%zz"), {"make"}));
   fs::remove_all(dir);
 }
 
