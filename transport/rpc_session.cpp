@@ -695,7 +695,11 @@ static json index_sync_json(const index_sync_progress& p) {
 
 void session::stats(const call& c) {
   json out{{"approvals", runtime_.approval_stats()}};
-  if (config_.telemetry) out["store"] = {{"index", index_sync_json(config_.telemetry->index_sync)}};
+  if (config_.telemetry) {
+    out["store"] = {{"index", index_sync_json(config_.telemetry->index_sync)},
+                    {"writes", config_.telemetry->store_writes}};
+    out["model"] = config_.telemetry->model;
+  }
   if (!config_.router) return reply(c.id, out);
   // A cluster node: this node's approvals as before, and every member's
   // figures under "cluster" (a member that did not answer says so there).

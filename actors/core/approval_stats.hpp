@@ -4,13 +4,14 @@
 // request to decision (p50/p99 from a log-linear histogram). Lock-free: every
 // approval actor records into it, readers take a snapshot.
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "actors/core/latency_histogram.hpp"
 
 namespace parley {
 
@@ -39,30 +40,14 @@ class approval_stats {
   void on_refused_reply();
   approval_stats_snapshot snapshot() const;
 
-  /// The time from request to outcome as a cumulative histogram over
-  /// `bounds_seconds` (ascending; +Inf is added by the reader): an outcome
-  /// counts under a bound when its whole log-linear bucket lies below it, so
-  /// a count is off by at most one bucket's width (6.25%).
-  struct latency_histogram {
-    std::vector<uint64_t> cumulative;  // one per bound
-    uint64_t count = 0;
-    double sum_seconds = 0;
-  };
-  latency_histogram latency(const std::vector<double>& bounds_seconds) const;
-
-  /// Bucket of a latency in microseconds (exposed for tests).
-  static size_t bucket_of(uint64_t micros);
-  static uint64_t upper_bound_of(size_t bucket);
+  /// The time from request to outcome (any outcome).
+  const latency_histogram& latency() const { return latency_; }
 
  private:
-  static constexpr size_t sub_buckets = 16;  // per power of two: <= 6.25% error
-  static constexpr size_t buckets = 48 * sub_buckets;
-
   std::atomic<int64_t> requested_{0}, finished_{0}, decided_{0}, allowed_{0}, denied_{0},
       timed_out_{0}, cancelled_{0}, failed_{0}, refused_{0};
-  std::atomic<uint64_t> latency_micros_sum_{0};
   std::atomic<int64_t> by_rules_{0}, by_grants_{0}, by_hooks_{0}, by_client_{0};
-  std::array<std::atomic<uint64_t>, buckets> histogram_{};
+  latency_histogram latency_;
 };
 
 }  // namespace parley

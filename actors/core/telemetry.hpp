@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "actors/core/approval_stats.hpp"
+#include "actors/core/backend_figures.hpp"
 #include "actors/core/counters.hpp"
 #include "actors/core/limit_refusals.hpp"
 #include "actors/core/messages.hpp"
@@ -42,6 +43,10 @@ class runtime_telemetry {
   approval_stats approvals;
   /// Whether the store can write now (its writers report; requests read).
   store_health store;
+  /// The store's writes and the model provider's requests (their writers
+  /// and the HTTP models record; stats and /metrics read).
+  store_write_figures store_writes;
+  model_figures model;
   index_sync_progress index_sync;
   /// Refusals because a limit was reached, by reason (GET /metrics).
   limit_refusals limits;

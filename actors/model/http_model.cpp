@@ -4,6 +4,7 @@
 #include <chrono>
 #include <deque>
 #include <random>
+#include <utility>
 #include <variant>
 
 #include "actors/core/handlers.hpp"
@@ -72,6 +73,65 @@ struct compaction_state {
   bool manual = false;  // thread/compact/start: the step's answer is the result
 };
 
+/// Where an attempt stands in the model figures: waiting for the provider's
+/// cap, then in flight, then ended (counted once, by how it ended). The
+/// gauges follow it; an attempt dropped without an end (the actor gone
+/// mid-request) ends as abandoned.
+class attempt_figures {
+ public:
+  attempt_figures() = default;
+  explicit attempt_figures(std::shared_ptr<runtime_telemetry> t) : t_(std::move(t)) {
+    if (t_) t_->model.waiting.fetch_add(1, std::memory_order_relaxed);
+    phase_ = phase::waiting;
+  }
+  attempt_figures(attempt_figures&& o) noexcept { *this = std::move(o); }
+  attempt_figures& operator=(attempt_figures&& o) noexcept {
+    if (this != &o) {
+      end(model_outcome::abandoned);
+      t_ = std::move(o.t_);
+      phase_ = std::exchange(o.phase_, phase::ended);
+      sent_ = o.sent_;
+      admitted_ = o.admitted_;
+      first_byte_seen_ = o.first_byte_seen_;
+    }
+    return *this;
+  }
+  ~attempt_figures() { end(model_outcome::abandoned); }
+
+  void admitted() {
+    if (phase_ != phase::waiting) return;
+    phase_ = phase::in_flight;
+    admitted_ = clock_type::now();
+    if (!t_) return;
+    t_->model.waiting.fetch_sub(1, std::memory_order_relaxed);
+    t_->model.in_flight.fetch_add(1, std::memory_order_relaxed);
+    t_->model.queue_wait.record(admitted_ - sent_);
+  }
+  void body_bytes() {
+    if (phase_ != phase::in_flight || first_byte_seen_) return;
+    first_byte_seen_ = true;
+    if (t_) t_->model.first_byte.record(clock_type::now() - admitted_);
+  }
+  void end(model_outcome how) {
+    if (phase_ == phase::ended) return;
+    auto was = std::exchange(phase_, phase::ended);
+    if (!t_) return;
+    auto& m = t_->model;
+    (was == phase::waiting ? m.waiting : m.in_flight).fetch_sub(1, std::memory_order_relaxed);
+    m.ended[static_cast<size_t>(how)].fetch_add(1, std::memory_order_relaxed);
+    if (how == model_outcome::completed && was == phase::in_flight)
+      m.response.record(clock_type::now() - admitted_);
+  }
+
+ private:
+  enum class phase { waiting, in_flight, ended };
+  std::shared_ptr<runtime_telemetry> t_;
+  phase phase_ = phase::ended;
+  clock_type::time_point sent_ = clock_type::now();
+  clock_type::time_point admitted_;
+  bool first_byte_seen_ = false;
+};
+
 /// The attempt in flight.
 struct attempt_state {
   uint64_t number = 0;
@@ -86,6 +146,7 @@ struct attempt_state {
   stream_parser stream;
   std::vector<json> output;  // the response's finished items
   clock_type::time_point last_bytes;
+  attempt_figures figures;
 };
 
 struct http_model_state {
@@ -93,6 +154,7 @@ struct http_model_state {
   std::shared_ptr<const provider_setup> setup;
   store_actor store;
   turn_actor turn;
+  std::shared_ptr<runtime_telemetry> telemetry;  // null: nothing counted
   http::header_list sent_headers;  // to redact from any message
   std::vector<json> input;         // everything the next request sends
   /// input[recorded..] is this turn's context the turn has not been handed
@@ -326,6 +388,7 @@ void send_request(self_ptr self) {
   st.sent_headers = req.headers;
   a.last_bytes = clock_type::now();
   a.running = true;
+  a.figures = attempt_figures(st.telemetry);
   auto me = caf::actor_cast<http_model_actor>(self);
   a.request = st.setup->client->start(std::move(req), std::make_shared<relay>(me, number));
   PARLEY_DEBUG("model event=request provider={} attempt={} input_items={}",
@@ -377,8 +440,11 @@ void finish_compaction(self_ptr self, const std::vector<json>& output) {
 }
 
 /// Another attempt after a pause, or the end of the turn's patience.
-void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke) {
+/// `stream_broke`: a stream that went silent or ended early (its own retry
+/// budget); `ended`: how the attempt ended, for the figures.
+void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke, model_outcome ended) {
   auto& st = self->state;
+  st.attempt.figures.end(ended);
   auto& used = stream_broke ? st.stream_retries : st.request_retries;
   auto limit = stream_broke ? st.setup->provider.stream_max_retries
                             : st.setup->provider.request_max_retries;
@@ -386,6 +452,9 @@ void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke) {
   st.attempt.running = false;
   if (used >= limit) return fail(self, why);
   ++used;
+  if (st.telemetry)
+    (stream_broke ? st.telemetry->model.stream_retries : st.telemetry->model.request_retries)
+        .fetch_add(1, std::memory_order_relaxed);
   http::header_list headers;
   if (!st.attempt.retry_after.empty()) headers.emplace_back("retry-after", st.attempt.retry_after);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -403,6 +472,7 @@ void retry_or_fail(self_ptr self, const std::string& why, bool stream_broke) {
 void on_completed(self_ptr self, const wire::response_completed& done) {
   auto& st = self->state;
   st.attempt.running = false;
+  st.attempt.figures.end(model_outcome::completed);
   if (done.usage) st.last_tokens = done.usage->total_tokens;
   if (done.usage) {
     model_notice n;
@@ -446,11 +516,13 @@ bool on_event(self_ptr self, wire::stream_event& e) {
   } else if (auto* failed = std::get_if<wire::response_failed>(&e)) {
     st.setup->client->abort(st.attempt.request);
     st.attempt.running = false;
+    st.attempt.figures.end(model_outcome::model_error);
     fail(self, "the model failed: " + failed->message);
     return false;
   } else if (auto* broken = std::get_if<wire::stream_error>(&e)) {
     st.setup->client->abort(st.attempt.request);
     st.attempt.running = false;
+    st.attempt.figures.end(model_outcome::model_error);
     fail(self, "malformed model stream: " + broken->message);
     return false;
   }
@@ -465,6 +537,7 @@ void handle_events(self_ptr self, std::vector<wire::stream_event> events) {
 void on_body(self_ptr self, std::string& chunk) {
   auto& a = self->state.attempt;
   a.last_bytes = clock_type::now();
+  a.figures.body_bytes();
   if (a.status != 200) {
     if (a.error_body.size() < 65536) a.error_body += chunk.substr(0, 65536 - a.error_body.size());
     return;
@@ -477,18 +550,27 @@ void on_done(self_ptr self, bool ok, const std::string& message) {
   auto& st = self->state;
   auto& a = st.attempt;
   if (!a.running) return;  // the stream had ended already
-  if (!ok) return retry_or_fail(self, "cannot reach the model: " + message, false);
+  if (!ok) {
+    // No status line: unreachable; one came: the response broke after it.
+    auto how = a.status == 0     ? model_outcome::unreachable
+               : a.status == 200 ? model_outcome::stream_broken
+                                 : model_outcome::http_error;
+    return retry_or_fail(self, "cannot reach the model: " + message, false, how);
+  }
   if (a.status != 200) {
     auto why = model_request::status_message(a.status, a.error_body);
-    if (model_request::retryable_status(a.status)) return retry_or_fail(self, why, false);
+    if (model_request::retryable_status(a.status))
+      return retry_or_fail(self, why, false, model_outcome::http_error);
     a.running = false;
+    a.figures.end(model_outcome::http_error);
     return fail(self, why);
   }
   if (auto* chat = std::get_if<wire::chat_stream>(&a.stream)) {
     handle_events(self, chat->finish());
     if (!a.running) return;
   }
-  retry_or_fail(self, "stream disconnected before completion", true);
+  retry_or_fail(self, "stream disconnected before completion", true,
+                model_outcome::stream_broken);
 }
 
 void on_idle_check(self_ptr self, uint64_t attempt) {
@@ -506,7 +588,7 @@ void on_idle_check(self_ptr self, uint64_t attempt) {
     return;
   }
   retry_or_fail(self, "the model stream was idle for " + std::to_string(timeout.count()) + " ms",
-                true);
+                true, model_outcome::stream_broken);
 }
 
 caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
@@ -559,8 +641,10 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
 
 http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<http_model_state> self,
                                            std::shared_ptr<const provider_setup> setup,
-                                           store_actor store, turn_actor turn) {
+                                           store_actor store, turn_actor turn,
+                                           std::shared_ptr<runtime_telemetry> telemetry) {
   install_default_handlers(self, "http_model");
+  self->state.telemetry = std::move(telemetry);
   self->state.setup = std::move(setup);
   self->state.store = std::move(store);
   self->state.turn = turn;
@@ -593,6 +677,7 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
         if (attempt != a.number) return;
         a.queued = false;
         a.last_bytes = clock_type::now();
+        a.figures.admitted();
       },
   };
 }
@@ -600,9 +685,10 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
 }  // namespace
 
 model_actor spawn_http_model(caf::actor_system& sys, std::shared_ptr<const provider_setup> setup,
-                             store_actor store, turn_actor turn) {
-  return caf::actor_cast<model_actor>(
-      sys.spawn(http_model, std::move(setup), std::move(store), std::move(turn)));
+                             store_actor store, turn_actor turn,
+                             std::shared_ptr<runtime_telemetry> telemetry) {
+  return caf::actor_cast<model_actor>(sys.spawn(http_model, std::move(setup), std::move(store),
+                                                std::move(turn), std::move(telemetry)));
 }
 
 }  // namespace parley

@@ -19,12 +19,15 @@
 #include <memory>
 
 #include "actors/core/interfaces.hpp"
+#include "actors/core/telemetry.hpp"
 #include "actors/model/provider_setup.hpp"
 
 namespace parley {
 
-/// Spawns the model of one turn.
+/// Spawns the model of one turn; its requests are counted in `telemetry`'s
+/// model figures (none when null).
 model_actor spawn_http_model(caf::actor_system& sys, std::shared_ptr<const provider_setup> setup,
-                             store_actor store, turn_actor turn);
+                             store_actor store, turn_actor turn,
+                             std::shared_ptr<runtime_telemetry> telemetry);
 
 }  // namespace parley

@@ -41,9 +41,9 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
   // An HTTP provider: each turn gets a model of its own, holding its request.
   const auto& settings = st.svc.config->model_settings;
   if (auto setup = settings ? http_provider_setup(*settings) : nullptr) {
-    st.svc.model_for_turn = [setup, store = st.svc.store](caf::actor_system& sys,
-                                                          const turn_actor& turn) {
-      return spawn_http_model(sys, setup, store, turn);
+    st.svc.model_for_turn = [setup, store = st.svc.store, telemetry = st.svc.telemetry](
+                                caf::actor_system& sys, const turn_actor& turn) {
+      return spawn_http_model(sys, setup, store, turn, telemetry);
     };
     st.svc.model_keeps_context = true;
   }

@@ -7,6 +7,7 @@
 #include <caf/send.hpp>
 #include <caf/spawn_options.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -172,8 +173,14 @@ caf::result<atom::ok> append_lines(io_ptr self, const std::string& path,
   // has heard of a new entry, so a client told of a turn's end lists it.
   auto inside = std::make_shared<bool>(true);
   auto held = std::make_shared<std::optional<caf::error>>();
+  // A durable write's latency: its arrival here to its acknowledgement.
+  auto figures = sync && self->state.telemetry ? std::shared_ptr<store_write_figures>(
+                     self->state.telemetry, &self->state.telemetry->store_writes)
+                                               : nullptr;
+  auto arrived = std::chrono::steady_clock::now();
   self->state.writer->append(path, lines, sync, opens,
-                             [rp, inside, held](caf::error err) mutable {
+                             [rp, inside, held, figures, arrived](caf::error err) mutable {
+                               if (figures) figures->answered(arrived, !err);
                                if (*inside) {
                                  *held = std::move(err);
                                } else if (err) {

@@ -1,14 +1,14 @@
 #include "actors/store/postgres_store.hpp"
 
-#include "protocol/ids.hpp"
+#include <chrono>
 
 #include "actors/core/handlers.hpp"
+#include "actors/store/durability.hpp"
 #include "actors/store/pg_leases.hpp"
 #include "actors/store/postgres_cluster.hpp"
-#include "actors/store/durability.hpp"
-#include "protocol/ids.hpp"
 #include "actors/store/rollout_format.hpp"
 #include "actors/store/rollout_revert.hpp"
+#include "protocol/ids.hpp"
 
 namespace parley::store {
 
@@ -255,7 +255,12 @@ void append_now(self_ptr self, const std::string& id, const store_record& record
     rp.deliver(atom::ok::value);
     return;
   }
-  run_write(self, id, std::move(statements), [self, id, rp](pg::outcome& o) mutable {
+  bool durable = must_sync(*st.config, record);
+  auto arrived = std::chrono::steady_clock::now();
+  run_write(self, id, std::move(statements), [self, id, rp, durable, arrived](pg::outcome& o) mutable {
+    // A durable write's latency: its arrival here to its commit.
+    if (durable && self->state.telemetry)
+      self->state.telemetry->store_writes.answered(arrived, o.ok);
     if (o.ok) {
       rp.deliver(atom::ok::value);
       return;
@@ -268,7 +273,7 @@ void append_now(self_ptr self, const std::string& id, const store_record& record
       PARLEY_WARN("postgres_store event=append_failed thread={} reason=\"{}\"", id, o.error);
     }
     rp.deliver(failure(o));
-  }, must_sync(*st.config, record));
+  }, durable);
 }
 
 caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {

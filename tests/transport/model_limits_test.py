@@ -59,6 +59,11 @@ def mock_stats(mock):
         return json.load(r)
 
 
+def model_figures(p):
+    """parley/stats' model figures (issue 22's metrics, as stats shows them)."""
+    return p.call("parley/stats", {})["result"]["model"]
+
+
 def run_burst(mock, p, count):
     """`count` threads each start a streaming turn at once; returns the
     turns' statuses and each turn's deltas in arrival order."""
@@ -94,6 +99,14 @@ def test_request_cap(count=24, cap=3):
               "cap %d: never more than %d streams at the endpoint at once (most %d)"
               % (cap, cap, stats["streams_most"]))
         check(len(mock.requests()) == count, "cap %d: one request per turn" % cap)
+        # The model figures saw the same: every attempt completed, none left
+        # waiting or in flight, and some waited for the cap.
+        m = model_figures(p)
+        check(m["requests"]["completed"] == count and m["waiting"] == 0 and m["inFlight"] == 0,
+              "cap %d: the model figures count %d completed requests, none open: %s"
+              % (cap, count, m))
+        check(m["queueWaitMs"]["p99"] > 0 and m["responseMs"]["p50"] > 0
+              and m["firstByteMs"]["p50"] > 0, "cap %d: latencies recorded: %s" % (cap, m))
     finally:
         check(p.stop() == 0, "parley exits 0")
         mock.stop()
@@ -181,6 +194,12 @@ def test_retry_deltas_once():
         _, ev = p.run_turn(t, "mock: cut times=2\nmock: say twice broken and still said once")
         text = "".join(m["params"]["delta"] for m in ev if m.get("method") == "item/agentMessage/delta")
         check(text == "twice broken and still said once", "cut twice: each delta once: %r" % text)
+        # Five attempts in all: two completed, three cut (each one retried).
+        m = model_figures(p)
+        retried = m["retries"]["request"] + m["retries"]["stream"]
+        broken = m["requests"]["stream_broken"] + m["requests"]["unreachable"]
+        check(m["requests"]["completed"] == 2 and retried == 3 and broken == 3,
+              "the model figures count 2 completed attempts, 3 cut and retried: %s" % m)
     finally:
         check(p.stop() == 0, "parley exits 0")
         mock.stop()

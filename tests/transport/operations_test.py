@@ -181,7 +181,11 @@ async def approvals_and_metrics(server):
     for name in ("parley_approvals_total", "parley_approval_decision_seconds",
                  "parley_approvals_pending", "parley_threads_loaded", "parley_turns_running",
                  "parley_connections", "parley_queued_bytes", "parley_limit_refusals_total",
-                 "parley_store_writable"):
+                 "parley_store_writable", "parley_store_writes_total",
+                 "parley_store_write_seconds", "parley_model_requests_total",
+                 "parley_model_retries_total", "parley_model_requests_waiting",
+                 "parley_model_requests_in_flight", "parley_model_queue_wait_seconds",
+                 "parley_model_first_byte_seconds", "parley_model_response_seconds"):
         check(name in before, "/metrics has %s" % name)
     check(before["parley_approvals_total"]["type"] == "counter", "approvals_total is a counter")
     check(before["parley_approvals_pending"]["type"] == "gauge", "approvals_pending is a gauge")
@@ -202,6 +206,11 @@ async def approvals_and_metrics(server):
     check(value(after, "parley_approval_decision_seconds_sum") > 0, "latency sum moved")
     check(value(after, "parley_threads_loaded") >= 1, "a thread loaded")
     check(value(after, "parley_sessions") == 1, "one session open")
+    # Each turn's end was written durably (synced) before it was reported.
+    stored = value(after, "parley_store_writes_total", result="stored")
+    check((stored or 0) >= 2 and value(after, "parley_store_write_seconds_count") == stored,
+          "durable store writes counted with their latencies (%s)" % stored)
+    check(value(after, "parley_store_writes_total", result="failed") == 0, "no write failed")
     # The same figures on the WebSocket listener, without a token.
     on_ws = scrape(server.http_url)
     check(value(on_ws, "parley_approvals_total", outcome="allowed") == 1, "/metrics on --listen")
