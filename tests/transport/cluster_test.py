@@ -405,9 +405,10 @@ TESTS = [[test_routing_and_approvals_across_nodes, test_answer_through_another_n
          [test_paused_node_is_fenced]]
 
 
-def main(groups=TESTS):
+def main(groups=TESTS, extra=None):
     """Runs each group of tests on a cluster of its own (cluster_load_test
-    runs its own group through here)."""
+    and cluster_tenants_test run their own groups through here); `extra`:
+    node -> more app-server options for it."""
     global PG
     if not pg_cluster.available():
         if pg_cluster.must_run():
@@ -422,6 +423,7 @@ def main(groups=TESTS):
             if not group:
                 continue
             with Cluster() as c:
+                c.extra = dict(extra or {})
                 c.start_all()
                 for t in group:
                     print("==", t.__name__, flush=True)
