@@ -54,6 +54,10 @@ using store_actor = caf::typed_actor<
     caf::replies_to<atom::load, std::string>::with<stored_thread>,
     // The same from an explicit rollout path (validated before any read).
     caf::replies_to<atom::load, rollout_path>::with<stored_thread>,
+    // Whose a thread is, as stored ("": stored before tenants, the default
+    // tenant's), without reading its history ("no rollout found for thread
+    // id" when there is none): what a client's tenant check asks.
+    caf::replies_to<atom::tenant, std::string>::with<std::string>,
     // thread/list over every stored thread (status notLoaded).
     caf::replies_to<atom::list, protocol::thread_list_params>::with<protocol::thread_list_response>,
     // Archive (true) or unarchive (false) a thread; its metadata afterwards.

@@ -157,6 +157,24 @@ void locate(self_ptr self, const std::string& id, Then then, std::function<void(
             });
 }
 
+/// Whose a thread is: this process's table, then the index (a thread's
+/// tenant never changes, so a row that lags its file still says it), then
+/// its rollout read (a thread without turns is not indexed).
+caf::result<std::string> on_tenant(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  if (auto i = st.files.find(id); i != st.files.end() && i->second.on_disk)
+    return i->second.meta.tenant;
+  auto rp = self->make_response_promise<std::string>();
+  self->request(st.index, io_timeout, atom::get::value, id)
+      .then([rp](index_entry& e) mutable { rp.deliver(e.tenant); },
+            [self, rp, id](caf::error&) mutable {
+              self->request(caf::actor_cast<store_actor>(self), io_timeout, atom::load::value, id)
+                  .then([rp](stored_thread& t) mutable { rp.deliver(t.meta.tenant); },
+                        [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+            });
+  return rp;
+}
+
 std::string archived_path(const std::string& home, const std::string& path) {
   auto name = fs::path(path).filename().string();
   if (!is_zstd(name)) name += ".zst";
@@ -658,6 +676,7 @@ store_actor::behavior_type local_store(store_actor::stateful_pointer<local_store
       [self](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
         return on_load_path(self, p);
       },
+      [self](atom::tenant, const std::string& id) { return on_tenant(self, id); },
       [self](atom::list, const protocol::thread_list_params& params)
           -> caf::result<protocol::thread_list_response> { return on_list(self, params); },
       [self](atom::archive, const std::string& id, bool archive) -> caf::result<stored_thread> {

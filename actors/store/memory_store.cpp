@@ -231,6 +231,12 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
         return i->second;
       },
+      [self](atom::tenant, const std::string& thread_id) -> caf::result<std::string> {
+        auto i = self->state.threads.find(thread_id);
+        if (i == self->state.threads.end())
+          return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
+        return i->second.meta.tenant;
+      },
       [](atom::load, const rollout_path& path) -> caf::result<stored_thread> {
         // Explicit rollout files are read from disk whatever the store.
         return store::read_rollout(path.path);

@@ -138,6 +138,11 @@ statement select_lines(const std::string& thread_id) {
           {text(thread_id)}};
 }
 
+statement select_tenant(const std::string& thread_id) {
+  return {"SELECT line->'payload'->>'tenant' FROM thread_lines WHERE thread_id=$1 AND seq=0",
+          {text(thread_id)}};
+}
+
 statement set_archived(const std::string& thread_id, bool archived) {
   return {"UPDATE threads SET archived=$2 WHERE id=$1 AND listed AND archived <> $2",
           {text(thread_id), boolean(archived)}};

@@ -43,6 +43,9 @@ statement select_thread(const std::string& thread_id, bool for_update = false);
 /// Rows: the number of the line after the thread's last one.
 statement next_line(const std::string& thread_id);
 statement select_lines(const std::string& thread_id);
+/// The tenant a thread's session metadata (its first line) names: one row,
+/// none when the thread is not stored, a NULL value before tenants.
+statement select_tenant(const std::string& thread_id);
 statement set_archived(const std::string& thread_id, bool archived);
 /// thread/revert: every line of the thread (its row stays).
 statement delete_lines(const std::string& thread_id);

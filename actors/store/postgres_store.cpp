@@ -298,6 +298,22 @@ caf::result<stored_thread> on_load(self_ptr self, const std::string& id) {
   return rp;
 }
 
+caf::result<std::string> on_tenant(self_ptr self, const std::string& id) {
+  // A thread's tenant never changes: a row this node holds says it.
+  if (auto i = self->state.threads.find(id); i != self->state.threads.end())
+    return i->second.meta.tenant;
+  auto rp = self->make_response_promise<std::string>();
+  run(self, {pg::select_tenant(id)}, [rp, id](pg::outcome& o) mutable {
+    if (!o.ok)
+      rp.deliver(failure(o));
+    else if (o.results[0].rows.empty())
+      rp.deliver(not_found(id));
+    else
+      rp.deliver(o.results[0].rows[0].at(0).value_or(std::string{}));
+  });
+  return rp;
+}
+
 caf::result<protocol::thread_list_response> on_list(self_ptr self,
                                                     const protocol::thread_list_params& params) {
   auto rp = self->make_response_promise<protocol::thread_list_response>();
@@ -482,6 +498,7 @@ postgres_store_actor::behavior_type postgres_store(
       [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
         return on_load(self, id);
       },
+      [self](atom::tenant, const std::string& id) { return on_tenant(self, id); },
       [](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
         // Explicit rollout files are read from disk whatever the store
         // (validated first), as the memory store reads them.

@@ -190,8 +190,8 @@ caf::result<std::string> tenant_of(self_ptr self, const std::string& id) {
   auto& tenants = self->state.tenants;
   if (auto t = tenants.find(id); t != tenants.end()) return t->second;
   auto rp = self->make_response_promise<std::string>();
-  self->request(self->state.svc.store, store_timeout, atom::load::value, id)
-      .then([rp](stored_thread& t) mutable { rp.deliver(tenant_or_default(t.meta.tenant)); },
+  self->request(self->state.svc.store, store_timeout, atom::tenant::value, id)
+      .then([rp](std::string& owner) mutable { rp.deliver(tenant_or_default(owner)); },
             [rp](caf::error& err) mutable {
               // Nobody's: "" (the request then runs and answers as for any
               // unknown thread). Another failure is no answer to trust.

@@ -105,6 +105,11 @@ mock_store_actor::behavior_type mock_store(
       [](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
         return make_error(errc::invalid_request, "no rollout at " + p.path);
       },
+      [self](atom::tenant, const std::string& id) -> caf::result<std::string> {
+        auto& threads = self->state.log->threads;
+        if (auto i = threads.find(id); i != threads.end()) return i->second.meta.tenant;
+        return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+      },
       [](atom::list,
          const protocol::thread_list_params&) -> caf::result<protocol::thread_list_response> {
         return protocol::thread_list_response{};

@@ -285,12 +285,14 @@ TEST_P(store_contract, a_thread_keeps_its_tenant_across_a_restart) {
   // operator, --local-tenant); another tenant's thread is an unknown one.
   std::string thread;
   std::string fork;
+  std::string bare;  // no turn: not listed (the tenant check reads its file)
   {
     auto c = server({"--local-tenant=acme"});
     thread = start_thread(*c);
     c->start_turn(thread, "say: acme's");
     turn_done(*c);
     fork = c->call_ok("thread/fork", json{{"threadId", thread}})["thread"]["id"];
+    bare = start_thread(*c);
     EXPECT_EQ(c->close_and_wait(), 0);
   }
   {
@@ -304,9 +306,17 @@ TEST_P(store_contract, a_thread_keeps_its_tenant_across_a_restart) {
     for (auto at = expected.find(unknown); at != std::string::npos; at = expected.find(unknown))
       expected.replace(at, unknown.size(), thread);
     EXPECT_EQ(foreign["error"].dump(), expected);
+    auto bare_foreign = c->call("thread/resume", json{{"threadId", bare}});
+    auto bare_none = c->call("thread/resume", json{{"threadId", unknown}});
+    ASSERT_TRUE(bare_foreign.contains("error")) << bare_foreign.dump();
+    expected = bare_none["error"].dump();
+    for (auto at = expected.find(unknown); at != std::string::npos; at = expected.find(unknown))
+      expected.replace(at, unknown.size(), bare);
+    EXPECT_EQ(bare_foreign["error"].dump(), expected) << "a thread without turns is acme's too";
     EXPECT_EQ(c->close_and_wait(), 0);
   }
   auto c = server({"--local-tenant=acme"});
+  EXPECT_EQ(c->call_ok("thread/resume", json{{"threadId", bare}})["thread"]["id"], bare);
   auto list = c->call_ok("thread/list", json::object());
   std::set<std::string> ids;
   for (auto& t : list["data"]) ids.insert(t["id"].get<std::string>());
