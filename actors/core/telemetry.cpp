@@ -1,5 +1,8 @@
 #include "actors/core/telemetry.hpp"
 
+#include "actors/core/errors.hpp"
+#include "actors/core/log.hpp"
+
 namespace parley {
 
 runtime_counts runtime_telemetry::counts() const {
@@ -19,6 +22,20 @@ counted count_live(const std::shared_ptr<runtime_telemetry>& t,
   if (!t) return {};
   // Aliasing: points at the counter, owns the whole telemetry.
   return counted{std::shared_ptr<std::atomic<int64_t>>(t, &(t->live.*which))};
+}
+
+caf::expected<usage_grant> acquire_usage(const std::shared_ptr<runtime_telemetry>& t,
+                                         usage_kind kind, const std::string& tenant,
+                                         uint64_t connection, const usage_limits& limits) {
+  if (!t) return usage_grant{};
+  std::string reason;
+  auto grant = t->usage->acquire(kind, tenant, connection, limits, &reason);
+  if (!grant) {
+    t->limits.count(reason);
+    PARLEY_INFO("limits event=refused reason={} tenant={} connection={} message=\"{}\"", reason,
+                tenant, connection, message_of(grant.error()));
+  }
+  return grant;
 }
 
 }  // namespace parley

@@ -16,6 +16,7 @@
 #include "actors/core/limit_refusals.hpp"
 #include "actors/core/messages.hpp"
 #include "actors/core/store_health.hpp"
+#include "actors/core/usage_limits.hpp"
 
 namespace parley {
 
@@ -51,6 +52,9 @@ class runtime_telemetry {
   /// Refusals because a limit was reached, by reason (GET /metrics).
   limit_refusals limits;
   connection_figures connections;
+  /// What each tenant and connection holds (threads, turns, approvals)
+  /// against config.toml's [parley.limits]; shared so grants outlive none.
+  std::shared_ptr<usage_table> usage = std::make_shared<usage_table>();
   /// Set once a stop signal starts the drain: /readyz answers 503 and no
   /// new turn starts; running ones go on.
   std::atomic<bool> draining{false};
@@ -79,5 +83,12 @@ class runtime_telemetry {
 /// alive. A null `t` counts nothing (parts used alone, as in their tests).
 counted count_live(const std::shared_ptr<runtime_telemetry>& t,
                    std::atomic<int64_t> live_counters::*which);
+
+/// One more `kind` for `tenant` (and `connection`, 0: none) against
+/// `limits`, or the -32001 error naming the limit reached, counted in
+/// `t->limits` by its reason and logged. A null `t` grants an empty guard.
+caf::expected<usage_grant> acquire_usage(const std::shared_ptr<runtime_telemetry>& t,
+                                         usage_kind kind, const std::string& tenant,
+                                         uint64_t connection, const usage_limits& limits);
 
 }  // namespace parley
