@@ -344,6 +344,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   st.runtime = std::make_unique<thread_manager_port>(self);
   st.files = std::make_unique<connection_file_port>(self);
   auto sc = session_config_of(st.options);
+  sc.connection_id = self->id();
   sc.files = st.files.get();
   sc.cluster_peer = st.options.cluster_peer;
   if (st.options.cluster_router) {

@@ -175,6 +175,19 @@ int app_server(parley::command_line& cl) {
                                            : cl.config_file;
   cfg.model_settings = load_config(cl);
   if (!cfg.model_settings) return 2;
+  for (const auto& [key, value] : cfg.model_settings->limits) {
+    if (cfg.limits.set(key, static_cast<int64_t>(value))) continue;
+    std::cerr << "parley: parley.limits." << key << ": unknown limit (one of "
+              << parley::usage_limits::keys() << ")\n";
+    return 2;
+  }
+  const auto& l = cfg.limits;
+  PARLEY_INFO("config event=limits tenant_loaded_threads={} tenant_running_turns={} "
+              "tenant_pending_approvals={} connection_loaded_threads={} "
+              "connection_running_turns={} connection_pending_approvals={} (0: none)",
+              l.tenant_loaded_threads, l.tenant_running_turns, l.tenant_pending_approvals,
+              l.connection_loaded_threads, l.connection_running_turns,
+              l.connection_pending_approvals);
   // Threads name the model that answers them (thread/start, model/list).
   if (cfg.model_settings->active_provider().how == parley::model_config::provider::kind::http) {
     cfg.model_id = cfg.model_settings->model;

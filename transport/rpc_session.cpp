@@ -693,12 +693,40 @@ static json index_sync_json(const index_sync_progress& p) {
           {"removed", p.removed.load()}};
 }
 
+/// One holder's usage against its limits (0: none), as parley/stats shows it.
+static json usage_json(const usage_counts& used, const usage_limits& limits, bool tenant) {
+  json out = json::object();
+  for (auto [kind, name] : {std::pair{usage_kind::loaded_threads, "loadedThreads"},
+                            std::pair{usage_kind::running_turns, "runningTurns"},
+                            std::pair{usage_kind::pending_approvals, "pendingApprovals"}})
+    out[name] = {{"used", used[kind]},
+                 {"limit", tenant ? limits.of_tenant(kind) : limits.of_connection(kind)}};
+  return out;
+}
+
+/// Usage by tenant (an operator sees every tenant holding something, a
+/// tenant's client only its own: tenants never learn of each other) and
+/// this connection's.
+static json limits_json(const usage_table& usage, const usage_limits& limits,
+                        const tenant_identity& who, uint64_t connection) {
+  json tenants = json::object();
+  tenants[who.tenant] = usage_json(usage.of_tenant(who.tenant), limits, true);
+  if (who.is_operator)
+    for (const auto& [tenant, used] : usage.tenants())
+      tenants[tenant] = usage_json(used, limits, true);
+  return {{"tenants", std::move(tenants)},
+          {"connection", usage_json(usage.of_connection(connection), limits, false)}};
+}
+
 void session::stats(const call& c) {
   json out{{"approvals", runtime_.approval_stats()}};
   if (config_.telemetry) {
     out["store"] = {{"index", index_sync_json(config_.telemetry->index_sync)},
                     {"writes", config_.telemetry->store_writes}};
     out["model"] = config_.telemetry->model;
+    out["limits"] = limits_json(*config_.telemetry->usage,
+                                config_.runtime ? config_.runtime->limits : usage_limits{},
+                                config_.identity, config_.connection_id);
   }
   if (!config_.router) return reply(c.id, out);
   // A cluster node: this node's approvals as before, and every member's

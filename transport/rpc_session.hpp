@@ -66,6 +66,9 @@ struct session_config {
   /// Who the client is (issue 22): it sees and acts only on its tenant's
   /// threads, unless it is an operator.
   tenant_identity identity;
+  /// The id its runtime knows this connection by (its actor's): whose
+  /// usage parley/stats shows under "connection". 0: none.
+  uint64_t connection_id = 0;
 };
 
 /// A method's params need no check beyond decoding.

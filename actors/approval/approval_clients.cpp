@@ -125,6 +125,14 @@ void open_client_stage(self_ptr self, caf::timespan wait) {
           },
           [self](caf::error& err) {
             if (self->state.resolved) return;
+            if (is_errc(err, errc::overloaded)) {
+              // A pending-approvals limit: asked of nobody, declined (fails
+              // closed), the limit named in the item and the log.
+              PARLEY_INFO("approval key={} event=refused_by_limit detail=\"{}\"",
+                          self->state.ask.key, message_of(err));
+              return decide(self, protocol::approval_decision::decline(), "limit",
+                            message_of(err));
+            }
             auto out = outcome_of_error(err);
             out.stage = out.how == approval_outcome::kind::cancelled ? "interrupt" : "client";
             finish(self, std::move(out));

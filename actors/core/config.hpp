@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/core/approval_types.hpp"
+#include "actors/core/usage_limits.hpp"
 
 namespace parley {
 
@@ -99,6 +100,9 @@ struct runtime_config {
   /// asks it what this host can enforce, and hides `home` and `audit_path`
   /// from commands.
   std::shared_ptr<const sandbox_settings> sandbox;
+  /// What each tenant and each connection may hold at once (config.toml's
+  /// [parley.limits]); past one, the request gets -32001 naming it.
+  usage_limits limits;
 };
 
 /// Parses durations such as "600", "10m", "30s", "250ms", "1h", "30d", "2w"

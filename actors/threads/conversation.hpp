@@ -37,6 +37,10 @@ struct conversation_settings {
 struct waiting_approval {
   approval_actor handle;
   counted live;  // the runtime's pending_asks
+  /// A unit of the tenant's and the turn's connection's pending approvals.
+  usage_grant usage;
+  /// Set when a limit refused it: it is never asked, and fails closed.
+  caf::error refused;
 };
 
 struct active_turn {
@@ -56,6 +60,9 @@ struct active_turn {
   /// A record of this turn was not stored: the turn stops and ends failed
   /// with this reason, never completed.
   std::optional<std::string> store_error;
+  /// A unit of the tenant's and the owner's connection's running turns,
+  /// released when the turn ends (this struct is reset).
+  usage_grant usage;
 };
 
 struct conversation_state {

@@ -119,6 +119,13 @@ client_list ordered_clients(self_ptr self) {
 }
 
 /// A turn starting now for `owner`, with a new id.
+/// One more running turn for the thread's tenant and `client`'s
+/// connection: refused with -32001 past either's limit.
+caf::expected<usage_grant> admit_turn(const conversation_state& st, const client_actor& client) {
+  return acquire_usage(st.svc.telemetry, usage_kind::running_turns, tenant_or_default(st.meta.tenant),
+                       client ? client.id() : 0, st.svc.config->limits);
+}
+
 active_turn new_active_turn(const client_actor& owner) {
   active_turn t;
   t.id = protocol::new_uuid_v7();
@@ -185,8 +192,11 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
     if (joined) offer_waiting_approvals(self, client);
     return rp;
   }
+  auto admitted = admit_turn(st, client);
+  if (!admitted) return std::move(admitted.error());
   apply_overrides(st, params);
   auto t = new_active_turn(client);
+  t.usage = std::move(*admitted);
   auto now_ms = t.started_ms;
   auto text = protocol::joined_text(params.input);
   if (st.meta.preview.empty()) st.meta.preview = text;
@@ -221,8 +231,11 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
   if (!st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
+  auto admitted = admit_turn(st, client);
+  if (!admitted) return std::move(admitted.error());
   subscribe(self, client);
   auto t = new_active_turn(client);
+  t.usage = std::move(*admitted);
   t.user_shell = true;
   st.meta.updated_at = t.started_at;
   auto ts = snapshot_of(st, t.id, std::string{});
@@ -248,8 +261,11 @@ caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
   if (!st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
+  auto admitted = admit_turn(st, client);
+  if (!admitted) return std::move(admitted.error());
   subscribe(self, client);
   auto t = new_active_turn(client);
+  t.usage = std::move(*admitted);
   st.meta.updated_at = t.started_at;
   auto ts = snapshot_of(st, t.id, std::string{});
   ts.tools_allowed = false;
@@ -273,8 +289,11 @@ caf::result<protocol::review_start_response> start_review_turn(
   if (!st.meta.ephemeral) {
     if (auto refused = store_refusal(st.svc)) return refused;
   }
+  auto admitted = admit_turn(st, client);
+  if (!admitted) return std::move(admitted.error());
   subscribe(self, client);
   auto t = new_active_turn(client);
+  t.usage = std::move(*admitted);
   t.review = true;
   st.meta.updated_at = t.started_at;
   auto ts = snapshot_of(st, t.id, std::string{});
@@ -428,6 +447,12 @@ caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) 
     rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
     return rp;
   }
+  // Past a pending-approvals limit it is asked of nobody: it fails closed
+  // (the approval declines its action, naming the limit).
+  if (auto w = st.approvals.find(ref.key); w != st.approvals.end() && w->second.refused) {
+    rp.deliver(w->second.refused);
+    return rp;
+  }
   // Answered from the outbox: every event queued before the ask (the item's
   // start above all) has left for every client before any of them is asked.
   post(self, [self, rp]() mutable { rp.deliver(ordered_clients(self)); });
@@ -446,6 +471,13 @@ void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& 
   waiting_approval w;
   w.handle = approval;
   w.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
+  auto admitted = acquire_usage(st.svc.telemetry, usage_kind::pending_approvals,
+                                tenant_or_default(st.meta.tenant),
+                                st.active->owner ? st.active->owner.id() : 0, st.svc.config->limits);
+  if (admitted)
+    w.usage = std::move(*admitted);
+  else
+    w.refused = std::move(admitted.error());
   st.approvals.emplace(ref.key, std::move(w));
   update_status(self);
 }
@@ -480,6 +512,10 @@ void restore_turn(self_ptr self, resumed_turn& r) {
   }
   active_turn t;
   t.id = r.turn_id;
+  // The server goes on with its own turn: counted, never refused.
+  if (st.svc.telemetry)
+    t.usage = st.svc.telemetry->usage->force(usage_kind::running_turns,
+                                             tenant_or_default(st.meta.tenant), 0);
   t.started_at = r.started_at;
   t.started_ms = r.started_at * 1000;
   auto ts = snapshot_of(st, t.id, std::move(r.user_text));
@@ -495,7 +531,8 @@ void restore_turn(self_ptr self, resumed_turn& r) {
 }
 
 void offer_waiting_approvals(self_ptr self, const client_actor& client) {
-  for (auto& [key, w] : self->state.approvals) self->send(w.handle, atom::ask::value, client);
+  for (auto& [key, w] : self->state.approvals)
+    if (!w.refused) self->send(w.handle, atom::ask::value, client);  // refused: asked of nobody
 }
 
 }  // namespace parley::conversation_detail

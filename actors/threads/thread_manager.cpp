@@ -52,11 +52,19 @@ void with_lease(self_ptr self, const std::string& thread_id, std::function<void(
             });
 }
 
+caf::expected<usage_grant> admit_thread(self_ptr self, const std::string& tenant,
+                                        const client_actor& client) {
+  auto& svc = self->state.svc;
+  return acquire_usage(svc.telemetry, usage_kind::loaded_threads, tenant_or_default(tenant),
+                       client ? client.id() : 0, svc.config->limits);
+}
+
 conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
-                                      conversation_settings settings,
+                                      conversation_settings settings, usage_grant usage,
                                       std::vector<context_item> fork_context) {
   auto id = meta.id;
   self->state.tenants[id] = tenant_or_default(meta.tenant);
+  self->state.usage[id] = std::move(usage);
   auto conv = self->spawn<caf::monitored>(conversation, self->state.svc, std::move(meta),
                                           std::move(settings), std::move(fork_context));
   self->state.threads.emplace(id, conv);
@@ -116,7 +124,9 @@ caf::result<protocol::thread_session_response> start_thread(
     meta.dynamic_tools = params.dynamic_tool_specs;  // stored with the thread
   }
   if (meta.ephemeral || !cfg.cluster) {
-    auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+    auto admitted = admit_thread(self, meta.tenant, client);
+    if (!admitted) return std::move(admitted.error());
+    auto conv = spawn_conversation(self, std::move(meta), std::move(settings), std::move(*admitted));
     return self->delegate(conv, atom::open::value, std::move(client));
   }
   // Cluster: the new thread's lease first (fencing its first write).
@@ -126,7 +136,10 @@ caf::result<protocol::thread_session_response> start_thread(
       self, id,
       [self, rp, meta, settings, client]() mutable {
         if (self->state.shutting_down) return rp.deliver(shutting_down_error());
-        auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+        auto admitted = admit_thread(self, meta.tenant, client);
+        if (!admitted) return rp.deliver(std::move(admitted.error()));
+        auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
+                                       std::move(*admitted));
         rp.delegate(conv, atom::open::value, std::move(client));
       },
       [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
@@ -277,6 +290,7 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
       gone = i->first;
       threads.erase(i);
       self->state.tenants.erase(gone);
+      self->state.usage.erase(gone);  // its loaded-thread unit is released
       break;
     }
   // Unloaded here: another node may load it (its epoch stays, fencing us).

@@ -21,6 +21,9 @@ struct thread_manager_state {
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
   /// The tenant of each loaded thread (issue 22).
   std::map<std::string, std::string> tenants;
+  /// Each loaded thread's unit of its tenant's (and loading connection's)
+  /// loaded threads: released when its conversation is down.
+  std::map<std::string, usage_grant> usage;
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   /// Cluster: this node was fenced; answered once every thread is gone.
   std::vector<caf::typed_response_promise<uint64_t>> step_down_waiters;

@@ -76,14 +76,21 @@ std::optional<std::string> planned_path(const runtime_config& cfg, const protoco
 void with_lease(self_ptr self, const std::string& thread_id, std::function<void()> then,
                 std::function<void(caf::error)> fail);
 
+/// One more loaded thread for `tenant`, loaded by `client`: refused with
+/// -32001 past the tenant's or the connection's limit.
+caf::expected<usage_grant> admit_thread(self_ptr self, const std::string& tenant,
+                                        const client_actor& client);
+
+/// Spawns a loaded thread's conversation; `usage` (from admit_thread) is
+/// held until the conversation is down.
 conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
-                                      conversation_settings settings,
+                                      conversation_settings settings, usage_grant usage,
                                       std::vector<context_item> fork_context = {});
 
 /// A conversation for a stored thread that is not loaded; if its last turn
 /// has an action pending, the turn goes on from it.
 conversation_actor load_conversation(self_ptr self, stored_thread stored,
-                                     conversation_settings settings);
+                                     conversation_settings settings, usage_grant usage);
 
 /// Loads a thread whose turn has an action pending so the turn goes on
 /// (nothing if it is loaded already).

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "actors/core/log.hpp"
+#include "actors/core/tenant.hpp"
 #include "actors/threads/thread_manager_detail.hpp"
 
 namespace parley::thread_manager_detail {
@@ -116,12 +117,12 @@ resumed_turn resumed_of(const stored_thread& t) {
 }  // namespace
 
 conversation_actor load_conversation(self_ptr self, stored_thread stored,
-                                     conversation_settings settings) {
+                                     conversation_settings settings, usage_grant usage) {
   auto pending = stored.pending ? std::optional<resumed_turn>{resumed_of(stored)} : std::nullopt;
   auto meta = std::move(stored.meta);
   meta.turns.clear();  // history stays in the store
   meta.status = protocol::thread_status::idle();
-  auto conv = spawn_conversation(self, std::move(meta), std::move(settings));
+  auto conv = spawn_conversation(self, std::move(meta), std::move(settings), std::move(usage));
   // Before anything a client sends it: the turn goes on from its action.
   if (pending) self->send(conv, atom::restore::value, std::move(*pending));
   return conv;
@@ -142,7 +143,14 @@ void restore_stored(self_ptr self, const std::string& id) {
                   auto& now = self->state;
                   if (now.shutting_down || now.threads.count(id)) return;
                   auto settings = settings_for(stored.meta, {}, *now.svc.config);
-                  load_conversation(self, std::move(stored), std::move(settings));
+                  // The server goes on with its own work: counted, never refused.
+                  auto usage = now.svc.telemetry
+                                   ? now.svc.telemetry->usage->force(
+                                       usage_kind::loaded_threads,
+                                       tenant_or_default(stored.meta.tenant), 0)
+                                   : usage_grant{};
+                  load_conversation(self, std::move(stored), std::move(settings),
+                                    std::move(usage));
                 },
                 [](caf::error) {});  // another node goes on with it
           },
@@ -197,10 +205,13 @@ void resume_thread(self_ptr self, protocol::thread_resume_params params, client_
                       auto& now = self->state;
                       if (now.shutting_down) return rp.deliver(shutting_down_error());
                       auto conv = now.threads.count(id) ? now.threads[id] : conversation_actor{};
-                      if (!conv)
-                        conv = load_conversation(
-                            self, std::move(stored),
-                            settings_for(stored.meta, params.overrides, *now.svc.config));
+                      if (!conv) {
+                        auto admitted = admit_thread(self, stored.meta.tenant, client);
+                        if (!admitted) return rp.deliver(std::move(admitted.error()));
+                        auto settings = settings_for(stored.meta, params.overrides, *now.svc.config);
+                        conv = load_conversation(self, std::move(stored), std::move(settings),
+                                                 std::move(*admitted));
+                      }
                       rp.delegate(conv, atom::resume::value, std::move(client), params);
                     },
                     [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
@@ -227,8 +238,10 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
                     self, id,
                     [self, rp, meta, settings, context, client]() mutable {
                       if (self->state.shutting_down) return rp.deliver(shutting_down_error());
+                      auto admitted = admit_thread(self, meta.tenant, client);
+                      if (!admitted) return rp.deliver(std::move(admitted.error()));
                       auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
-                                                     std::move(context));
+                                                     std::move(*admitted), std::move(context));
                       rp.delegate(conv, atom::open::value, std::move(client));
                     },
                     [rp](caf::error err) mutable { rp.deliver(std::move(err)); });

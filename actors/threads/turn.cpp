@@ -92,6 +92,10 @@ void settle(self_ptr self, const approval_outcome& out, item_status on_error,
   switch (out.how) {
     case kind::decided:
       if (out.decision.allows_run()) return accepted();
+      // Declined because a pending-approvals limit was reached: the item
+      // says why (nobody was asked), as the model's result does.
+      if (out.stage == "limit" && self->state.command)
+        self->state.command->item.aggregated_output = out.detail;
       complete_current(self, item_status::declined,
                        outcome(step_result::kind::declined,
                                out.stage == "client" ? std::string{} : out.detail));

@@ -113,6 +113,16 @@ void choose_provider(const toml::table& root, settings& s) {
          "not set; provider \"" + active.id + "\" needs the name of the model to ask");
 }
 
+/// `[parley.limits]`: each value a non-negative integer (0 = no limit).
+void read_limits(const toml::node& node, std::map<std::string, uint64_t>& limits) {
+  const auto& table = detail::read_table(node, "parley.limits");
+  constexpr uint64_t cap = uint64_t{1} << 40;
+  for (const auto& [key, value] : table) {
+    std::string name{key.str()};
+    limits[name] = detail::read_count(value, "parley.limits." + name, cap);
+  }
+}
+
 settings read_settings(const toml::table& root, const std::string& source) {
   settings s;
   s.source = source;
@@ -139,6 +149,10 @@ settings read_settings(const toml::table& root, const std::string& source) {
       s.request_user_input_tool = detail::read_bool(*n, "features.default_mode_request_user_input");
     if (auto* n = features.get("request_permissions_tool"))
       s.request_permissions_tool = detail::read_bool(*n, "features.request_permissions_tool");
+  }
+  if (auto* p = root.get("parley")) {
+    const auto& parley = detail::read_table(*p, "parley");
+    if (auto* n = parley.get("limits")) read_limits(*n, s.limits);
   }
   choose_provider(root, s);
   return s;

@@ -112,6 +112,10 @@ struct settings {
   /// (item/permissions/requestApproval).
   bool request_user_input_tool = false;
   bool request_permissions_tool = false;
+  /// parley's own `[parley.limits]` (Codex has no such table): each key
+  /// set, a non-negative integer (0 = no limit). The runtime knows the
+  /// names (actors/core/usage_limits.hpp) and refuses an unknown one.
+  std::map<std::string, uint64_t> limits;
 
   const provider& active_provider() const { return providers.at(model_provider); }
 };
