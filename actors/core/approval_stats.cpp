@@ -39,7 +39,7 @@ void approval_stats::on_outcome(const std::string& how, const std::string& stage
       by_grants_.fetch_add(1, relaxed);
     else if (stage.rfind("hook", 0) == 0)
       by_hooks_.fetch_add(1, relaxed);
-    else
+    else if (stage != "limit")  // a pending-approvals limit's decline: no stage decided it
       by_client_.fetch_add(1, relaxed);
   } else if (how == "timed_out") {
     timed_out_.fetch_add(1, relaxed);
