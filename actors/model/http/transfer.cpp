@@ -103,6 +103,12 @@ size_t transfer::on_header_line(char* data, size_t size, size_t count, void* sel
 
 size_t transfer::on_body_piece(char* data, size_t size, size_t count, void* self) {
   auto& t = *static_cast<transfer*>(self);
+  if (!t.deliver_status()) return 0;
+  if (!t.sink_->ready()) {
+    // curl keeps the piece and hands it again once unpaused.
+    t.flow_paused_ = true;
+    return CURL_WRITEFUNC_PAUSE;
+  }
   return t.deliver_body(std::string_view(data, size * count)) ? size * count : 0;
 }
 
