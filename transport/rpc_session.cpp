@@ -699,6 +699,10 @@ void session::stats(const call& c) {
     out["store"] = {{"index", index_sync_json(config_.telemetry->index_sync)},
                     {"writes", config_.telemetry->store_writes}};
     out["model"] = config_.telemetry->model;
+    // What every client (stdio's and the listeners') has not read yet: the
+    // figure backpressure bounds (issue 22).
+    out["connections"] = {
+        {"queuedBytes", config_.telemetry->connections.queued_bytes.load(std::memory_order_relaxed)}};
   }
   if (!config_.router) return reply(c.id, out);
   // A cluster node: this node's approvals as before, and every member's
