@@ -175,9 +175,9 @@ void client::io_loop::launch(std::unique_ptr<transfer> t) {
   }
   t->admitted();
   ++live_;
-  // Held while it waited for its gate: it starts held (curl sends the
-  // request and reads nothing of the answer).
-  if (t->paused()) curl_easy_pause(t->easy(), CURLPAUSE_RECV);
+  // Held while it waited for its gate: it starts held. Not curl_easy_pause
+  // here: before its connection is up curl refuses it (and forgets it);
+  // the write callback pauses the transfer at its first piece instead.
   auto id = t->id();
   transfers_.emplace(id, std::move(t));
 }
@@ -194,8 +194,16 @@ void client::io_loop::pause_one(request_id id, bool hold) {
   if (i == transfers_.end() || i->second->paused() == hold) return;
   auto& t = *i->second;
   t.set_paused(hold);
-  // A transfer its sink paused stays paused until the sink has room.
-  if (hold || !t.flow_paused()) curl_easy_pause(t.easy(), hold ? CURLPAUSE_RECV : CURLPAUSE_CONT);
+  if (hold) {
+    // Refused while the transfer has no connection yet (curl 7.88 answers
+    // CURLE_BAD_FUNCTION_ARGUMENT): then the write callback pauses it at
+    // its first piece, seeing paused().
+    curl_easy_pause(t.easy(), CURLPAUSE_RECV);
+    return;
+  }
+  // A transfer its sink paused stays paused until the sink has room
+  // (flow_one continues it then).
+  if (!t.flow_paused()) curl_easy_pause(t.easy(), CURLPAUSE_CONT);
 }
 
 // The sink has room again: read on, unless held. CONT hands the kept piece

@@ -30,7 +30,9 @@ class transfer {
   /// Tells the sink it starts now (at once, or after waiting for its gate).
   void admitted();
 
-  /// Whether its response is not being read now (client::pause; I/O thread).
+  /// Whether its response is not to be read now (client::pause; I/O thread).
+  /// Two causes share curl's one pause state, this hold and the sink's lack
+  /// of room (flow_paused): the transfer reads again only once both are gone.
   bool paused() const { return paused_; }
   void set_paused(bool hold) { paused_ = hold; }
   /// Whether its sink said it had no room (sink::ready), pausing it until
