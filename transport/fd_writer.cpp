@@ -33,12 +33,11 @@ fd_writer::~fd_writer() { finish(false); }
 void fd_writer::set_hooks(hooks h) {
   std::unique_lock<std::mutex> lock{mtx_};
   hooks_ = std::move(h);
-  bool pressing = queue_.pressing();
+  // Under the lock, as every pressure signal (see signal()).
+  if (queue_.pressing() && hooks_.on_pressure) hooks_.on_pressure(true);
   bool overflowed = overflowed_;
-  auto pressure = hooks_.on_pressure;
   auto overflow = hooks_.on_overflow;
   lock.unlock();
-  if (pressing && pressure) pressure(true);
   if (overflowed && overflow) overflow();
 }
 
@@ -80,15 +79,18 @@ size_t fd_writer::queued_bytes() const {
   return queue_.bytes();
 }
 
-// Under the lock: tells the hooks of a crossing of the marks (unlocking).
-void fd_writer::signal(std::unique_lock<std::mutex>& lock) {
+// Under the lock: tells the hooks of a crossing of the marks. Sent before
+// the lock is let go: the pusher's crossings (up) and the writer thread's
+// (down) are signalled from two threads, and a signal sent after unlocking
+// could be overtaken by the other thread's next one: the connection would
+// then believe the opposite of the queue's state for good (behind with an
+// empty queue: every stream of the client held, nothing left to write that
+// could cross the mark again). The hook only sends a message.
+void fd_writer::signal(std::unique_lock<std::mutex>&) {
   auto change = queue_.pressure_change();
   if (!change) return;
   PARLEY_DEBUG("stdio event=pressure on={} queued_bytes={}", *change, queue_.bytes());
-  auto pressure = hooks_.on_pressure;
-  lock.unlock();
-  if (pressure) pressure(*change);
-  lock.lock();
+  if (hooks_.on_pressure) hooks_.on_pressure(*change);
 }
 
 void fd_writer::account(std::unique_lock<std::mutex>&) {

@@ -7,7 +7,8 @@
 // them go on; a line that does not fit at all (see outgoing_queue.hpp) makes
 // the writer give up on the client: `on_overflow()` once, and every line
 // from then on is dropped. The callbacks run on the pushing thread or the
-// writing thread and must only send messages.
+// writing thread, on_pressure under the writer's lock (so its signals keep
+// the order of the crossings), and must only send messages.
 
 #include <atomic>
 #include <condition_variable>
