@@ -38,8 +38,7 @@ struct shared_log {
 
 /// Stands in for the stdout writer: watches the lines instead of writing them.
 line_writer_actor::behavior_type watcher(line_writer_actor::pointer, std::shared_ptr<shared_log> log) {
-  return {
-      [log](std::string& line) {
+  auto watch = [log](std::string& line) {
         auto now = clock_type::now();
         if (line.find("serverRequest/resolved") != std::string::npos) {
           std::lock_guard<std::mutex> lock{log->mtx};
@@ -58,7 +57,10 @@ line_writer_actor::behavior_type watcher(line_writer_actor::pointer, std::shared
         else
           log->threads.push_back(j["result"]["thread"]["id"]);
         log->cv.notify_all();
-      },
+  };
+  return {
+      watch,
+      [watch](std::string& line, std::shared_ptr<const void>&) mutable { watch(line); },
       [](atom::flush) {},
       [](atom::close) { return atom::ok::value; },
   };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -15,6 +16,7 @@
 #include "actors/runtime/runtime.hpp"
 #include "transport/connection.hpp"
 #include "transport/line_reader.hpp"
+#include "transport/fd_writer.hpp"
 #include "transport/line_writer.hpp"
 #include "transport/remote_session.hpp"
 #include "transport/ws_server.hpp"
@@ -35,6 +37,9 @@ int block_stop_signals() {
   return ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/// What the stdio client may fall behind by default: the WebSocket's bound.
+constexpr size_t default_stdio_max_queue = size_t{64} << 20;
+
 /// stdio and the Unix socket: the local operator, one tenant.
 tenant_identity local_operator(const listen_options& listen) {
   tenant_identity who;
@@ -47,8 +52,9 @@ tenant_identity local_operator(const listen_options& listen) {
 /// One client on stdin/stdout until its input ends or a stop signal comes;
 /// then every thread is shut down (pending approvals resolve as cancelled;
 /// after a signal, with the store sealed, they stay pending on disk).
-void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local) {
-  auto writer = rt.system().spawn<caf::detached>(line_writer, STDOUT_FILENO);
+void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local, size_t max_queue) {
+  auto out = std::make_shared<fd_writer>(STDOUT_FILENO, max_queue, rt.telemetry());
+  auto writer = rt.system().spawn<caf::detached>(line_writer, out);
   connection_options options;
   options.config = rt.shared_config();
   options.telemetry = rt.telemetry();
@@ -56,6 +62,18 @@ void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local) {
   options.shutdown_on_close = true;
   options.identity = local;
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
+  // A client behind holds its threads' model streams; one that fell past
+  // the bound is given up on, as if its input had ended (it never reads
+  // what the server would still tell it).
+  fd_writer::hooks hooks;
+  // High priority, on every hop: a signal that waited behind the events
+  // already queued (as many as the streams can send meanwhile) would come
+  // too late (issue 22).
+  hooks.on_pressure = [conn](bool on) {
+    caf::anon_send<caf::message_priority::high>(conn, atom::pressure::value, on);
+  };
+  hooks.on_overflow = [conn] { caf::anon_send(conn, atom::eof::value); };
+  out->set_hooks(std::move(hooks));
   // A signal is the server going away, not the client: what is pending
   // stays pending on disk. The input ending is the client leaving: its
   // approvals are cancelled, as in Codex.
@@ -257,7 +275,8 @@ int run_app_server(runtime_config config, const listen_options& listen) {
       announce("metrics on", url.replace(0, 2, "http"));
   std::fflush(stderr);
   if (stdio)
-    serve_stdio(rt, signal_fd, local_operator(listen));
+    serve_stdio(rt, signal_fd, local_operator(listen),
+                listen.stdio_max_queue > 0 ? listen.stdio_max_queue : default_stdio_max_queue);
   else {
     wait_for_stop_signal(signal_fd, listeners.get());
     if (listen.drain_timeout.count() > 0)

@@ -27,6 +27,10 @@ struct listen_options {
   /// Bytes a WebSocket client may fall behind before it is disconnected
   /// (requests get -32001 past half of it); 0: the default.
   size_t ws_max_queue = 0;
+  /// Bytes the stdio client may fall behind (issue 22): past an eighth the
+  /// model streams of its threads pause, past it the server gives up on the
+  /// client as if its input had ended; 0: the default.
+  size_t stdio_max_queue = 0;
   /// The deadline of each phase before a session (the HTTP request, the TLS
   /// and WebSocket handshakes, a plain answer); at most 30 s.
   std::chrono::milliseconds ws_handshake_timeout{std::chrono::seconds(10)};

@@ -295,6 +295,13 @@ struct parser {
                      "bytes a WebSocket client may fall behind in reading before it is "
                      "disconnected; past half of it its requests get -32001 (default 67108864)")
         ->type_name("BYTES");
+    server
+        ->add_option("--stdio-max-queue", out.listen.stdio_max_queue,
+                     "bytes the stdio client may fall behind in reading: past an eighth of it "
+                     "the model streams of its threads pause until it is under a sixteenth; past "
+                     "it the server gives up on the client as if its input had ended "
+                     "(default 67108864)")
+        ->type_name("BYTES");
     add_duration(*server, "--ws-handshake-timeout", out.listen.ws_handshake_timeout,
                  "the deadline of each phase before a WebSocket session: the HTTP request "
                  "(headers complete), the TLS handshake, the WebSocket handshake, a health "

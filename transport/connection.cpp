@@ -1,11 +1,13 @@
 #include "transport/connection.hpp"
 
+#include <caf/send.hpp>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
-#include "actors/core/telemetry.hpp"
 #include "actors/core/handlers.hpp"
+#include "actors/core/log.hpp"
+#include "actors/core/telemetry.hpp"
 
 namespace parley {
 
@@ -309,6 +311,45 @@ void end_input(self_ptr self) {
             });
 }
 
+/// Tells one event source whether this client is behind.
+void tell_pressure(self_ptr self, const caf::actor_addr& source, bool on) {
+  // Untyped: a conversation or a command's actor (anon_send: a typed
+  // actor's send() takes typed receivers only). High priority: it must not
+  // wait behind the events already on their way (nor may a later one
+  // overtake it: every pressure message is high).
+  auto to = caf::actor_cast<caf::actor>(source);
+  if (to)
+    caf::anon_send<caf::message_priority::high>(to, atom::pressure::value,
+                                                caf::actor_cast<client_actor>(self), on);
+}
+
+/// An event came: its source is remembered (the thread manager's own
+/// events, a thread's start or a goal, hold no stream and are not).
+void note_event_source(self_ptr self) {
+  auto& st = self->state;
+  auto source = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (!source || source == st.threads.address()) return;
+  if (st.event_sources.insert(source).second && st.pressing) tell_pressure(self, source, true);
+}
+
+/// The writer says the client went past the high-water mark (true) or back
+/// under the low-water mark (false): every source hears it.
+void on_pressure(self_ptr self, bool on) {
+  auto& st = self->state;
+  if (st.pressing == on) return;
+  st.pressing = on;
+  PARLEY_INFO("connection event=pressure client={} behind={} sources={}", st.options.label, on,
+              st.event_sources.size());
+  for (auto i = st.event_sources.begin(); i != st.event_sources.end();) {
+    if (!caf::actor_cast<caf::actor>(*i)) {
+      i = st.event_sources.erase(i);  // gone (an unloaded thread, an ended command)
+      continue;
+    }
+    tell_pressure(self, *i, on);
+    ++i;
+  }
+}
+
 rpc::session_config session_config_of(const connection_options& options) {
   auto& cfg = *options.config;
   rpc::session_config sc;
@@ -357,7 +398,13 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   }
   st.session = std::make_unique<rpc::session>(
       std::move(sc), *st.runtime,
-      [self](std::string line) { self->send(self->state.out, std::move(line)); });
+      [self](std::string line) {
+        auto& credit = self->state.writing_credit;
+        if (credit)
+          self->send(self->state.out, std::move(line), std::move(credit));
+        else
+          self->send(self->state.out, std::move(line));
+      });
   if (!st.options.replay_initialize.empty())
     st.session->replay_initialize(st.options.replay_initialize);
   // A session for a client of another node: that node gone is the client gone.
@@ -378,7 +425,13 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   return {
       [self](atom::line, const std::string& line) { self->state.session->on_line(line); },
       [self](atom::eof) { on_eof(self); },
-      [self](atom::event, const notification_ptr& n) { self->state.session->notify(*n); },
+      [self](atom::event, const notification_ptr& n) {
+        note_event_source(self);
+        self->state.writing_credit = n->credit;
+        self->state.session->notify(*n);
+        self->state.writing_credit.reset();
+      },
+      [self](atom::pressure, bool on) { on_pressure(self, on); },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto rp = self->make_response_promise<protocol::approval_decision>();
         self->state.session->ask(ask, [self, rp](

@@ -6,6 +6,7 @@
 // client.
 
 #include <memory>
+#include <set>
 
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
@@ -31,7 +32,10 @@ using connection_actor = client_actor::extend<
     // Cluster: that session ended.
     caf::reacts_to<atom::relay, std::string>,
     // Its own timers (cluster_session's retries).
-    caf::reacts_to<atom::timeout, uint64_t>>;
+    caf::reacts_to<atom::timeout, uint64_t>,
+    // From its writer (issue 22): the client is behind in reading (true:
+    // past the queue's high-water mark) or has caught up (false).
+    caf::reacts_to<atom::pressure, bool>>;
 
 struct connection_options {
   std::shared_ptr<const runtime_config> config;
@@ -64,6 +68,14 @@ struct connection_state {
   std::unique_ptr<connection_link> cluster_link;       // likewise
   std::shared_ptr<cluster_session> cluster;            // likewise
   std::unique_ptr<rpc::session> session;
+  /// Backpressure (issue 22): whether the client is behind, and every actor
+  /// that sent it events (its threads' conversations, its commands): each is
+  /// told when that changes, and one heard from first while behind at once.
+  bool pressing = false;
+  std::set<caf::actor_addr> event_sources;
+  /// The credit of the event being written (outgoing_event::credit): it goes
+  /// with its line to the writer, given back once the line is queued.
+  std::shared_ptr<const void> writing_credit;
   /// cluster_session's timers, by token.
   std::map<uint64_t, std::function<void()>> timers;
   uint64_t next_timer = 0;

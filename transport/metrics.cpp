@@ -113,7 +113,7 @@ std::string render_metrics(const runtime_telemetry& t) {
             now_of(t.connections.open));
   out.gauge("parley_sessions", "WebSocket sessions open now.", now_of(t.connections.sessions));
   out.gauge("parley_queued_bytes",
-            "Bytes written to WebSocket clients and not yet taken by their sockets.",
+            "Bytes written to clients (stdio and WebSocket) and not yet taken by their pipe or socket.",
             now_of(t.connections.queued_bytes));
   std::vector<metrics::sample> refusals;
   for (const auto& [reason, n] : t.limits.snapshot())

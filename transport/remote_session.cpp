@@ -11,6 +11,9 @@ line_writer_actor::behavior_type relay_writer(line_writer_actor::pointer self,
                                               cluster::session_relay_actor relay) {
   return {
       [self, relay](std::string& line) { self->send(relay, atom::line::value, std::move(line)); },
+      [self, relay](std::string& line, std::shared_ptr<const void>&) {
+        self->send(relay, atom::line::value, std::move(line));
+      },
       [](atom::flush) {},
       [self, relay](atom::close) {
         self->send(relay, atom::close::value);

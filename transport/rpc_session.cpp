@@ -727,6 +727,10 @@ void session::stats(const call& c) {
     out["limits"] = limits_json(*config_.telemetry->usage,
                                 config_.runtime ? config_.runtime->limits : usage_limits{},
                                 config_.identity, config_.connection_id);
+    // What every client (stdio's and the listeners') has not read yet: the
+    // figure backpressure bounds (issue 22).
+    out["connections"] = {
+        {"queuedBytes", config_.telemetry->connections.queued_bytes.load(std::memory_order_relaxed)}};
   }
   if (!config_.router) return reply(c.id, out);
   // A cluster node: this node's approvals as before, and every member's

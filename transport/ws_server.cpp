@@ -54,18 +54,22 @@ namespace {
 /// text frame, queued on the I/O thread.
 struct frame_writer_state {
   static inline const char* name = "ws_writer";
-  std::function<void(std::string)> send;
+  std::function<void(std::string, std::shared_ptr<const void>)> send;
   std::function<void()> close;
 };
 
 line_writer_actor::behavior_type frame_writer(
     line_writer_actor::stateful_pointer<frame_writer_state> self,
-    std::function<void(std::string)> send, std::function<void()> close) {
+    std::function<void(std::string, std::shared_ptr<const void>)> send,
+    std::function<void()> close) {
   install_default_handlers(self, "ws_writer");
   self->state.send = std::move(send);
   self->state.close = std::move(close);
   return {
-      [self](std::string& line) { self->state.send(std::move(line)); },
+      [self](std::string& line) { self->state.send(std::move(line), nullptr); },
+      [self](std::string& line, std::shared_ptr<const void>& credit) {
+        self->state.send(std::move(line), std::move(credit));
+      },
       [](atom::flush) {},
       [self](atom::close) {
         self->state.close();
@@ -305,9 +309,12 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     auto keep = owner_.shared_from_this();
     auto writer = rt.system().spawn(
         frame_writer,
-        [weak, keep](std::string line) {
-          asio::post(keep->ioc, [weak, line = std::move(line)]() mutable {
+        [weak, keep](std::string line, std::shared_ptr<const void> credit) {
+          // The credit (a model stream's) is given back once the frame is
+          // queued, where it counts.
+          asio::post(keep->ioc, [weak, line = std::move(line), credit = std::move(credit)]() mutable {
             if (auto s = weak.lock()) s->send(std::move(line));
+            credit.reset();
           });
         },
         [weak, keep] {
@@ -382,7 +389,18 @@ class session : public std::enable_shared_from_this<session<Stream>> {
       return close(websocket::close_code::try_again_later);
     }
     account_queued_bytes();
+    signal_pressure();
     if (!writing_) write_next();
+  }
+
+  /// Past the queue's high-water mark the connection holds its threads'
+  /// model streams, below the low-water mark it lets them go (issue 22).
+  void signal_pressure() {
+    auto change = queue_.pressure_change();
+    if (!change || !conn_) return;
+    PARLEY_DEBUG("ws event=pressure client={} on={} queued_bytes={}", name(), *change,
+                 queue_.bytes());
+    caf::anon_send<caf::message_priority::high>(conn_, atom::pressure::value, *change);
   }
 
   void write_next() {
@@ -392,6 +410,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     ws_.async_write(asio::buffer(queue_.front()), [self](beast::error_code ec, size_t) {
       self->queue_.pop();
       self->account_queued_bytes();
+      self->signal_pressure();
       self->writing_ = false;
       if (ec) return self->closed(ec.message());
       if (!self->queue_.empty()) return self->write_next();

@@ -77,6 +77,7 @@ using relay      = caf::atom_constant<caf::atom("relay")>;      // a remote sess
 using peer_up    = caf::atom_constant<caf::atom("peerup")>;     // a node's link is up
 using peer_lost  = caf::atom_constant<caf::atom("peerlost")>;   // a node's link is gone
 using tenant     = caf::atom_constant<caf::atom("tenant")>;     // whose a thread is (issue 22)
+using pressure   = caf::atom_constant<caf::atom("pressure")>;   // a client is behind: hold its streams
 // clang-format on
 
 }  // namespace parley::atom

@@ -97,7 +97,12 @@ using store_actor = caf::typed_actor<
     caf::replies_to<atom::rejoin>::with<uint64_t>>;
 
 /// Where a turn's next step comes from.
-using model_actor = caf::typed_actor<caf::replies_to<atom::step, model_context>::with<model_step>>;
+using model_actor = caf::typed_actor<
+    caf::replies_to<atom::step, model_context>::with<model_step>,
+    // Backpressure (issue 22): a client of the turn's thread is behind (true)
+    // or has caught up (false). A streaming model stops reading its stream
+    // meanwhile; one that does not stream ignores it.
+    caf::reacts_to<atom::pressure, bool>>;
 
 /// One pending approval, the one owner of its decision: it announces the
 /// item and the waiting status, runs its plan (rules, session grants, hooks,
@@ -130,7 +135,10 @@ using process_sink_actor = caf::typed_actor<caf::reacts_to<atom::output, std::st
 using turn_actor
     = process_sink_actor::extend<caf::reacts_to<atom::delta, model_delta>,
                                  caf::reacts_to<atom::notice, model_notice>,
-                                 caf::replies_to<atom::steer, protocol::user_message_item>::with<atom::ok>>;
+                                 caf::replies_to<atom::steer, protocol::user_message_item>::with<atom::ok>,
+                                 // A client of its thread is behind (true) or
+                                 // caught up (false): passed to its model.
+                                 caf::reacts_to<atom::pressure, bool>>;
 
 /// The audit log's writer: appends what the approval actors report.
 // Appends one line; ok once it is written (an error when it was not).
@@ -184,6 +192,10 @@ using conversation_actor = caf::typed_actor<
     caf::replies_to<atom::read, bool>::with<protocol::thread_read_response>,
     // A client disconnected: stop sending to it.
     caf::reacts_to<atom::gone, client_actor>,
+    // Backpressure (issue 22): the client is behind in reading (true), or
+    // has caught up (false). While any subscriber is behind, the active
+    // turn's model stream is held.
+    caf::reacts_to<atom::pressure, client_actor, bool>,
     // Finish the active turn (interrupted) and quit.
     caf::replies_to<atom::shutdown>::with<atom::ok>,
     // -- from its turn --

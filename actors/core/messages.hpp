@@ -31,12 +31,18 @@ namespace parley {
 struct outgoing_event {
   protocol::notification body;
   std::string wire_params;  // `params` as JSON text; empty when not encoded ahead
+  /// Backpressure (issue 22): the part of a model stream this event carries
+  /// (a model_delta's credit). Released when the last client has taken the
+  /// event into its outgoing queue, which lets the stream read on: so what
+  /// is on its way between the network and the clients stays small.
+  std::shared_ptr<const void> credit;
 };
 using notification_ptr = std::shared_ptr<const outgoing_event>;
 
 template <class T>
-notification_ptr make_notification(T&& x, bool encode) {
+notification_ptr make_notification(T&& x, bool encode, std::shared_ptr<const void> credit = {}) {
   auto e = std::make_shared<outgoing_event>();
+  e->credit = std::move(credit);
   e->body = std::forward<T>(x);
   if (encode) e->wire_params = protocol::dump_line(protocol::params_of(e->body));
   return e;
@@ -271,6 +277,9 @@ struct model_delta {
   std::string text;
   kind what = kind::text;
   int64_t index = 0;  // reasoning: the summary or content part
+  /// What of the model's stream this piece holds (see outgoing_event::credit);
+  /// the turn hands it to the event it emits. Null: nothing to give back.
+  std::shared_ptr<const void> credit;
 };
 
 /// What the model said on the side: tokens it used for one request, or a
@@ -543,6 +552,8 @@ typename Inspector::result_type inspect(Inspector& f, orphan_thread& x) {
 }  // namespace parley
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::notification_ptr)
+// A model stream's credit (outgoing_event::credit) on its way to a writer.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const void>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ref)

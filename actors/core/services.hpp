@@ -47,8 +47,9 @@ caf::error drain_refusal(const runtime_services& svc);
 /// A notification made by one of this runtime's actors (encoded ahead when
 /// the runtime serves JSON clients).
 template <class T>
-notification_ptr make_event(const runtime_services& svc, T&& x) {
-  return make_notification(std::forward<T>(x), svc.config->encode_events);
+notification_ptr make_event(const runtime_services& svc, T&& x,
+                            std::shared_ptr<const void> credit = {}) {
+  return make_notification(std::forward<T>(x), svc.config->encode_events, std::move(credit));
 }
 
 }  // namespace parley

@@ -1,6 +1,7 @@
 #include "actors/model/http_model.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <random>
@@ -41,16 +42,60 @@ using http_model_actor = model_actor::extend<
     caf::reacts_to<retry_atom, uint64_t>, caf::reacts_to<idle_atom, uint64_t>,
     caf::reacts_to<http_admitted_atom, uint64_t>>;
 
+/// How much of one attempt's body is on its way (issue 22): handed on by
+/// the HTTP thread and not yet through to every client's outgoing queue (see
+/// chunk_credit). Past `limit` the transfer pauses (sink::ready) until it is
+/// under half of it again. So a stream never runs far ahead of its clients'
+/// queues, and a hold (backpressure) is felt at once rather than after all
+/// that was read already; streams cannot fill the mailboxes between.
+struct flow_window {
+  static constexpr size_t limit = 8 * 1024;
+  std::atomic<size_t> unread{0};
+  std::atomic<bool> stalled{false};  // the transfer waits for room
+};
+
+/// One piece of the body, handed on: its bytes count in the window until the
+/// last thing made of it is gone (the actor's parsing, the deltas, their
+/// events once every client has queued them). Then the transfer may go on.
+struct chunk_credit {
+  chunk_credit(std::shared_ptr<flow_window> w, std::shared_ptr<http::client> c,
+               http::request_id id, size_t n)
+      : window(std::move(w)), client(std::move(c)), request(id), bytes(n) {}
+  chunk_credit(const chunk_credit&) = delete;
+  chunk_credit& operator=(const chunk_credit&) = delete;
+  std::shared_ptr<flow_window> window;
+  std::shared_ptr<http::client> client;
+  http::request_id request = 0;
+  size_t bytes = 0;
+  ~chunk_credit() {
+    auto left = window->unread.fetch_sub(bytes) - bytes;
+    if (left < flow_window::limit / 2 && window->stalled.exchange(false)) client->flow(request);
+  }
+};
+
 /// Hands the response of one attempt to the actor, on the HTTP thread.
 class relay : public http::sink {
  public:
-  relay(http_model_actor actor, uint64_t attempt) : actor_(std::move(actor)), attempt_(attempt) {}
+  relay(http_model_actor actor, uint64_t attempt, std::shared_ptr<flow_window> window)
+      : actor_(std::move(actor)), attempt_(attempt), window_(std::move(window)) {}
+  bool ready() override {
+    if (window_->unread.load() < flow_window::limit) return true;
+    // Said before looking again: the actor, taking a piece after this,
+    // sees the flag and lets the transfer go on (or we see its room here).
+    window_->stalled.store(true);
+    if (window_->unread.load() < flow_window::limit) {
+      window_->stalled.store(false);
+      return true;
+    }
+    return false;
+  }
   void on_status(int status, const http::header_list& headers) override {
     const auto* after = http::find_header(headers, "retry-after");
     caf::anon_send(actor_, http_head_atom::value, attempt_, status,
                    after ? *after : std::string{});
   }
   void on_body(std::string_view chunk) override {
+    window_->unread.fetch_add(chunk.size());
     caf::anon_send(actor_, http_body_atom::value, attempt_, std::string(chunk));
   }
   void on_admitted() override { caf::anon_send(actor_, http_admitted_atom::value, attempt_); }
@@ -61,6 +106,7 @@ class relay : public http::sink {
  private:
   http_model_actor actor_;
   uint64_t attempt_;
+  std::shared_ptr<flow_window> window_;
 };
 
 using stream_parser = std::variant<wire::responses_stream, wire::chat_stream>;
@@ -144,6 +190,7 @@ struct attempt_state {
   std::string retry_after;
   std::string error_body;  // a failed status's body (bounded)
   stream_parser stream;
+  std::shared_ptr<flow_window> window = std::make_shared<flow_window>();
   std::vector<json> output;  // the response's finished items
   clock_type::time_point last_bytes;
   attempt_figures figures;
@@ -190,6 +237,11 @@ struct http_model_state {
   /// A review turn: the input is the review's own (instructions, prompt),
   /// and nothing of it becomes the thread's context.
   bool review = false;
+  /// A client of the thread is behind (issue 22): the stream is not read
+  /// (client::pause), and its silence meanwhile is not the model's.
+  bool held = false;
+  /// The credit of the body piece being parsed, for the deltas made of it.
+  std::shared_ptr<const void> piece_credit;
 
   ~http_model_state() {
     if (attempt.running && setup) setup->client->abort(attempt.request);
@@ -390,7 +442,10 @@ void send_request(self_ptr self) {
   a.running = true;
   a.figures = attempt_figures(st.telemetry);
   auto me = caf::actor_cast<http_model_actor>(self);
-  a.request = st.setup->client->start(std::move(req), std::make_shared<relay>(me, number));
+  a.request =
+      st.setup->client->start(std::move(req), std::make_shared<relay>(me, number, a.window));
+  // After the start, in the I/O thread's order: it starts held.
+  if (st.held) st.setup->client->pause(a.request, true);
   PARLEY_DEBUG("model event=request provider={} attempt={} input_items={}",
                st.setup->provider.id, number, st.input.size());
   arm_idle_check(self);
@@ -503,11 +558,12 @@ bool on_event(self_ptr self, wire::stream_event& e) {
     return true;
   } else if (auto* d = std::get_if<wire::text_delta>(&e)) {
     self->send(st.turn, atom::delta::value,
-               model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0});
+               model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0,
+                           st.piece_credit});
   } else if (auto* r = std::get_if<wire::reasoning_delta>(&e)) {
     auto kind = r->summary ? model_delta::kind::reasoning_summary : model_delta::kind::reasoning_text;
     self->send(st.turn, atom::delta::value,
-               model_delta{r->item_id, std::move(r->delta), kind, r->index});
+               model_delta{r->item_id, std::move(r->delta), kind, r->index, st.piece_credit});
   } else if (auto* item = std::get_if<wire::output_item_done>(&e)) {
     st.attempt.output.push_back(std::move(item->item));
   } else if (auto* done = std::get_if<wire::response_completed>(&e)) {
@@ -573,11 +629,25 @@ void on_done(self_ptr self, bool ok, const std::string& message) {
                 model_outcome::stream_broken);
 }
 
+/// Backpressure: hold the stream while a client is behind, read it again
+/// once it has caught up (the idle timeout counts afresh from there).
+void on_pressure(self_ptr self, bool hold) {
+  auto& st = self->state;
+  if (st.held == hold) return;
+  st.held = hold;
+  auto& a = st.attempt;
+  PARLEY_DEBUG("model event=pressure provider={} attempt={} hold={}", st.setup->provider.id,
+               a.number, hold);
+  if (!a.running) return;
+  st.setup->client->pause(a.request, hold);
+  if (!hold) a.last_bytes = clock_type::now();
+}
+
 void on_idle_check(self_ptr self, uint64_t attempt) {
   auto& st = self->state;
   if (attempt != st.attempt.number || !st.attempt.running) return;
   auto timeout = st.setup->provider.stream_idle_timeout;
-  if (st.attempt.queued) {
+  if (st.attempt.queued || st.held) {
     self->delayed_send(self, timeout, idle_atom::value, attempt);
     return;
   }
@@ -660,8 +730,15 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
         self->state.attempt.retry_after = std::move(retry_after);
       },
       [self](http_body_atom, uint64_t attempt, std::string& chunk) {
-        if (attempt == self->state.attempt.number && self->state.attempt.running)
-          on_body(self, chunk);
+        auto& st = self->state;
+        auto& a = st.attempt;
+        if (attempt != a.number) return;  // an earlier attempt's: its transfer is gone
+        // Its bytes count until the deltas made of it have reached every
+        // client's queue (or nothing was made of it: at once).
+        st.piece_credit =
+            std::make_shared<chunk_credit>(a.window, st.setup->client, a.request, chunk.size());
+        if (a.running) on_body(self, chunk);
+        st.piece_credit.reset();
       },
       [self](http_done_atom, uint64_t attempt, bool ok, bool aborted, std::string& message) {
         if (attempt != self->state.attempt.number || aborted) return;
@@ -671,6 +748,7 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
         if (attempt == self->state.attempt.number && self->state.promise) send_request(self);
       },
       [self](idle_atom, uint64_t attempt) { on_idle_check(self, attempt); },
+      [self](atom::pressure, bool hold) { on_pressure(self, hold); },
       [self](http_admitted_atom, uint64_t attempt) {
         // The wait for the provider's cap is not the stream's silence.
         auto& a = self->state.attempt;

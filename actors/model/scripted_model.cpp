@@ -256,6 +256,8 @@ model_actor::behavior_type scripted_model(model_actor::pointer self,
         done.compacted = scripted_compaction(ctx);
         return done;
       },
+      // Its answer is a whole step, no stream: nothing to hold back.
+      [](atom::pressure, bool) {},
   };
 }
 

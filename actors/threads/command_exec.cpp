@@ -97,6 +97,7 @@ command_exec_actor::behavior_type command_exec(
         on_chunk(self, self->state.err, "stderr", std::move(chunk));
       },
       [self](atom::exited, exit_info& info) { on_exited(self, info); },
+      [](atom::pressure, const client_actor&, bool) {},
       [self](atom::timeout) {
         auto& st = self->state;
         if (*st.reaped || st.timed_out) return;

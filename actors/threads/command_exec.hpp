@@ -39,7 +39,10 @@ using command_exec_actor = caf::typed_actor<
     // command/exec/write (bytes, closeStdin), /terminate, /resize.
     caf::replies_to<atom::exec_write, std::string, bool>::with<atom::ok>,
     caf::replies_to<atom::exec_kill>::with<atom::ok>,
-    caf::replies_to<atom::exec_resize, protocol::terminal_size>::with<atom::ok>>;
+    caf::replies_to<atom::exec_resize, protocol::terminal_size>::with<atom::ok>,
+    // Its client is behind in reading (a connection tells every actor that
+    // sends it events): command output is capped, it is not held.
+    caf::reacts_to<atom::pressure, client_actor, bool>>;
 
 using command_registry_actor = caf::typed_actor<
     caf::replies_to<atom::exec_start, protocol::command_exec_params,

@@ -152,6 +152,7 @@ std::string unsubscribe(self_ptr self, const client_actor& client) {
   auto i = std::find(subs.begin(), subs.end(), client);
   if (i == subs.end()) return "notSubscribed";
   subs.erase(i);
+  forget_pressure(self, client);
   arm_idle_timer(self);
   return "unsubscribed";
 }
@@ -206,6 +207,7 @@ void on_idle_timer(self_ptr self, uint64_t generation) {
 void on_client_gone(self_ptr self, const client_actor& client) {
   auto& subs = self->state.subscribers;
   subs.erase(std::remove(subs.begin(), subs.end(), client), subs.end());
+  forget_pressure(self, client);
   auto& joining = self->state.joining;
   joining.erase(std::remove(joining.begin(), joining.end(), client), joining.end());
   arm_idle_timer(self);
@@ -368,6 +370,9 @@ conversation_actor::behavior_type conversation(
       },
       [self](atom::read, bool include_turns) { return read_thread(self, include_turns); },
       [self](atom::gone, const client_actor& client) { on_client_gone(self, client); },
+      [self](atom::pressure, const client_actor& client, bool on) {
+        on_client_pressure(self, client, on);
+      },
       [self](atom::shutdown) { return shut_down(self); },
       // -- from the turn --
       [self](atom::event, notification_ptr& n) { on_turn_event(self, n); },

@@ -52,6 +52,7 @@ struct active_turn {
   std::set<std::string> waiting;  // items whose approval waits on someone
   std::set<std::string> waiting_input;  // questions to the user (never parked)
   bool interrupt_sent = false;
+  bool held = false;  // told to hold its model stream (a subscriber is behind)
   /// It runs the user's own command (thread/shellCommand): no model, so it
   /// takes no steered input.
   bool user_shell = false;
@@ -72,6 +73,10 @@ struct conversation_state {
   protocol::thread meta;
   conversation_settings settings;
   std::vector<client_actor> subscribers;
+  /// Subscribers behind in reading (issue 22): while any is, the active
+  /// turn's model stream is held (a thread both a slow and a quick client
+  /// watch goes at the slow one's pace).
+  std::vector<client_actor> pressing;
   /// Subscribers whose thread/resume reply is still being made: no approval
   /// asks them before it has left (they are offered the waiting ones then).
   std::vector<client_actor> joining;

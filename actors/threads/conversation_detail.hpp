@@ -50,6 +50,13 @@ void update_status(self_ptr self);
 /// Adds a subscriber; false when it was one already.
 bool subscribe(self_ptr self, const client_actor& client);
 
+/// Backpressure (issue 22): a subscriber is behind in reading, or caught
+/// up; one that unsubscribes or leaves is forgotten. apply_pressure tells
+/// the active turn whether to hold its model stream (a new turn too).
+void on_client_pressure(self_ptr self, const client_actor& client, bool on);
+void forget_pressure(self_ptr self, const client_actor& client);
+void apply_pressure(self_ptr self);
+
 /// Loads this thread's stored history for a reply, keeping the actor alive
 /// until `then` or `fail` has delivered it.
 void load_history(self_ptr self, std::function<void(stored_thread&)> then,

@@ -122,6 +122,39 @@ void update_status(self_ptr self) {
   emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, status}));
 }
 
+void apply_pressure(self_ptr self) {
+  auto& st = self->state;
+  if (!st.active) return;
+  bool hold = !st.pressing.empty();
+  if (st.active->held == hold) return;
+  st.active->held = hold;
+  PARLEY_DEBUG("conversation {} event=pressure turn={} hold={}", st.meta.id, st.active->id, hold);
+  // High priority, like every hop of the signal: its turn's mailbox may hold
+  // what the stream sent meanwhile.
+  self->send<caf::message_priority::high>(st.active->handle, atom::pressure::value, hold);
+}
+
+void on_client_pressure(self_ptr self, const client_actor& client, bool on) {
+  auto& st = self->state;
+  auto& p = st.pressing;
+  auto i = std::find(p.begin(), p.end(), client);
+  if (on && i == p.end()) {
+    // Only a subscriber holds the thread: one that left is told nothing more.
+    if (std::find(st.subscribers.begin(), st.subscribers.end(), client) == st.subscribers.end())
+      return;
+    p.push_back(client);
+  } else if (!on && i != p.end()) {
+    p.erase(i);
+  }
+  apply_pressure(self);
+}
+
+void forget_pressure(self_ptr self, const client_actor& client) {
+  auto& p = self->state.pressing;
+  p.erase(std::remove(p.begin(), p.end(), client), p.end());
+  apply_pressure(self);
+}
+
 bool subscribe(self_ptr self, const client_actor& client) {
   auto& subs = self->state.subscribers;
   if (std::find(subs.begin(), subs.end(), client) != subs.end()) return false;

@@ -142,6 +142,7 @@ void begin_turn(self_ptr self, active_turn t, turn_settings ts) {
   t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
                                          std::move(ts));
   st.active = std::move(t);
+  apply_pressure(self);
   update_status(self);
   emit_stored(
       self, turn_started_record{st.active->id, st.active->started_at},
@@ -205,6 +206,7 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
   t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
                                          std::move(settings));
   st.active = std::move(t);
+  apply_pressure(self);
   // The reply leaves before the turn's first event, as Codex orders them.
   auto rp = self->make_response_promise<protocol::turn_start_response>();
   rp.deliver(protocol::turn_start_response{describe_active(*st.active, false)});
@@ -527,6 +529,7 @@ void restore_turn(self_ptr self, resumed_turn& r) {
   t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
                                          std::move(ts));
   st.active = std::move(t);
+  apply_pressure(self);
   update_status(self);
 }
 

@@ -544,6 +544,11 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
       [self](atom::delta, model_delta& d) { on_model_delta(self, d); },
       [self](atom::notice, model_notice& n) { on_model_notice(self, n); },
       [self](atom::steer, protocol::user_message_item& msg) { return on_steer(self, msg); },
+      [self](atom::pressure, bool on) {
+        // The user's own command has no model; its output is capped.
+        if (self->state.model)
+          self->send<caf::message_priority::high>(self->state.model, atom::pressure::value, on);
+      },
   };
 }
 

@@ -15,9 +15,9 @@ namespace parley::turn_detail {
 using self_ptr = turn_actor::stateful_pointer<turn_state>;
 
 template <class T>
-void emit(self_ptr self, T&& n) {
+void emit(self_ptr self, T&& n, std::shared_ptr<const void> credit = {}) {
   self->send(self->state.conversation, atom::event::value,
-             make_event(self->state.svc, std::forward<T>(n)));
+             make_event(self->state.svc, std::forward<T>(n), std::move(credit)));
 }
 
 notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_t at_ms);

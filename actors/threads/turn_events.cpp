@@ -82,8 +82,10 @@ void on_reasoning_delta(self_ptr self, model_delta& d) {
   auto unseen = shown[index].take(parts[index], std::move(d.text));
   if (unseen.empty()) return;
   auto& s = st.settings;
-  emit(self, protocol::reasoning_delta{s.thread_id, s.turn_id, st.reasoning->id,
-                                       std::move(unseen), d.index, summary});
+  emit(self,
+       protocol::reasoning_delta{s.thread_id, s.turn_id, st.reasoning->id, std::move(unseen),
+                                 d.index, summary},
+       std::move(d.credit));
 }
 
 }  // namespace
@@ -115,8 +117,12 @@ void on_model_delta(self_ptr self, model_delta& d) {
   auto& s = st.settings;
   // The item's id, not the model's: after a retry the model names its new
   // answer differently, but clients only know the item that was started.
-  emit(self, protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
-                                           std::move(unseen)});
+  // The stream's credit goes with it: the stream reads on once clients
+  // have taken it (backpressure, issue 22).
+  emit(self,
+       protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
+                                     std::move(unseen)},
+       std::move(d.credit));
 }
 
 /// Tokens one request used (the thread's total grows), or a retry the

@@ -147,7 +147,8 @@ mock_store_actor::behavior_type mock_store(
 
 model_actor::behavior_type mock_model(model_actor::pointer,
                                       std::shared_ptr<std::deque<model_step>> steps,
-                                      std::shared_ptr<std::vector<model_context>> asked) {
+                                      std::shared_ptr<std::vector<model_context>> asked,
+                                      std::shared_ptr<std::vector<bool>> held) {
   return {
       [steps, asked](atom::step, const model_context& context) -> caf::result<model_step> {
         if (asked) asked->push_back(context);
@@ -155,6 +156,9 @@ model_actor::behavior_type mock_model(model_actor::pointer,
         auto next = std::move(steps->front());
         steps->pop_front();
         return next;
+      },
+      [held](atom::pressure, bool on) {
+        if (held) held->push_back(on);
       },
   };
 }
@@ -183,8 +187,9 @@ void release_appends(caf::scoped_actor& self, const store_actor& store, uint64_t
 }
 
 model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<model_step>> steps,
-                             std::shared_ptr<std::vector<model_context>> asked) {
-  return sys.spawn(mock_model, std::move(steps), std::move(asked));
+                             std::shared_ptr<std::vector<model_context>> asked,
+                             std::shared_ptr<std::vector<bool>> held) {
+  return sys.spawn(mock_model, std::move(steps), std::move(asked), std::move(held));
 }
 
 model_step say(std::string text) {
@@ -221,7 +226,8 @@ deterministic::deterministic() {
   svc.config = config;
   svc.telemetry = std::make_shared<runtime_telemetry>();
   svc.store = spawn_mock_store(*sys, stored);
-  svc.model = spawn_mock_model(*sys, steps, model_asked);
+  model_held = std::make_shared<std::vector<bool>>();
+  svc.model = spawn_mock_model(*sys, steps, model_asked, model_held);
 }
 
 deterministic::~deterministic() {

@@ -61,9 +61,11 @@ void release_appends(caf::scoped_actor& self, const store_actor& store, uint64_t
 
 /// A model that answers each step from a queue (then `done`), and keeps the
 /// context of every step it was asked for in `asked` (when given): what a
-/// turn told its model is what a test checks after a restore.
+/// turn told its model is what a test checks after a restore. `held` (when
+/// given) records each backpressure signal its turns passed on.
 model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<model_step>> steps,
-                             std::shared_ptr<std::vector<model_context>> asked = nullptr);
+                             std::shared_ptr<std::vector<model_context>> asked = nullptr,
+                             std::shared_ptr<std::vector<bool>> held = nullptr);
 
 model_step say(std::string text);
 model_step run(std::string command);
@@ -94,6 +96,7 @@ class deterministic {
   std::shared_ptr<store_log> stored;
   std::shared_ptr<std::deque<model_step>> steps;
   std::shared_ptr<std::vector<model_context>> model_asked;  // every context the model got
+  std::shared_ptr<std::vector<bool>> model_held;  // every hold (true) and release the model got
   runtime_services svc;
 };
 

@@ -22,6 +22,10 @@ request_id client::start(request req, std::shared_ptr<sink> sink) {
 
 void client::abort(request_id id) { loop_->post_abort(id); }
 
+void client::pause(request_id id, bool hold) { loop_->post_pause(id, hold); }
+
+void client::flow(request_id id) { loop_->post_flow(id); }
+
 void client::shutdown() { loop_->stop(); }
 
 std::size_t client::live_transfers() const { return loop_->live(); }

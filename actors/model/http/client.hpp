@@ -55,6 +55,19 @@ class client {
   /// nothing happens). Unknown ids are ignored.
   void abort(request_id id);
 
+  /// Stops reading request `id`'s response (`hold`), or reads it again, and
+  /// returns at once. Thread-safe. Backpressure (issue 22): a paused
+  /// transfer's socket is not read, so the server's writes stall once the
+  /// kernel's buffers are full; nothing is lost, nothing buffered here. A
+  /// request still waiting for its gate starts paused. Unknown ids are
+  /// ignored; a pause never ends a request by itself.
+  void pause(request_id id, bool hold);
+
+  /// Request `id`'s sink has room again (it said it had none: sink::ready):
+  /// its transfer is read again unless held by pause(). Thread-safe; returns
+  /// at once; does nothing for a transfer that is not waiting on its sink.
+  void flow(request_id id);
+
   /// Aborts every request (their sinks hear on_done(aborted)), closes every
   /// connection and joins the I/O thread. Idempotent; not from a sink.
   void shutdown();

@@ -76,10 +76,16 @@ bool client::io_loop::post(command c) {
 }
 
 bool client::io_loop::post_start(std::unique_ptr<transfer> t) {
-  return post({std::move(t), 0});
+  return post({std::move(t), 0, command::kind::start});
 }
 
-void client::io_loop::post_abort(request_id id) { post({nullptr, id}); }
+void client::io_loop::post_abort(request_id id) { post({nullptr, id, command::kind::abort}); }
+
+void client::io_loop::post_pause(request_id id, bool hold) {
+  post({nullptr, id, hold ? command::kind::pause : command::kind::resume});
+}
+
+void client::io_loop::post_flow(request_id id) { post({nullptr, id, command::kind::flow}); }
 
 void client::io_loop::stop() {
   {
@@ -124,10 +130,21 @@ bool client::io_loop::apply_commands() {
     stopping = stopping_;
   }
   for (auto& c : batch) {
-    if (c.start)
-      add(std::move(c.start));
-    else
-      abort_one(c.id);
+    switch (c.what) {
+      case command::kind::start:
+        add(std::move(c.start));
+        break;
+      case command::kind::abort:
+        abort_one(c.id);
+        break;
+      case command::kind::pause:
+      case command::kind::resume:
+        pause_one(c.id, c.what == command::kind::pause);
+        break;
+      case command::kind::flow:
+        flow_one(c.id);
+        break;
+    }
   }
   return !stopping;
 }
@@ -158,8 +175,45 @@ void client::io_loop::launch(std::unique_ptr<transfer> t) {
   }
   t->admitted();
   ++live_;
+  // Held while it waited for its gate: it starts held. Not curl_easy_pause
+  // here: before its connection is up curl refuses it (and forgets it);
+  // the write callback pauses the transfer at its first piece instead.
   auto id = t->id();
   transfers_.emplace(id, std::move(t));
+}
+
+// Backpressure: curl stops reading the transfer's socket (and tells us to
+// stop polling it for input); CURLPAUSE_CONT hands on what it had buffered
+// and reads again. Called on this thread only, as curl requires.
+void client::io_loop::pause_one(request_id id, bool hold) {
+  if (auto w = waiting_.find(id); w != waiting_.end()) {
+    w->second->set_paused(hold);
+    return;
+  }
+  auto i = transfers_.find(id);
+  if (i == transfers_.end() || i->second->paused() == hold) return;
+  auto& t = *i->second;
+  t.set_paused(hold);
+  if (hold) {
+    // Refused while the transfer has no connection yet (curl 7.88 answers
+    // CURLE_BAD_FUNCTION_ARGUMENT): then the write callback pauses it at
+    // its first piece, seeing paused().
+    curl_easy_pause(t.easy(), CURLPAUSE_RECV);
+    return;
+  }
+  // A transfer its sink paused stays paused until the sink has room
+  // (flow_one continues it then).
+  if (!t.flow_paused()) curl_easy_pause(t.easy(), CURLPAUSE_CONT);
+}
+
+// The sink has room again: read on, unless held. CONT hands the kept piece
+// to the sink at once (which may pause it again).
+void client::io_loop::flow_one(request_id id) {
+  auto i = transfers_.find(id);
+  if (i == transfers_.end() || !i->second->flow_paused()) return;
+  auto& t = *i->second;
+  t.clear_flow_paused();
+  if (!t.paused()) curl_easy_pause(t.easy(), CURLPAUSE_CONT);
 }
 
 // Request `id` no longer holds (or waits for) its gate: the next waiting ones start.

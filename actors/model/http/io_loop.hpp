@@ -30,6 +30,8 @@ class client::io_loop {
   /// Queues a started transfer; false once stopping (the caller reports it).
   bool post_start(std::unique_ptr<transfer> t);
   void post_abort(request_id id);
+  void post_pause(request_id id, bool hold);
+  void post_flow(request_id id);
   /// Aborts everything and joins the thread.
   void stop();
 
@@ -40,8 +42,10 @@ class client::io_loop {
  private:
   using clock_type = std::chrono::steady_clock;
   struct command {
-    std::unique_ptr<transfer> start;  // null: an abort of `id`
-    request_id id = 0;
+    enum class kind { start, abort, pause, resume, flow };
+    std::unique_ptr<transfer> start;  // kind::start
+    request_id id = 0;                // the others
+    kind what = kind::start;
   };
 
   static int on_socket(CURL* easy, curl_socket_t fd, int what, void* self, void* socket_data);
@@ -55,6 +59,8 @@ class client::io_loop {
   void launch(std::unique_ptr<transfer> t);
   void release(request_id id);
   void abort_one(request_id id);
+  void pause_one(request_id id, bool hold);
+  void flow_one(request_id id);
   void wait_and_dispatch();
   void collect_done();
   void end(std::unique_ptr<transfer> t, const outcome& result);

@@ -80,6 +80,12 @@ class sink {
   /// called for a request that fails before it starts. A caller timing the
   /// response counts from here.
   virtual void on_admitted() {}
+  /// Whether it takes the next piece of the body now (asked before each
+  /// on_body). False pauses the transfer, the piece kept by curl, until
+  /// client::flow(id) says the sink has room again: flow control between
+  /// the I/O thread and a sink that hands pieces on (issue 22), so what was
+  /// read and not yet taken stays small. Must not block.
+  virtual bool ready() { return true; }
 };
 
 /// Names one request for the client's whole life (never reused).

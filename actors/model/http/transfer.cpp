@@ -103,6 +103,19 @@ size_t transfer::on_header_line(char* data, size_t size, size_t count, void* sel
 
 size_t transfer::on_body_piece(char* data, size_t size, size_t count, void* self) {
   auto& t = *static_cast<transfer*>(self);
+  if (!t.deliver_status()) return 0;
+  if (t.paused_) {
+    // Held (client::pause) before curl could be told: curl_easy_pause
+    // refuses a transfer that has no connection yet (libcurl 7.88:
+    // CURLE_BAD_FUNCTION_ARGUMENT), so a request that starts held is paused
+    // here, at its first piece, which curl keeps for the resume.
+    return CURL_WRITEFUNC_PAUSE;
+  }
+  if (!t.sink_->ready()) {
+    // curl keeps the piece and hands it again once unpaused.
+    t.flow_paused_ = true;
+    return CURL_WRITEFUNC_PAUSE;
+  }
   return t.deliver_body(std::string_view(data, size * count)) ? size * count : 0;
 }
 

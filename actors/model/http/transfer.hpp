@@ -30,6 +30,16 @@ class transfer {
   /// Tells the sink it starts now (at once, or after waiting for its gate).
   void admitted();
 
+  /// Whether its response is not to be read now (client::pause; I/O thread).
+  /// Two causes share curl's one pause state, this hold and the sink's lack
+  /// of room (flow_paused): the transfer reads again only once both are gone.
+  bool paused() const { return paused_; }
+  void set_paused(bool hold) { paused_ = hold; }
+  /// Whether its sink said it had no room (sink::ready), pausing it until
+  /// client::flow (I/O thread).
+  bool flow_paused() const { return flow_paused_; }
+  void clear_flow_paused() { flow_paused_ = false; }
+
   /// What curl's result means for the caller, header values redacted.
   outcome outcome_of(CURLcode code) const;
 
@@ -54,6 +64,8 @@ class transfer {
   header_list response_headers_;
   bool status_sent_ = false;
   bool finished_ = false;
+  bool paused_ = false;
+  bool flow_paused_ = false;
   std::string sink_error_;  // what a throwing sink said; fails the transfer
   char curl_error_[CURL_ERROR_SIZE] = {};
 };

@@ -257,5 +257,54 @@ TEST_F(conversation_test, an_idle_thread_unloads_when_its_timer_fires) {
   EXPECT_TRUE(down);
 }
 
+// Backpressure (issue 22): a subscriber behind in reading holds the active
+// turn's model stream until it has caught up; with two subscribers, until
+// both have; one that leaves lets go; a client that is no subscriber holds
+// nothing. The mock model records what its turn passed on.
+TEST_F(conversation_test, a_subscriber_behind_holds_the_turns_model_until_every_one_caught_up) {
+  auto first = pending_approval("touch held");  // the turn runs (it waits on the client)
+  auto second = open(pending_conv);
+  auto pressure = [&](size_t client, bool on) {
+    (*self)->send(pending_conv, atom::pressure::value, clients.at(client), on);
+    run();
+  };
+  pressure(0, true);
+  EXPECT_EQ(*model_held, std::vector<bool>{true});
+  pressure(0, true);
+  pressure(1, true);
+  EXPECT_EQ(*model_held, std::vector<bool>{true}) << "held once, however many are behind";
+  pressure(0, false);
+  EXPECT_EQ(*model_held, std::vector<bool>{true}) << "the second client is still behind";
+  pressure(1, false);
+  EXPECT_EQ(*model_held, (std::vector<bool>{true, false}));
+  pressure(1, true);
+  EXPECT_EQ(*model_held, (std::vector<bool>{true, false, true}));
+  (*self)->send(pending_conv, atom::gone::value, clients.at(1));
+  run();
+  EXPECT_EQ(*model_held, (std::vector<bool>{true, false, true, false}))
+      << "a client that left holds nothing";
+  auto stranger = test::spawn_mock_client(*sys, std::make_shared<test::client_log>());
+  (*self)->send(pending_conv, atom::pressure::value, stranger, true);
+  run();
+  EXPECT_EQ(model_held->size(), 4u) << "a client that is no subscriber holds nothing";
+  (void)second;
+  answer(0, first->asks.at(0).key, protocol::approval_decision::decline());
+  EXPECT_EQ(last_turn_status(*first), protocol::turn_status::completed);
+}
+
+TEST_F(conversation_test, a_turn_that_starts_while_a_subscriber_is_behind_starts_held) {
+  steps->push_back(test::escalate("touch later"));
+  auto conv = start_conversation();
+  auto log = open(conv);
+  (*self)->send(conv, atom::pressure::value, clients.front(), true);
+  run();
+  EXPECT_TRUE(model_held->empty()) << "no turn runs: nothing to hold yet";
+  start_turn(conv);
+  EXPECT_EQ(*model_held, std::vector<bool>{true});
+  ASSERT_EQ(log->asks.size(), 1u) << "an approval still reaches a client that is behind";
+  answer(0, log->asks[0].key, protocol::approval_decision::decline());
+  EXPECT_EQ(last_turn_status(*log), protocol::turn_status::completed);
+}
+
 }  // namespace
 }  // namespace parley
