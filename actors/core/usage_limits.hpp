@@ -31,12 +31,15 @@ const char* describe(usage_kind k);
 /// The limits, 0 = none. The defaults keep a 24 GiB machine alive (see
 /// README.md, "Limits": a running turn's command output dominates).
 struct usage_limits {
-  int64_t tenant_loaded_threads = 10000;
-  int64_t tenant_running_turns = 1000;
-  int64_t tenant_pending_approvals = 1000;
-  int64_t connection_loaded_threads = 2000;
-  int64_t connection_running_turns = 200;
-  int64_t connection_pending_approvals = 200;
+  int64_t tenant_loaded_threads = 100000;
+  int64_t tenant_running_turns = 10000;
+  int64_t tenant_pending_approvals = 10000;
+  // A connection may take its tenant's whole share by default: stdio is one
+  // connection serving a whole host, and a benchmark harness drives
+  // thousands of turns over one.
+  int64_t connection_loaded_threads = 100000;
+  int64_t connection_running_turns = 10000;
+  int64_t connection_pending_approvals = 10000;
 
   int64_t of_tenant(usage_kind k) const;
   int64_t of_connection(usage_kind k) const;
