@@ -250,11 +250,11 @@ def test_metrics(server):
 class Stdio:
     """The app-server over stdio, the default tenant's local operator."""
 
-    def __init__(self, root):
-        self.home = os.path.join(root, "stdio-home")
+    def __init__(self, root, limits=STDIO_LIMITS, home="stdio-home"):
+        self.home = os.path.join(root, home)
         self.work = os.path.join(root, "work")
         self.proc = subprocess.Popen([BINARY, "app-server", "--home", self.home]
-                                     + limit_args(STDIO_LIMITS),
+                                     + limit_args(limits),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=open(os.path.join(root, "stdio.log"), "w"), text=True)
         self.next_id = 0
@@ -310,8 +310,9 @@ def is_approval(m):
     return m.get("method") == "item/commandExecution/requestApproval"
 
 
-def test_stdio_approvals(root):
-    s = Stdio(root)
+def test_stdio_approvals(root, limits=STDIO_LIMITS, scope="tenant default", home="stdio-home"):
+    """`scope`: the cap the second approval meets (the tenant's or the connection's)."""
+    s = Stdio(root, limits, home)
     try:
         ta = s.call("thread/start", {"cwd": s.work})["result"]["thread"]["id"]
         tb = s.call("thread/start", {"cwd": s.work})["result"]["thread"]["id"]
@@ -323,8 +324,9 @@ def test_stdio_approvals(root):
         asked = s.wait(is_approval)
         check(asked["params"]["threadId"] == ta, "stdio: the first approval is asked")
         stats = s.call("parley/stats", {})["result"]["limits"]
-        check(stats["tenants"]["default"]["pendingApprovals"] == {"used": 1, "limit": 1},
-              "stdio: one approval pending: %s" % stats)
+        held = (stats["tenants"]["default"] if scope.startswith("tenant")
+                else stats["connection"])["pendingApprovals"]
+        check(held == {"used": 1, "limit": 1}, "stdio: one approval pending: %s" % stats)
         # Past the limit: asked of nobody, the command declined and never run.
         r = s.call("turn/start", {"threadId": tb, "input": text("run[escalate]: touch second")})
         check("result" in r, "stdio: the second turn starts: %s" % r)
@@ -334,7 +336,7 @@ def test_stdio_approvals(root):
         item = done["params"]["item"]
         check(item["status"] == "declined", "stdio: the approval past its limit declines: %s"
               % item)
-        check("Server overloaded: tenant default has 1 pending approvals (limit 1)"
+        check("Server overloaded: %s has 1 pending approvals (limit 1)" % scope
               in (item.get("aggregatedOutput") or ""),
               "stdio: the declined item names the limit: %s" % item)
         s.wait(lambda m: m.get("method") == "turn/completed" and m["params"]["threadId"] == tb)
@@ -378,6 +380,10 @@ async def main():
         check(server.stop() == 0, "the server stops with 0")
     print("ws server stopped", flush=True)
     test_stdio_approvals(server.root)
+    # The same cap on the connection instead of the tenant.
+    test_stdio_approvals(server.root, ["connection_pending_approvals=1", "tenant_pending_approvals=0",
+                                       "connection_loaded_threads=2"],
+                         "this connection", "stdio-home-connection")
     print("stdio done", flush=True)
     test_bad_config(server.root)
     if FAILURES:
