@@ -14,9 +14,6 @@ the refusals by reason.
 Usage: limits_test.py PARLEY_BINARY
 """
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -29,7 +26,7 @@ import tempfile
 import time
 import urllib.request
 
-from ws_client import WsClient
+from ws_client import WsClient, signed_token
 
 BINARY = sys.argv[1]
 FAILURES = []
@@ -42,15 +39,8 @@ def check(cond, what):
         print("FAIL", what, flush=True)
 
 
-def b64(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def token(claims):
-    header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    payload = b64(json.dumps(dict(claims, exp=int(time.time()) + 3600)).encode())
-    sig = hmac.new(SECRET.encode(), (header + "." + payload).encode(), hashlib.sha256).digest()
-    return header + "." + payload + "." + b64(sig)
+    return signed_token(SECRET, claims)
 
 
 ALICE = token({"sub": "alice", "tenant": "acme"})
