@@ -147,6 +147,15 @@ void locate(self_ptr self, const std::string& id, Then then, std::function<void(
     then(i->second.path);
     return;
   }
+  if (auto h = st.located.find(id); h != st.located.end()) {
+    auto path = std::move(h->second);
+    st.located.erase(h);
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+      then(path);
+      return;
+    }
+  }
   self->request(st.index, io_timeout, atom::get::value, id)
       .then([then](index_entry& e) mutable { then(e.path); },
             [self, id, then, fail](caf::error&) mutable {
@@ -166,7 +175,13 @@ caf::result<std::string> on_tenant(self_ptr self, const std::string& id) {
     return i->second.meta.tenant;
   auto rp = self->make_response_promise<std::string>();
   self->request(st.index, io_timeout, atom::get::value, id)
-      .then([rp](index_entry& e) mutable { rp.deliver(e.tenant); },
+      .then(
+          [self, rp, id](index_entry& e) mutable {
+            auto& located = self->state.located;
+            if (located.size() >= 4096) located.clear();
+            located[id] = e.path;
+            rp.deliver(e.tenant);
+          },
             [self, rp, id](caf::error&) mutable {
               self->request(caf::actor_cast<store_actor>(self), io_timeout, atom::load::value, id)
                   .then([rp](stored_thread& t) mutable { rp.deliver(t.meta.tenant); },

@@ -134,6 +134,11 @@ struct local_store_state {
   std::vector<rollout_io_actor> io;
   index_actor index;
   std::unordered_map<std::string, thread_file> files;
+  /// Where the index said a thread's rollout is, when a tenant check asked
+  /// (a request naming the thread follows it): the next locate of that
+  /// thread takes it instead of asking the index again. One use each,
+  /// bounded.
+  std::unordered_map<std::string, std::string> located;
   bool sealed = false;  // the server is going away: no more appends
   bool closing = false;  // the orderly stop: reports committed, journals retired
 };
