@@ -15,12 +15,18 @@ def _b64(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def sign_jwt(secret, claims):
+    """An HS256 token of exactly `claims`, signed with `secret` (str or bytes)."""
+    key = secret.encode() if isinstance(secret, str) else secret
+    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = _b64(json.dumps(claims).encode())
+    sig = hmac.new(key, (header + "." + payload).encode(), hashlib.sha256).digest()
+    return header + "." + payload + "." + _b64(sig)
+
+
 def signed_token(secret, claims):
     """An HS256 bearer token with `claims`, valid for an hour, signed with `secret`."""
-    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    payload = _b64(json.dumps(dict(claims, exp=int(time.time()) + 3600)).encode())
-    sig = hmac.new(secret.encode(), (header + "." + payload).encode(), hashlib.sha256).digest()
-    return header + "." + payload + "." + _b64(sig)
+    return sign_jwt(secret, dict(claims, exp=int(time.time()) + 3600))
 
 
 class WsClient:
@@ -45,11 +51,15 @@ class WsClient:
         await c.call("initialize", params)
         return c
 
+    async def send(self, method, params):
+        """Sends a request; its id."""
+        self.next_id += 1
+        await self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        return self.next_id
+
     async def raw_call(self, method, params):
         """The answer's exact text, and the answer."""
-        self.next_id += 1
-        i = self.next_id
-        await self.ws.send(json.dumps({"id": i, "method": method, "params": params}))
+        i = await self.send(method, params)
         while True:
             line = await asyncio.wait_for(self.ws.recv(), 20)
             m = json.loads(line)

@@ -12,9 +12,6 @@ Usage: ws_transport_test.py PARLEY_BINARY
 """
 import asyncio
 import ctypes
-import base64
-import hashlib
-import hmac
 import json
 import time
 import os
@@ -30,6 +27,8 @@ import urllib.error
 import urllib.request
 
 import websockets
+
+from ws_client import WsClient, sign_jwt
 
 BINARY = sys.argv[1]
 FAILURES = []
@@ -93,47 +92,12 @@ class Server:
         return code
 
 
-class Client:
+class Client(WsClient):
     """One connection: requests by id, everything else kept in order."""
-
-    def __init__(self, ws):
-        self.ws = ws
-        self.next_id = 0
-        self.inbox = []
 
     @classmethod
     async def connect(cls, url):
-        ws = await websockets.connect(url)
-        c = cls(ws)
-        await c.call("initialize", {"clientInfo": {"name": "ws-test", "version": "1"}})
-        return c
-
-    async def send(self, method, params):
-        self.next_id += 1
-        await self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        return self.next_id
-
-    async def call(self, method, params):
-        i = await self.send(method, params)
-        m = await self.wait(lambda m: m.get("id") == i and "method" not in m)
-        return m
-
-    async def wait(self, pred, timeout=10):
-        for m in self.inbox:
-            if pred(m):
-                self.inbox.remove(m)
-                return m
-        while True:
-            m = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
-            if pred(m):
-                return m
-            self.inbox.append(m)
-
-    async def method(self, name, timeout=10):
-        return await self.wait(lambda m: m.get("method") == name, timeout)
-
-    async def answer(self, request, decision):
-        await self.ws.send(json.dumps({"id": request["id"], "result": {"decision": decision}}))
+        return await super().connect(url, name="ws-test")
 
 
 def text(t):
@@ -432,15 +396,6 @@ async def test_unix_socket(server):
     await ws.close()
 
 
-def jwt(secret, claims):
-    def b64(b):
-        return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64(json.dumps(claims).encode())
-    sig = b64(hmac.new(secret, (head + "." + body).encode(), hashlib.sha256).digest())
-    return head + "." + body + "." + sig
-
-
 async def refused_with(url, token):
     headers = {"Authorization": "Bearer " + token} if token is not None else {}
     try:
@@ -471,10 +426,10 @@ async def test_auth():
                                                "--ws-shared-secret-file", os.path.join(home, "secret")])
     url = server.ws_url()
     now = int(time.time())
-    check(await refused_with(url, jwt(b"shared-secret", {"exp": now + 600})) is None,
+    check(await refused_with(url, sign_jwt(b"shared-secret", {"exp": now + 600})) is None,
           "a signed token opens a session")
-    check(await refused_with(url, jwt(b"shared-secret", {"exp": now - 5})) == 401, "expired: 401")
-    check(await refused_with(url, jwt(b"guess", {"exp": now + 600})) == 401, "wrong key: 401")
+    check(await refused_with(url, sign_jwt(b"shared-secret", {"exp": now - 5})) == 401, "expired: 401")
+    check(await refused_with(url, sign_jwt(b"guess", {"exp": now + 600})) == 401, "wrong key: 401")
     server.stop()
     shutil.rmtree(home, ignore_errors=True)
 
