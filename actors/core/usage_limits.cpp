@@ -140,6 +140,17 @@ void usage_grant::release() {
 
 // -- usage_table ---------------------------------------------------------------
 
+namespace {
+
+/// The -32001 error for `who` ("tenant acme", "this connection") at its limit.
+caf::error overloaded(const std::string& who, int64_t held, usage_kind kind, int64_t limit) {
+  return make_error(errc::overloaded, "Server overloaded: " + who + " has " + std::to_string(held)
+                                          + " " + describe(kind) + " (limit "
+                                          + std::to_string(limit) + "); retry later.");
+}
+
+}  // namespace
+
 caf::expected<usage_grant> usage_table::acquire(usage_kind kind, const std::string& tenant,
                                                 uint64_t connection, const usage_limits& limits,
                                                 std::string* reason) {
@@ -150,10 +161,7 @@ caf::expected<usage_grant> usage_table::acquire(usage_kind kind, const std::stri
   if (limit > 0 && held >= limit) {
     lock.unlock();
     if (reason) *reason = refusal_reason(true, kind);
-    return make_error(errc::overloaded, "Server overloaded: tenant " + tenant + " has "
-                                            + std::to_string(held) + " " + describe(kind)
-                                            + " (limit " + std::to_string(limit)
-                                            + "); retry later.");
+    return overloaded("tenant " + tenant, held, kind, limit);
   }
   if (connection != 0) {
     limit = limits.of_connection(kind);
@@ -162,24 +170,21 @@ caf::expected<usage_grant> usage_table::acquire(usage_kind kind, const std::stri
     if (limit > 0 && held >= limit) {
       lock.unlock();
       if (reason) *reason = refusal_reason(false, kind);
-      return make_error(errc::overloaded, "Server overloaded: this connection has "
-                                              + std::to_string(held) + " " + describe(kind)
-                                              + " (limit " + std::to_string(limit)
-                                              + "); retry later.");
+      return overloaded("this connection", held, kind, limit);
     }
   }
-  ++tenants_[tenant][kind];
-  if (connection != 0) ++connections_[connection][kind];
-  lock.unlock();
-  return usage_grant{shared_from_this(), kind, tenant, connection};
+  return count_locked(kind, tenant, connection);  // still under the lock: never past the cap
 }
 
 usage_grant usage_table::force(usage_kind kind, const std::string& tenant, uint64_t connection) {
-  {
-    std::lock_guard<std::mutex> lock{mtx_};
-    ++tenants_[tenant][kind];
-    if (connection != 0) ++connections_[connection][kind];
-  }
+  std::lock_guard<std::mutex> lock{mtx_};
+  return count_locked(kind, tenant, connection);
+}
+
+usage_grant usage_table::count_locked(usage_kind kind, const std::string& tenant,
+                                      uint64_t connection) {
+  ++tenants_[tenant][kind];
+  if (connection != 0) ++connections_[connection][kind];
   return usage_grant{shared_from_this(), kind, tenant, connection};
 }
 

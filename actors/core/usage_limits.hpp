@@ -112,6 +112,8 @@ class usage_table : public std::enable_shared_from_this<usage_table> {
  private:
   friend class usage_grant;
   void give_back(usage_kind kind, const std::string& tenant, uint64_t connection);
+  /// One more, counted; the caller holds mtx_.
+  usage_grant count_locked(usage_kind kind, const std::string& tenant, uint64_t connection);
 
   mutable std::mutex mtx_;
   // Entries are erased when they drop to nothing: the maps hold only the
