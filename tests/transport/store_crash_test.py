@@ -51,6 +51,10 @@ class Server:
 
     def _read(self):
         for raw in self.proc.stdout:
+            if not raw.endswith(b"\n"):
+                # kill -9 in the middle of a line (stdout is written a pipe's
+                # atomic size at a time): only the last line can be torn.
+                break
             self.lines.put(json.loads(raw))
         self.lines.put(None)
 
