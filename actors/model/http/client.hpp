@@ -60,7 +60,9 @@ class client {
   /// transfer's socket is not read, so the server's writes stall once the
   /// kernel's buffers are full; nothing is lost, nothing buffered here. A
   /// request still waiting for its gate starts paused. Unknown ids are
-  /// ignored; a pause never ends a request by itself.
+  /// ignored. A request held past its request::hold_release_ms while another
+  /// waits for its gate ends released (outcome::kind::released), its slot
+  /// given to the waiting one; otherwise a pause never ends a request.
   void pause(request_id id, bool hold);
 
   /// Request `id`'s sink has room again (it said it had none: sink::ready):

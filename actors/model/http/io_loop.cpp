@@ -7,6 +7,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
+#include <string>
 
 namespace parley::http {
 
@@ -103,9 +106,11 @@ void client::io_loop::wake() {
 
 void client::io_loop::run() {
   while (apply_commands()) {
+    release_held();
     wait_and_dispatch();
     collect_done();
   }
+  held_.clear();
   for (auto& [id, t] : transfers_) {
     curl_multi_remove_handle(multi_, t->easy());
     t->finish(aborted("aborted: the HTTP client shut down"));
@@ -115,6 +120,7 @@ void client::io_loop::run() {
   for (auto& [id, t] : waiting_) t->finish(aborted("aborted: the HTTP client shut down"));
   queued_ -= waiting_.size();
   waiting_.clear();
+  held_waiting_.clear();
   // Closes the cached connections, here: no other thread touches a socket.
   curl_multi_cleanup(multi_);
   multi_ = nullptr;
@@ -159,7 +165,9 @@ void client::io_loop::add(std::unique_ptr<transfer> t) {
       && !gate_.arrive(req.gate, req.gate_limit, {req.tenant, req.thread}, t->id())) {
     ++queued_;
     auto id = t->id();
+    if (t->paused()) count_held_waiting(*t, true);
     waiting_.emplace(id, std::move(t));
+    hold_check_due_ = true;  // a held stream past its grace may make room
     return;
   }
   launch(std::move(t));
@@ -178,6 +186,7 @@ void client::io_loop::launch(std::unique_ptr<transfer> t) {
   // Held while it waited for its gate: it starts held. Not curl_easy_pause
   // here: before its connection is up curl refuses it (and forgets it);
   // the write callback pauses the transfer at its first piece instead.
+  note_hold(*t);
   auto id = t->id();
   transfers_.emplace(id, std::move(t));
 }
@@ -187,13 +196,17 @@ void client::io_loop::launch(std::unique_ptr<transfer> t) {
 // and reads again. Called on this thread only, as curl requires.
 void client::io_loop::pause_one(request_id id, bool hold) {
   if (auto w = waiting_.find(id); w != waiting_.end()) {
+    if (w->second->paused() == hold) return;
     w->second->set_paused(hold);
+    count_held_waiting(*w->second, hold);
+    if (!hold) hold_check_due_ = true;  // a held stream may make room for it now
     return;
   }
   auto i = transfers_.find(id);
   if (i == transfers_.end() || i->second->paused() == hold) return;
   auto& t = *i->second;
   t.set_paused(hold);
+  note_hold(t);
   if (hold) {
     // Refused while the transfer has no connection yet (curl 7.88 answers
     // CURLE_BAD_FUNCTION_ARGUMENT): then the write callback pauses it at
@@ -224,6 +237,7 @@ void client::io_loop::release(request_id id) {
     auto t = std::move(w->second);
     waiting_.erase(w);
     --queued_;
+    if (t->paused()) count_held_waiting(*t, false);
     launch(std::move(t));
   }
 }
@@ -233,6 +247,7 @@ void client::io_loop::abort_one(request_id id) {
     auto t = std::move(w->second);
     waiting_.erase(w);
     --queued_;
+    if (t->paused()) count_held_waiting(*t, false);
     release(id);
     t->finish(aborted("aborted"));
     return;
@@ -241,6 +256,7 @@ void client::io_loop::abort_one(request_id id) {
   if (i == transfers_.end()) return;  // done already, or never started
   auto t = std::move(i->second);
   transfers_.erase(i);
+  held_.erase(id);
   --live_;
   // With a response half read, curl closes the connection (HTTP/2: resets the stream).
   curl_multi_remove_handle(multi_, t->easy());
@@ -248,10 +264,95 @@ void client::io_loop::abort_one(request_id id) {
   release(id);
 }
 
+// A running transfer's hold began or ended: it may give its slot away once
+// held for its request's hold_release_ms (counted from the hold, or from its
+// start for one that starts held).
+void client::io_loop::note_hold(const transfer& t) {
+  const auto& req = t.req();
+  if (!t.paused() || req.gate.empty() || req.hold_release_ms <= 0) {
+    held_.erase(t.id());
+    return;
+  }
+  auto due = clock_type::now() + std::chrono::milliseconds(req.hold_release_ms);
+  held_[t.id()] = due;
+  if (!next_hold_check_ || due < *next_hold_check_) next_hold_check_ = due;
+}
+
+// Cuts the streams held past their grace whose gate has a request waiting
+// that is not held itself, the longest held first, one for each such
+// request: each cut's slot goes to a waiting request at once (release). A
+// held stream with nobody waiting keeps its slot: cutting it would waste the
+// model's work. (The gate's round-robin may hand the slot to a held waiting
+// request before an unheld one; that one is then cut in its turn once its
+// grace is over, so an unheld request waits a grace longer at most per
+// held one ahead of it.)
+void client::io_loop::release_held() {
+  if (held_.empty()) {
+    next_hold_check_.reset();
+    hold_check_due_ = false;
+    return;
+  }
+  auto now = clock_type::now();
+  if (!hold_check_due_ && (!next_hold_check_ || now < *next_hold_check_)) return;
+  hold_check_due_ = false;
+  next_hold_check_.reset();
+  std::vector<std::pair<clock_type::time_point, request_id>> due;
+  for (const auto& [id, when] : held_) {
+    if (when <= now)
+      due.emplace_back(when, id);
+    else if (!next_hold_check_ || when < *next_hold_check_)
+      next_hold_check_ = when;
+  }
+  // Due ones whose gate has nobody waiting are looked at again when a
+  // request starts waiting (hold_check_due_), not before.
+  std::sort(due.begin(), due.end());
+  for (const auto& [when, id] : due) {
+    auto i = transfers_.find(id);
+    if (i == transfers_.end()) continue;
+    if (unheld_waiting(i->second->req().gate) == 0) continue;
+    cut(id);
+  }
+}
+
+void client::io_loop::count_held_waiting(const transfer& t, bool more) {
+  const auto& gate = t.req().gate;
+  if (more) {
+    ++held_waiting_[gate];
+    return;
+  }
+  auto i = held_waiting_.find(gate);
+  if (i != held_waiting_.end() && --i->second == 0) held_waiting_.erase(i);
+}
+
+std::size_t client::io_loop::unheld_waiting(const std::string& gate) const {
+  auto i = held_waiting_.find(gate);
+  auto held = i == held_waiting_.end() ? 0 : i->second;
+  auto all = gate_.waiting(gate);
+  return all > held ? all - held : 0;
+}
+
+// Ends a held transfer as released (its sink asks again later) and gives
+// its slot to the next waiting request.
+void client::io_loop::cut(request_id id) {
+  auto i = transfers_.find(id);
+  if (i == transfers_.end()) return;
+  auto t = std::move(i->second);
+  transfers_.erase(i);
+  held_.erase(id);
+  --live_;
+  curl_multi_remove_handle(multi_, t->easy());
+  t->finish({outcome::kind::released,
+             "released: held for " + std::to_string(t->req().hold_release_ms)
+                 + " ms or more while another request waited for its slot"});
+  release(id);
+}
+
 void client::io_loop::wait_and_dispatch() {
   int timeout_ms = -1;
-  if (timer_) {
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer_ - clock_type::now()).count();
+  auto wake_at = timer_;
+  if (next_hold_check_ && (!wake_at || *next_hold_check_ < *wake_at)) wake_at = next_hold_check_;
+  if (wake_at) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*wake_at - clock_type::now()).count();
     timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
   }
   epoll_event events[256];
@@ -284,6 +385,7 @@ void client::io_loop::collect_done() {
     if (i == transfers_.end()) continue;
     auto t = std::move(i->second);
     transfers_.erase(i);
+    held_.erase(t->id());
     --live_;
     t->finish(t->outcome_of(code));
     release(t->id());

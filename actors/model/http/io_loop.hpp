@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -61,6 +62,11 @@ class client::io_loop {
   void abort_one(request_id id);
   void pause_one(request_id id, bool hold);
   void flow_one(request_id id);
+  void note_hold(const transfer& t);
+  void count_held_waiting(const transfer& t, bool more);
+  std::size_t unheld_waiting(const std::string& gate) const;
+  void release_held();
+  void cut(request_id id);
   void wait_and_dispatch();
   void collect_done();
   void end(std::unique_ptr<transfer> t, const outcome& result);
@@ -80,6 +86,17 @@ class client::io_loop {
   // Requests past their gate's cap, not yet started (see fair_gate.hpp).
   fair_gate gate_;
   std::unordered_map<request_id, std::unique_ptr<transfer>> waiting_;
+  // Running transfers held by client::pause that may give their slot away
+  // (request::hold_release_ms), and when they may: a held stream keeps the
+  // model server's slot too, so one slow client would starve the others.
+  // Looked through when the earliest of them comes due (next_hold_check_) or
+  // a request starts waiting for a gate (hold_check_due_), not on every wake.
+  std::unordered_map<request_id, clock_type::time_point> held_;
+  // Requests waiting for each gate while held: a held stream is not cut for
+  // them (one would only be held in its place).
+  std::unordered_map<std::string, std::size_t> held_waiting_;
+  std::optional<clock_type::time_point> next_hold_check_;
+  bool hold_check_due_ = false;
   std::thread thread_;
 };
 

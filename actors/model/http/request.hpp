@@ -40,6 +40,10 @@ struct request {
   std::string gate;
   /// How many of the gate's requests run at once (0: no cap).
   std::size_t gate_limit = 0;
+  /// A transfer held (client::pause) this long while another request waits
+  /// for its gate is cut: it ends released (outcome::kind::released) and
+  /// its slot goes to the waiting one. 0: never; no gate: never.
+  long hold_release_ms = 0;
   /// Whose turn it is while waiting: round-robin over tenants, then threads.
   std::string tenant;
   std::string thread;
@@ -48,7 +52,9 @@ struct request {
 /// How a transfer ended. An HTTP error status (429, 500) is still `ok` here:
 /// the response arrived whole, and on_status said which it was.
 struct outcome {
-  enum class kind { ok, failed, aborted };
+  /// released: cut while held, its gate slot given to a waiting request
+  /// (request::hold_release_ms); the caller asks again later.
+  enum class kind { ok, failed, aborted, released };
   kind result = kind::ok;
   /// Why it failed (libcurl's text, header values redacted); "aborted" for an
   /// abort; empty when ok.
@@ -56,6 +62,7 @@ struct outcome {
 
   bool ok() const { return result == kind::ok; }
   bool aborted() const { return result == kind::aborted; }
+  bool released() const { return result == kind::released; }
 };
 
 /// Hears one request's response. Every call comes on the client's I/O thread,
