@@ -371,6 +371,9 @@ caf::result<atom::ok> on_steer(self_ptr self, protocol::user_message_item& msg) 
 void next_step(self_ptr self) {
   auto& st = self->state;
   take_steered(self);
+  st.reasoning_done_in_step = 0;  // what the model streams now answers this step
+  st.reasoning_to_skip = 0;
+  st.skipping_reasoning_id.clear();
   self->request(st.model, model_timeout, atom::step::value, st.context)
       .then(
           [self](model_step& step) {

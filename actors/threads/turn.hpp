@@ -140,6 +140,13 @@ struct turn_state {
   std::optional<streaming_message> streaming;
   std::optional<protocol::reasoning_item> reasoning;  // streaming, not yet completed
   streaming_reasoning reasoning_stream;               // while `reasoning` is set
+  /// Reasoning items completed while the model answers the step asked
+  /// (each shown whole already). A retried attempt streams the response
+  /// again from its start: that many of its reasoning items are not shown
+  /// again (reasoning_to_skip; the one being skipped, by the model's id).
+  size_t reasoning_done_in_step = 0;
+  size_t reasoning_to_skip = 0;
+  std::string skipping_reasoning_id;
   protocol::token_breakdown tokens;  // the thread's, this turn's included
   /// The size of the last request the model reported (tokens).
   std::optional<int64_t> last_request_tokens;

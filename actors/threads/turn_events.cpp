@@ -49,16 +49,30 @@ void complete_reasoning(self_ptr self) {
   if (!st.reasoning) return;
   auto item = std::move(*st.reasoning);
   st.reasoning.reset();
+  ++st.reasoning_done_in_step;
   item_completed(self, std::move(item));
 }
 
 namespace {
 
+/// Whether a reasoning delta of a retry belongs to an item the client has
+/// seen completed already (in the attempt the retry replaces).
+bool skipped_reasoning(turn_state& st, const model_delta& d) {
+  if (!st.skipping_reasoning_id.empty() && d.item_id == st.skipping_reasoning_id) return true;
+  st.skipping_reasoning_id.clear();
+  if (st.reasoning_to_skip == 0) return false;
+  --st.reasoning_to_skip;
+  st.skipping_reasoning_id = d.item_id;
+  return true;
+}
+
 /// A piece of the model's reasoning: the first starts its item. After a
 /// retry the model streams it again under a new id: it goes on in the item
-/// the client has, and only what the client has not seen is sent.
+/// the client has, and only what the client has not seen is sent (the
+/// items it saw completed are not sent again at all).
 void on_reasoning_delta(self_ptr self, model_delta& d) {
   auto& st = self->state;
+  if (skipped_reasoning(st, d)) return;
   auto& rs = st.reasoning_stream;
   if (st.reasoning && rs.restarting) {
     rs.model_id = d.item_id;
@@ -97,6 +111,9 @@ void on_model_delta(self_ptr self, model_delta& d) {
   // A reviewer's words are shown as the review, once it has ended.
   if (st.settings.review) return;
   if (d.what != model_delta::kind::text) return on_reasoning_delta(self, d);
+  // Past the reasoning: a retry's reasoning that did not come again is not waited for.
+  st.reasoning_to_skip = 0;
+  st.skipping_reasoning_id.clear();
   complete_reasoning(self);
   if (st.streaming && st.streaming->restarting) {
     // The retry's answer takes the place of the broken one's.
@@ -172,7 +189,12 @@ void on_model_notice(self_ptr self, model_notice& n) {
     emit(self, protocol::token_usage_updated{s.thread_id, s.turn_id, t, *n.usage});
   }
   // The retry streams its answer from the start; the cursors keep what the
-  // client was sent.
+  // client was sent, and the reasoning the client saw completed is not
+  // shown again.
+  if (n.restart) {
+    st.reasoning_to_skip = st.reasoning_done_in_step;
+    st.skipping_reasoning_id.clear();
+  }
   if (n.restart && st.streaming) {
     st.streaming->item.text.clear();
     st.streaming->restarting = true;

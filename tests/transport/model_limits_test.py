@@ -200,6 +200,23 @@ def test_retry_deltas_once():
         broken = m["requests"]["stream_broken"] + m["requests"]["unreachable"]
         check(m["requests"]["completed"] == 2 and retried == 3 and broken == 3,
               "the model figures count 2 completed attempts, 3 cut and retried: %s" % m)
+        # Cut in the answer after the reasoning was shown completed: the retry
+        # streams the reasoning again, and the client does not see it twice.
+        words = ("the answer after a short thought streams once even when the stream is cut "
+                 "in the middle of it and asked again from its very start")
+        _, ev = p.run_turn(t, "mock: cut\nmock: reason a short thought\nmock: say " + words)
+        retry_at = next((i for i, m in enumerate(ev) if m.get("method") == "error"), len(ev))
+        before = [m for m in ev[:retry_at] if m.get("method") == "item/agentMessage/delta"]
+        check(before, "the cut came after the reasoning, in the answer (else this tests nothing)")
+        reasoning = [m["params"]["item"] for m in ev if m.get("method") == "item/completed"
+                     and m["params"]["item"]["type"] == "reasoning"]
+        check(len(reasoning) == 1 and reasoning[0]["summary"] == ["a short thought"],
+              "one reasoning item, not shown again by the retry: %s" % reasoning)
+        summary = "".join(m["params"]["delta"] for m in ev
+                          if m.get("method") == "item/reasoning/summaryTextDelta")
+        check(summary == "a short thought", "its summary deltas once: %r" % summary)
+        text = "".join(m["params"]["delta"] for m in ev if m.get("method") == "item/agentMessage/delta")
+        check(text == words, "the answer's deltas once: %r" % text)
     finally:
         check(p.stop() == 0, "parley exits 0")
         mock.stop()
