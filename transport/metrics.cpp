@@ -49,7 +49,8 @@ void model_metrics(metrics::exposition& out, const model_figures& m) {
               ended);
   out.counter("parley_model_retries_total", "Model requests retried since start, by reason.",
               {{{{"reason", "request"}}, load(m.request_retries)},
-               {{{"reason", "stream"}}, load(m.stream_retries)}});
+               {{{"reason", "stream"}}, load(m.stream_retries)},
+               {{{"reason", "held"}}, load(m.held_retries)}});
   out.gauge("parley_model_requests_waiting",
             "Model requests waiting for their provider's concurrency cap now.", now_of(m.waiting));
   out.gauge("parley_model_requests_in_flight", "Model requests past the cap and not ended now.",
@@ -58,7 +59,8 @@ void model_metrics(metrics::exposition& out, const model_figures& m) {
                "Time a model request waited for its provider's concurrency cap.", m.queue_wait,
                model_bounds);
   histogram_of(out, "parley_model_first_byte_seconds",
-               "Time from a model request's start (past the cap) to its first body bytes.",
+               "Time from a model request's start (past the cap) to its first body bytes, "
+               "less any time it was held for a slow client.",
                m.first_byte, model_bounds);
   histogram_of(out, "parley_model_response_seconds",
                "Time from a model request's start (past the cap) to its completed response.",

@@ -24,6 +24,8 @@ std::string_view to_string(model_outcome o) {
       return "model_error";
     case model_outcome::abandoned:
       return "abandoned";
+    case model_outcome::released:
+      return "released";
   }
   return "unknown";
 }
@@ -38,7 +40,8 @@ void to_json(nlohmann::json& j, const model_figures& x) {
        {"requests", std::move(ended)},
        {"retries",
         {{"request", x.request_retries.load(std::memory_order_relaxed)},
-         {"stream", x.stream_retries.load(std::memory_order_relaxed)}}},
+         {"stream", x.stream_retries.load(std::memory_order_relaxed)},
+         {"held", x.held_retries.load(std::memory_order_relaxed)}}},
        {"queueWaitMs", quantiles(x.queue_wait)},
        {"firstByteMs", quantiles(x.first_byte)},
        {"responseMs", quantiles(x.response)}};

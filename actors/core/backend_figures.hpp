@@ -25,8 +25,9 @@ enum class model_outcome : size_t {
   stream_broken,  // the stream ended or went silent before completing
   model_error,    // the model said it failed, or its stream was malformed
   abandoned,      // the turn ended first (done, interrupted, failed)
+  released,       // held for a slow client, its slot given to a waiting request
 };
-constexpr size_t model_outcome_count = 6;
+constexpr size_t model_outcome_count = 7;
 std::string_view to_string(model_outcome o);
 
 struct model_figures {
@@ -35,8 +36,10 @@ struct model_figures {
   std::array<std::atomic<uint64_t>, model_outcome_count> ended{};
   std::atomic<uint64_t> request_retries{0};  // after no or a failed response
   std::atomic<uint64_t> stream_retries{0};   // after a stream broke
+  std::atomic<uint64_t> held_retries{0};     // after a held stream was released
   latency_histogram queue_wait;              // sent -> past the cap
-  latency_histogram first_byte;              // past the cap -> the first bytes of the body
+  latency_histogram first_byte;              // past the cap -> the first bytes of the body,
+                                             // less the time the stream was held
   latency_histogram response;                // past the cap -> completed (completed ones)
 };
 void to_json(nlohmann::json& j, const model_figures& x);

@@ -34,13 +34,14 @@ using http_done_atom = caf::atom_constant<caf::atom("httpdone")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
 using idle_atom = caf::atom_constant<caf::atom("idlecheck")>;
 using http_admitted_atom = caf::atom_constant<caf::atom("httpadmit")>;
+using http_released_atom = caf::atom_constant<caf::atom("httprels")>;
 
 using http_model_actor = model_actor::extend<
     caf::reacts_to<http_head_atom, uint64_t, int, std::string>,
     caf::reacts_to<http_body_atom, uint64_t, std::string>,
     caf::reacts_to<http_done_atom, uint64_t, bool, bool, std::string>,
     caf::reacts_to<retry_atom, uint64_t>, caf::reacts_to<idle_atom, uint64_t>,
-    caf::reacts_to<http_admitted_atom, uint64_t>>;
+    caf::reacts_to<http_admitted_atom, uint64_t>, caf::reacts_to<http_released_atom, uint64_t>>;
 
 /// How much of one attempt's body is on its way (issue 22): handed on by
 /// the HTTP thread and not yet through to every client's outgoing queue (see
@@ -100,6 +101,7 @@ class relay : public http::sink {
   }
   void on_admitted() override { caf::anon_send(actor_, http_admitted_atom::value, attempt_); }
   void on_done(const http::outcome& o) override {
+    if (o.released()) return caf::anon_send(actor_, http_released_atom::value, attempt_);
     caf::anon_send(actor_, http_done_atom::value, attempt_, o.ok(), o.aborted(), o.message);
   }
 
@@ -139,6 +141,9 @@ class attempt_figures {
       sent_ = o.sent_;
       admitted_ = o.admitted_;
       first_byte_seen_ = o.first_byte_seen_;
+      holding_ = o.holding_;
+      held_since_ = o.held_since_;
+      held_for_ = o.held_for_;
     }
     return *this;
   }
@@ -153,10 +158,25 @@ class attempt_figures {
     t_->model.in_flight.fetch_add(1, std::memory_order_relaxed);
     t_->model.queue_wait.record(admitted_ - sent_);
   }
+  /// The stream is held for a slow client (or no longer): the time until
+  /// its first bytes leaves that out (a stream started held gets its first
+  /// bytes only once its client has caught up).
+  void held(bool on) {
+    if (on == holding_) return;
+    holding_ = on;
+    auto now = clock_type::now();
+    if (on)
+      held_since_ = now;
+    else if (phase_ == phase::in_flight)
+      held_for_ += now - std::max(held_since_, admitted_);
+  }
   void body_bytes() {
     if (phase_ != phase::in_flight || first_byte_seen_) return;
     first_byte_seen_ = true;
-    if (t_) t_->model.first_byte.record(clock_type::now() - admitted_);
+    auto now = clock_type::now();
+    auto held_time = held_for_;
+    if (holding_) held_time += now - std::max(held_since_, admitted_);
+    if (t_) t_->model.first_byte.record(now - admitted_ - held_time);
   }
   void end(model_outcome how) {
     if (phase_ == phase::ended) return;
@@ -176,6 +196,9 @@ class attempt_figures {
   clock_type::time_point sent_ = clock_type::now();
   clock_type::time_point admitted_;
   bool first_byte_seen_ = false;
+  bool holding_ = false;
+  clock_type::time_point held_since_;
+  clock_type::duration held_for_{0};  // held while in flight, before the first bytes
 };
 
 /// The attempt in flight.
@@ -240,6 +263,9 @@ struct http_model_state {
   /// A client of the thread is behind (issue 22): the stream is not read
   /// (client::pause), and its silence meanwhile is not the model's.
   bool held = false;
+  /// The attempt was released while held (its slot given to a waiting
+  /// request): it is asked again once the client has caught up.
+  bool ask_when_caught_up = false;
   /// The credit of the body piece being parsed, for the deltas made of it.
   std::shared_ptr<const void> piece_credit;
 
@@ -251,6 +277,7 @@ struct http_model_state {
 using self_ptr = http_model_actor::stateful_pointer<http_model_state>;
 
 void send_request(self_ptr self);
+void ask_again(self_ptr self);
 void start_compaction(self_ptr self, size_t keep_from, bool manual);
 
 /// This turn's items the turn has not been handed yet, verbatim.
@@ -441,6 +468,7 @@ void send_request(self_ptr self) {
   a.last_bytes = clock_type::now();
   a.running = true;
   a.figures = attempt_figures(st.telemetry);
+  a.figures.held(st.held);
   auto me = caf::actor_cast<http_model_actor>(self);
   a.request =
       st.setup->client->start(std::move(req), std::make_shared<relay>(me, number, a.window));
@@ -638,9 +666,41 @@ void on_pressure(self_ptr self, bool hold) {
   auto& a = st.attempt;
   PARLEY_DEBUG("model event=pressure provider={} attempt={} hold={}", st.setup->provider.id,
                a.number, hold);
+  a.figures.held(hold);
+  if (!hold && st.ask_when_caught_up) return ask_again(self);
   if (!a.running) return;
   st.setup->client->pause(a.request, hold);
   if (!hold) a.last_bytes = clock_type::now();
+}
+
+/// The client caught up after its held attempt was released: the request is
+/// asked again, waiting its turn at the provider's cap like any other. Its
+/// stream starts from the beginning; the turn shows the client only what it
+/// has not seen (the restart notice, replay_cursor).
+void ask_again(self_ptr self) {
+  auto& st = self->state;
+  st.ask_when_caught_up = false;
+  if (st.promise) send_request(self);
+}
+
+/// The HTTP client cut the attempt: it was held longer than the provider's
+/// stream_hold_release_ms while another request waited for its slot. Not
+/// the model's failure: no retry budget is spent, and the client is not told.
+void on_released(self_ptr self, uint64_t attempt) {
+  auto& st = self->state;
+  auto& a = st.attempt;
+  if (attempt != a.number || !a.running) return;
+  a.running = false;
+  a.figures.end(model_outcome::released);
+  if (st.telemetry) st.telemetry->model.held_retries.fetch_add(1, std::memory_order_relaxed);
+  PARLEY_INFO("model event=retry provider={} attempt={} reason=held thread={} "
+              "(its slot went to a waiting request; asked again once the client has caught up)",
+              st.setup->provider.id, a.number, st.thread_id);
+  model_notice n;
+  n.restart = true;
+  self->send(st.turn, atom::notice::value, std::move(n));
+  st.ask_when_caught_up = true;
+  if (!st.held) ask_again(self);  // it caught up meanwhile
 }
 
 void on_idle_check(self_ptr self, uint64_t attempt) {
@@ -748,6 +808,7 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
         if (attempt == self->state.attempt.number && self->state.promise) send_request(self);
       },
       [self](idle_atom, uint64_t attempt) { on_idle_check(self, attempt); },
+      [self](http_released_atom, uint64_t attempt) { on_released(self, attempt); },
       [self](atom::pressure, bool hold) { on_pressure(self, hold); },
       [self](http_admitted_atom, uint64_t attempt) {
         // The wait for the provider's cap is not the stream's silence.

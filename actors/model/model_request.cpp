@@ -44,6 +44,8 @@ http::request build(const provider_setup& setup, const std::vector<json>& input,
   // Waits its turn among the provider's requests (one gate per provider).
   r.gate = setup.provider.id;
   r.gate_limit = static_cast<std::size_t>(model_config::request_cap(setup.provider));
+  // A stream held for a slow client gives its slot to a waiting request.
+  r.hold_release_ms = static_cast<long>(setup.provider.stream_hold_release.count());
   r.thread = thread_id;
   http::header_list query(setup.provider.query_params.begin(), setup.provider.query_params.end());
   r.url = http::with_query(endpoint(setup), query);

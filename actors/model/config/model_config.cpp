@@ -16,6 +16,7 @@ using detail::fail;
 // Codex's caps on configured retries.
 constexpr uint64_t max_retries = 100;
 constexpr uint64_t max_request_cap = 65536;
+constexpr uint64_t max_hold_release_ms = 86'400'000;  // a day
 // Where a provider without base_url sends its requests (as Codex).
 constexpr const char* default_base_url = "https://api.openai.com/v1";
 
@@ -56,6 +57,9 @@ void read_provider_fields(const toml::table& t, const std::string& key, provider
   if (auto* n = at("max_concurrent_requests"))
     p.max_concurrent_requests =
         detail::read_count(*n, sub("max_concurrent_requests"), max_request_cap);
+  if (auto* n = at("stream_hold_release_ms"))
+    p.stream_hold_release = std::chrono::milliseconds(static_cast<int64_t>(
+        detail::read_count(*n, sub("stream_hold_release_ms"), max_hold_release_ms)));
 }
 
 void read_providers(const toml::node& node, settings& s) {

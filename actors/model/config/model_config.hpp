@@ -67,6 +67,11 @@ struct provider {
   /// of the provider's requests run at once, the rest wait, round-robin over
   /// threads. Not set: request_cap() picks by where the provider is. 0: no cap.
   std::optional<uint64_t> max_concurrent_requests;
+  /// `stream_hold_release_ms` (parley's): a stream held this long because
+  /// its client is behind (backpressure) gives its slot of the cap to a
+  /// request waiting for one, and is asked again once its client has caught
+  /// up. A held stream keeps its slot while nobody waits. 0: never.
+  std::chrono::milliseconds stream_hold_release{5'000};
 };
 
 /// The cap when the config sets none: a local server (localhost, 127.0.0.0/8,

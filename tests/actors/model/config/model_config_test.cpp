@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -132,6 +133,19 @@ TEST(model_config, max_concurrent_requests_defaults_by_where_the_provider_is) {
   EXPECT_FALSE(is_loopback_url("http://1270.0.0.1/v1"));
   auto bad = parse("[model_providers.x]\nmax_concurrent_requests = -1\n", "c.toml");
   EXPECT_FALSE(bad);
+}
+
+TEST(model_config, stream_hold_release_ms_defaults_to_a_few_seconds) {
+  auto r = parse("[model_providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n"
+                 "[model_providers.quick]\nstream_hold_release_ms = 250\n"
+                 "[model_providers.never]\nstream_hold_release_ms = 0\n",
+                 "c.toml");
+  ASSERT_TRUE(r) << r.error;
+  const auto& all = r.config->providers;
+  EXPECT_EQ(all.at("local").stream_hold_release, std::chrono::milliseconds(5'000));
+  EXPECT_EQ(all.at("quick").stream_hold_release, std::chrono::milliseconds(250));
+  EXPECT_EQ(all.at("never").stream_hold_release, std::chrono::milliseconds(0));
+  EXPECT_FALSE(parse("[model_providers.x]\nstream_hold_release_ms = -1\n", "c.toml"));
 }
 
 TEST(model_config, built_in_providers_have_codex_defaults) {
