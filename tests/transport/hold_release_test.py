@@ -13,7 +13,10 @@ as parley_model_retries_total{reason="held"}), and the reading client's
 turns complete whole while the stdio client still does not read. Then the
 stdio client reads again: its turn is asked again, waits its turn at the
 cap, and completes whole, each delta once (joined, they are the text the
-server sent, in order; the completed item is that text).
+server sent, in order; the completed item is that text). A second turn the
+stdio client starts while behind takes the free slot held and gets its first
+bytes only once the client reads again: parley_model_first_byte_seconds
+leaves that hold out (no first bytes over 1 s; it counted it before).
 
 Without the release the reading client's turns wait for the slow one's
 stream for as long as it does not read: they do not complete in the time
@@ -43,6 +46,7 @@ DELTAS = 3000            # per stream: far more than the slow client's queue let
 HOLD_RELEASE_MS = 300
 FAST_TURNS = 3
 SLOW_QUEUE = 256 * 1024  # stdio's queue: the client is behind past 32 KiB of it
+LATE_HOLD_S = 1.5        # how long a turn started while its client is behind stays held
 
 
 def check(cond, what):
@@ -81,6 +85,19 @@ def metric(url, name):
         text = r.read().decode()
     m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
     return float(m.group(1)) if m else None
+
+
+def first_bytes_over(url, seconds):
+    """How many model requests took longer than `seconds` to their first
+    body bytes (parley_model_first_byte_seconds; `seconds` must be a bound)."""
+    with urllib.request.urlopen(url.replace("ws://", "http://") + "/metrics") as r:
+        text = r.read().decode()
+    count = re.search(r"^parley_model_first_byte_seconds_count (\S+)$", text, re.M)
+    for le, value in re.findall(r'^parley_model_first_byte_seconds_bucket\{le="([^"]+)"\} (\S+)$',
+                                text, re.M):
+        if le != "+Inf" and float(le) == seconds and count:
+            return float(count.group(1)) - float(value)
+    return None
 
 
 async def fast_turns(url, work, slow_client, turns, timeout):
@@ -145,6 +162,7 @@ def run(parley, release_ms=HOLD_RELEASE_MS, turns=FAST_TURNS, slow_reads_after_s
                  "parley serves stdio and a WebSocket listener")
         url = re.search(r"listening on (ws://\S+)", slow.log_text()).group(1)
         thread = slow.start_thread()
+        late_thread = slow.start_thread()  # its turn starts while the client is behind
         slow.reading.clear()
         slow.send("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "stream 0"}]})
         wait_for(lambda: "behind=true" in slow.log_text(), 20,
@@ -172,32 +190,48 @@ def run(parley, release_ms=HOLD_RELEASE_MS, turns=FAST_TURNS, slow_reads_after_s
               "its attempt ended released (requests_total{outcome=\"released\"} = %s)" % released)
         check("reason=held" in slow.log_text(), "parley logs the release (reason=held)")
 
-        # The slow client reads again: its turn is asked again and ends whole.
+        # A turn the slow client starts while behind: its request takes the
+        # free slot held (nobody waits, so it keeps it) and gets its first
+        # bytes only once the client reads again, a while later.
+        slow.send("turn/start", {"threadId": late_thread, "input": [
+            {"type": "text", "text": "stream 1"}]})
+        wait_for(lambda: model.asked.get(1, 0) >= 1, 20, "the late turn's request reaches the model")
+        time.sleep(LATE_HOLD_S)
+
+        # The slow client reads again: its turns end whole, the released one asked again.
         slow.reading.set()
-        deltas, completed, status = [], None, None
+        got = {thread: [[], None, None], late_thread: [[], None, None]}
         deadline = time.monotonic() + 30
-        while status is None and time.monotonic() < deadline:
-            m = slow.wait(lambda m: (m.get("params") or {}).get("threadId") == thread,
+        while any(g[2] is None for g in got.values()) and time.monotonic() < deadline:
+            m = slow.wait(lambda m: (m.get("params") or {}).get("threadId") in got,
                           max(1, deadline - time.monotonic()))
             method, params = m.get("method"), m.get("params") or {}
+            g = got[params["threadId"]]
             if method == "item/agentMessage/delta":
-                deltas.append(params["delta"])
+                g[0].append(params["delta"])
             elif method == "item/completed" and params["item"]["type"] == "agentMessage":
-                completed = params["item"]["text"]
+                g[1] = params["item"]["text"]
             elif method == "turn/completed":
-                status = params["turn"]["status"]
+                g[2] = params["turn"]["status"]
             elif method == "error":
                 check(False, "no error notification for a release: %s" % json.dumps(params)[:200])
-        expected = "".join(bp.delta_text(0, k) for k in range(DELTAS))
-        joined = "".join(deltas)
-        check(status == "completed", "the slow client's turn completes once it reads (%s)" % status)
-        check(joined == expected and len(deltas) == DELTAS,
-              "its deltas arrive in order, each once (%d deltas of %d, joined == sent: %s)"
-              % (len(deltas), DELTAS, joined == expected))
-        check(completed == expected, "its completed message is the whole text")
+        for stream, t in ((0, thread), (1, late_thread)):
+            deltas, completed, status = got[t]
+            expected = "".join(bp.delta_text(stream, k) for k in range(DELTAS))
+            joined = "".join(deltas)
+            check(status == "completed",
+                  "the slow client's turn (stream %d) completes once it reads (%s)" % (stream, status))
+            check(joined == expected and len(deltas) == DELTAS,
+                  "its deltas arrive in order, each once (%d deltas of %d, joined == sent: %s)"
+                  % (len(deltas), DELTAS, joined == expected))
+            check(completed == expected, "its completed message is the whole text")
         with model.lock:
             asked = model.asked.get(0, 0)
-        check(asked >= 2, "its request was asked again after the release (%d requests)" % asked)
+        check(asked >= 2, "the released request was asked again (%d requests)" % asked)
+        # No first bytes took as long as the late turn was held: the hold is left out.
+        over = first_bytes_over(url, 1.0)
+        check(over == 0, "parley_model_first_byte_seconds leaves out the time a stream was held "
+              "(%s first bytes over 1 s; the late turn was held %.1f s)" % (over, LATE_HOLD_S))
     except Exception as e:  # a hang or a crash fails the test
         check(False, "raised %s: %s" % (type(e).__name__, e))
     finally:
