@@ -123,11 +123,12 @@ TEST(http_client_hold_release, a_held_waiting_request_does_not_cut_a_held_stream
   raw_server server([&](int fd) { answer_whole(fd, go); });
   client http;
   auto held = std::make_shared<recording_sink>();
-  start_held(http, server, 100, held);
+  // A grace long enough that the wait's hold arrives within it.
+  start_held(http, server, 1'000, held);
   auto waiting = std::make_shared<recording_sink>();
-  auto waiting_id = http.start(gated(server.url("/waiting"), 100), waiting);
+  auto waiting_id = http.start(gated(server.url("/waiting"), 1'000), waiting);
   http.pause(waiting_id, true);
-  std::this_thread::sleep_for(400ms);
+  std::this_thread::sleep_for(1'300ms);
   EXPECT_FALSE(held->wait_done(1ms)) << "cut for a request that is held itself";
   http.pause(waiting_id, false);
   ASSERT_TRUE(held->wait_done());
@@ -143,9 +144,9 @@ TEST(http_client_hold_release, a_stream_read_again_within_its_grace_is_not_cut) 
   raw_server server([&](int fd) { answer_whole(fd, go); });
   client http;
   auto held = std::make_shared<recording_sink>();
-  auto id = start_held(http, server, 1'000, held);
+  auto id = start_held(http, server, 5'000, held);
   auto waiting = std::make_shared<recording_sink>();
-  http.start(gated(server.url("/waiting"), 1'000), waiting);
+  http.start(gated(server.url("/waiting"), 5'000), waiting);
   std::this_thread::sleep_for(200ms);
   http.pause(id, false);
   go = true;
