@@ -4,12 +4,12 @@
 #include <cerrno>
 #include <climits>
 #include <stdexcept>
+#include <string>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
-#include <string>
 
 namespace parley::http {
 
