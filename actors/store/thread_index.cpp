@@ -13,7 +13,32 @@ namespace {
 // 3: its Git metadata (thread/metadata/update).
 // 4: the rollout's inode; sizes kept exact by rollout_io (index_journal).
 // 5: the thread's tenant (issue 22): lists are of one tenant's threads.
-constexpr int schema_version = 5;
+// 6: threads_search, a trigram FTS5 table over preview and name (issue 28).
+constexpr int schema_version = 6;
+
+/// meta keys of a search table still being filled: the next rowid to fill
+/// and the last one (the largest rowid when it was created; every row
+/// inserted since is indexed by the triggers).
+constexpr const char* fill_next_key = "search_fill_next";
+constexpr const char* fill_end_key = "search_fill_end";
+
+size_t utf8_chars(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+/// `term` as one FTS5 phrase: in double quotes, a quote doubled, so that
+/// every character (`*`, `:`, `^`, parentheses, AND, NEAR...) is matched as
+/// it is. The trigram tokenizer makes a phrase a substring match.
+std::string fts_phrase(const std::string& term) {
+  std::string out = "\"";
+  for (char c : term) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
@@ -136,10 +161,15 @@ void thread_index::open(const std::string& path) {
   // stay (an upgrade re-reads nothing). Any other version's rows are rebuilt
   // from the rollouts. (The read above is finished first: SQLite refuses to
   // drop a table while a statement runs.)
+  // Version 5 lacks only the search table: it is added and filled behind
+  // the lists (fill_search), never by reading the rollouts again.
   if (found == 4)
     exec("ALTER TABLE threads ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default'");
-  else if (found != 0 && found != schema_version)
+  else if (found != 0 && found != 4 && found != 5 && found != schema_version) {
+    exec("DROP TABLE IF EXISTS threads_search");
     exec("DROP TABLE IF EXISTS threads");
+    exec("DELETE FROM meta WHERE key IN ('search_fill_next', 'search_fill_end')");
+  }
   {
     statement t{prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='threads'")};
     created_ = sqlite3_step(t.s) != SQLITE_ROW;
@@ -166,15 +196,130 @@ void thread_index::open(const std::string& path) {
        " ON threads(archived, tenant, created_at, id)");
   exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_updated"
        " ON threads(archived, tenant, updated_at, id)");
-  exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
-        + std::to_string(schema_version) + "')")
-           .c_str());
-  upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
-                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  exec("BEGIN");
+  try {
+    create_search_table();
+    exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
+          + std::to_string(schema_version) + "')")
+             .c_str());
+    exec("COMMIT");
+  } catch (...) {
+    try {
+      exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  {
+    statement f{prepare(std::string{"SELECT 1 FROM meta WHERE key='"} + fill_next_key + "'")};
+    search_ready_ = sqlite3_step(f.s) != SQLITE_ROW;
+  }
+  // An upsert, not INSERT OR REPLACE: the row keeps its rowid, so the
+  // search table (keyed by it) changes only when the preview or name does.
+  std::string set;
+  for (const char* c : {"path", "cwd", "preview", "name", "created_at", "updated_at", "archived",
+                        "forked_from", "source", "model_provider", "model", "file_mtime_ns",
+                        "file_size", "pending", "deadline_ms", "git_info", "file_inode", "tenant"})
+    set += std::string{set.empty() ? "" : ", "} + c + "=excluded." + c;
+  upsert_ = prepare(std::string{"INSERT INTO threads("} + columns
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                    + set);
   find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
   remove_ = prepare("DELETE FROM threads WHERE id=?");
   set_file_ = prepare(
       "UPDATE threads SET file_size=?, file_mtime_ns=?, file_inode=? WHERE id=? AND path=?");
+}
+
+/// The search table: a trigram FTS5 table over each row's preview and name,
+/// keyed by the row's rowid and kept in step by triggers, so in the same
+/// transaction as every write of the rows (a delete, prune included, takes
+/// its entry along). It keeps its own copy of the text (not an external
+/// content table): a row not yet filled can then be deleted or replaced
+/// safely (an external content table must be told the text it indexed).
+/// Trigram folds case (Unicode), so it finds a superset of what the
+/// ASCII-only case folding of the list's match finds; the list rechecks.
+/// Created on an index with rows (an upgrade from schema 5), those up to
+/// the largest rowid now are filled later (fill_search); rows inserted
+/// after it are the triggers'.
+void thread_index::create_search_table() {
+  {
+    statement t{prepare("SELECT 1 FROM sqlite_master WHERE name='threads_search'")};
+    if (sqlite3_step(t.s) == SQLITE_ROW) return;
+  }
+  exec("CREATE VIRTUAL TABLE threads_search USING fts5(preview, name, tokenize='trigram')");
+  // DELETE then INSERT, not INSERT OR REPLACE: a trigger fired by an
+  // upsert's DO UPDATE runs its statements under ABORT whatever they say.
+  exec("CREATE TRIGGER threads_search_insert AFTER INSERT ON threads BEGIN"
+       " DELETE FROM threads_search WHERE rowid = new.rowid;"
+       " INSERT INTO threads_search(rowid, preview, name)"
+       " VALUES(new.rowid, new.preview, new.name); END");
+  exec("CREATE TRIGGER threads_search_update AFTER UPDATE OF preview, name ON threads"
+       " WHEN old.preview IS NOT new.preview OR old.name IS NOT new.name BEGIN"
+       " DELETE FROM threads_search WHERE rowid = new.rowid;"
+       " INSERT INTO threads_search(rowid, preview, name)"
+       " VALUES(new.rowid, new.preview, new.name); END");
+  exec("CREATE TRIGGER threads_search_delete AFTER DELETE ON threads BEGIN"
+       " DELETE FROM threads_search WHERE rowid = old.rowid; END");
+  statement m{prepare("SELECT min(rowid), max(rowid) FROM threads")};
+  if (sqlite3_step(m.s) != SQLITE_ROW || sqlite3_column_type(m.s, 0) == SQLITE_NULL) return;
+  auto lo = std::to_string(sqlite3_column_int64(m.s, 0));
+  auto hi = std::to_string(sqlite3_column_int64(m.s, 1));
+  exec((std::string{"INSERT OR REPLACE INTO meta(key, value) VALUES('"} + fill_next_key + "', '"
+        + lo + "'), ('" + fill_end_key + "', '" + hi + "')")
+           .c_str());
+}
+
+size_t thread_index::fill_search(size_t rows) {
+  if (search_ready_) return 0;
+  auto meta_int = [&](const char* key) {
+    statement s{prepare(std::string{"SELECT value FROM meta WHERE key='"} + key + "'")};
+    return sqlite3_step(s.s) == SQLITE_ROW ? std::stoll(text(s.s, 0)) : int64_t{0};
+  };
+  size_t filled = 0;
+  batch([&] {
+    int64_t next = meta_int(fill_next_key);
+    int64_t end = meta_int(fill_end_key);
+    // The last rowid of this chunk: `rows` rows on (rowids have gaps).
+    int64_t upto = 0;
+    {
+      statement last{prepare("SELECT max(rowid), count(*) FROM (SELECT rowid FROM threads"
+                             " WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT ?)")};
+      sqlite3_bind_int64(last.s, 1, next);
+      sqlite3_bind_int64(last.s, 2, end);
+      sqlite3_bind_int64(last.s, 3, static_cast<int64_t>(rows));
+      if (sqlite3_step(last.s) != SQLITE_ROW || sqlite3_column_type(last.s, 0) == SQLITE_NULL) {
+        exec("DELETE FROM meta WHERE key IN ('search_fill_next', 'search_fill_end')");
+        search_ready_ = true;
+        return;
+      }
+      upto = sqlite3_column_int64(last.s, 0);
+      filled = static_cast<size_t>(sqlite3_column_int64(last.s, 1));
+    }
+    statement fill{prepare("INSERT OR REPLACE INTO threads_search(rowid, preview, name)"
+                           " SELECT rowid, preview, name FROM threads WHERE rowid >= ? AND rowid <= ?")};
+    sqlite3_bind_int64(fill.s, 1, next);
+    sqlite3_bind_int64(fill.s, 2, upto);
+    if (sqlite3_step(fill.s) != SQLITE_DONE) fail(db_, "fill the search table");
+    exec((std::string{"UPDATE meta SET value='"} + std::to_string(upto + 1) + "' WHERE key='"
+          + fill_next_key + "'")
+             .c_str());
+  });
+  return filled;
+}
+
+bool thread_index::search_by_lookup(const list_query& q, std::string& phrase) {
+  if (!q.search || !search_ready_ || utf8_chars(*q.search) < search_lookup_min_chars
+      || q.search->find('\0') != std::string::npos)
+    return false;
+  phrase = fts_phrase(*q.search);
+  // FTS5 yields hits in rowid order and stops at the limit: a common term
+  // costs search_lookup_max_hits rowids here, then the scan.
+  statement c{prepare("SELECT count(*) FROM (SELECT 1 FROM threads_search"
+                      " WHERE threads_search MATCH ? LIMIT ?)")};
+  bind_text(c.s, 1, phrase);
+  sqlite3_bind_int64(c.s, 2, static_cast<int64_t>(search_lookup_max_hits) + 1);
+  if (sqlite3_step(c.s) != SQLITE_ROW) fail(db_, "count the hits of a search");
+  return static_cast<size_t>(sqlite3_column_int64(c.s, 0)) <= search_lookup_max_hits;
 }
 
 thread_index::~thread_index() {
@@ -275,7 +420,17 @@ std::optional<index_entry> thread_index::find(const std::string& id) {
 
 list_page thread_index::list(const list_query& q) {
   const char* key = q.key == list_query::sort_key::created_at ? "created_at" : "updated_at";
-  std::string sql = std::string{"SELECT "} + columns + " FROM threads WHERE archived=?";
+  // A rare term: its hits from the search table, each row read by rowid,
+  // then filtered, rechecked and sorted (CROSS JOIN keeps the hits outside).
+  // Otherwise the rows in list order until a page matches.
+  std::string phrase;
+  bool lookup = search_by_lookup(q, phrase);
+  last_search_plan_ = !q.search ? search_plan::none : lookup ? search_plan::lookup : search_plan::scan;
+  std::string sql = std::string{"SELECT "} + columns
+                    + (lookup ? " FROM (SELECT rowid AS hit FROM threads_search WHERE"
+                                " threads_search MATCH ?) AS hits CROSS JOIN threads"
+                                " ON threads.rowid = hits.hit WHERE archived=?"
+                              : " FROM threads WHERE archived=?");
   int64_t cursor_value = 0;
   std::string cursor_id;
   bool has_cursor = q.cursor && decode_cursor(*q.cursor, cursor_value, cursor_id);
@@ -303,6 +458,7 @@ list_page thread_index::list(const list_query& q) {
          + (q.descending ? " DESC" : " ASC") + " LIMIT ?";
   statement st{prepare(sql)};
   int i = 1;
+  if (lookup) bind_text(st.s, i++, phrase);
   sqlite3_bind_int(st.s, i++, q.archived ? 1 : 0);
   if (has_cursor) {
     sqlite3_bind_int64(st.s, i++, cursor_value);

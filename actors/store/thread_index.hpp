@@ -76,7 +76,9 @@ struct list_query {
   std::vector<std::string> cwds;             // empty = any
   std::vector<std::string> model_providers;  // empty = any
   std::vector<std::string> sources;          // empty = any (sourceKinds)
-  std::optional<std::string> search;         // substring of preview or name
+  /// A substring of the preview or the name, ASCII letters in either case
+  /// (as the memory and PostgreSQL stores match it).
+  std::optional<std::string> search;
   std::optional<std::string> cursor;         // from a previous page
   std::optional<std::string> tenant;         // nullopt = every tenant's
   uint32_t limit = 25;
@@ -121,6 +123,18 @@ class thread_index {
   std::vector<pending_entry> pending();
   size_t size();
 
+  /// Whether the search table (`threads_search`) holds every row, so a
+  /// search term of 3+ characters is a lookup in it. An index from before
+  /// it (schema 5) gains it empty and fills it behind the lists
+  /// (fill_search); until then searches scan, as they did.
+  bool search_ready() const { return search_ready_; }
+  /// Fills up to `rows` more rows into the search table in one
+  /// transaction; how many it filled (0, and search_ready(), once whole).
+  size_t fill_search(size_t rows);
+  /// How the last list() answered its search term (tests, benchmarks).
+  enum class search_plan { none, scan, lookup };
+  search_plan last_search_plan() const { return last_search_plan_; }
+
   /// Runs `f` in one transaction (bulk rebuilds).
   template <class F>
   void batch(F&& f) {
@@ -143,6 +157,11 @@ class thread_index {
   void open(const std::string& path);
   void exec(const char* sql);
   sqlite3_stmt* prepare(const std::string& sql);
+  void create_search_table();
+  /// Whether `q`'s search is answered from the search table: a term of 3+
+  /// characters with few enough hits there (a common term scans instead,
+  /// which finds a page of it at once). Its FTS5 query goes in `phrase`.
+  bool search_by_lookup(const list_query& q, std::string& phrase);
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* upsert_ = nullptr;
@@ -150,7 +169,16 @@ class thread_index {
   sqlite3_stmt* remove_ = nullptr;
   sqlite3_stmt* set_file_ = nullptr;
   bool created_ = false;
+  bool search_ready_ = true;
+  search_plan last_search_plan_ = search_plan::none;
 };
+
+/// The shortest search term the search table answers (trigrams); shorter
+/// ones scan the rows, newest first.
+constexpr size_t search_lookup_min_chars = 3;
+/// The most hits of a term the lookup takes (each a row read and sorted);
+/// past it the ordered scan is cheaper (it meets a page of hits early).
+constexpr size_t search_lookup_max_hits = 2000;
 
 /// The opaque cursor for a list position (sort value + id).
 std::string encode_cursor(int64_t sort_value, const std::string& id);
