@@ -487,16 +487,20 @@ list_page thread_index::list(const list_query& q) {
 }
 
 std::vector<index_entry> thread_index::updated_before(int64_t cutoff_s, bool archived_only,
-                                                      bool idle_only, size_t limit) {
-  // archived IN (...) keeps it on threads_by_updated (archived, updated_at, id).
+                                                      bool idle_only, size_t limit,
+                                                      const std::optional<std::string>& tenant) {
+  // archived IN (...) keeps it on threads_by_updated (archived, updated_at,
+  // id), or with a tenant on threads_by_tenant_updated.
   statement st{prepare(std::string{"SELECT "} + columns + " FROM threads WHERE archived IN ("
-                       + (archived_only ? "1" : "0,1") + ") AND updated_at < ?"
+                       + (archived_only ? "1" : "0,1") + ")"
+                       + (tenant ? " AND tenant = ?3" : "") + " AND updated_at < ?1"
                        + (idle_only ? " AND pending = 0" : "")
                        // Sorted only when all are asked: a limited round takes any, unsorted
                        // (no sort of every old row).
-                       + (limit == 0 ? " ORDER BY updated_at" : "") + " LIMIT ?")};
+                       + (limit == 0 ? " ORDER BY updated_at" : "") + " LIMIT ?2")};
   sqlite3_bind_int64(st.s, 1, cutoff_s);
   sqlite3_bind_int64(st.s, 2, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  if (tenant) bind_text(st.s, 3, tenant_or_default(*tenant));
   std::vector<index_entry> out;
   while (sqlite3_step(st.s) == SQLITE_ROW) out.push_back(read_row(st.s));
   return out;

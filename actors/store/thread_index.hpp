@@ -115,10 +115,11 @@ class thread_index {
   std::vector<std::pair<std::string, std::string>> paths_after(const std::string& after,
                                                               size_t limit);
   /// Threads last updated before `cutoff_s` (retention); with `idle_only`
-  /// none with work pending; at most `limit` (any of them), or all (0),
-  /// oldest first.
+  /// none with work pending; with `tenant` only that tenant's; at most
+  /// `limit` (any of them), or all (0), oldest first.
   std::vector<index_entry> updated_before(int64_t cutoff_s, bool archived_only, bool idle_only,
-                                          size_t limit);
+                                          size_t limit,
+                                          const std::optional<std::string>& tenant = std::nullopt);
   /// Every thread with an action pending (a partial index: no scan).
   std::vector<pending_entry> pending();
   size_t size();
