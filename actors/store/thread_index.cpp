@@ -307,21 +307,6 @@ size_t thread_index::fill_search(size_t rows) {
   return filled;
 }
 
-bool thread_index::search_by_lookup(const list_query& q, std::string& phrase) {
-  if (!q.search || !search_ready_ || utf8_chars(*q.search) < search_lookup_min_chars
-      || q.search->find('\0') != std::string::npos)
-    return false;
-  phrase = fts_phrase(*q.search);
-  // FTS5 yields hits in rowid order and stops at the limit: a common term
-  // costs search_lookup_max_hits rowids here, then the scan.
-  statement c{prepare("SELECT count(*) FROM (SELECT 1 FROM threads_search"
-                      " WHERE threads_search MATCH ? LIMIT ?)")};
-  bind_text(c.s, 1, phrase);
-  sqlite3_bind_int64(c.s, 2, static_cast<int64_t>(search_lookup_max_hits) + 1);
-  if (sqlite3_step(c.s) != SQLITE_ROW) fail(db_, "count the hits of a search");
-  return static_cast<size_t>(sqlite3_column_int64(c.s, 0)) <= search_lookup_max_hits;
-}
-
 thread_index::~thread_index() {
   sqlite3_finalize(upsert_);
   sqlite3_finalize(find_);
@@ -419,46 +404,84 @@ std::optional<index_entry> thread_index::find(const std::string& id) {
 }
 
 list_page thread_index::list(const list_query& q) {
-  const char* key = q.key == list_query::sort_key::created_at ? "created_at" : "updated_at";
-  // A rare term: its hits from the search table, each row read by rowid,
-  // then filtered, rechecked and sorted (CROSS JOIN keeps the hits outside).
-  // Otherwise the rows in list order until a page matches.
+  // A term the search table can answer: first the scan of the first
+  // search_probe_rows rows in list order (a common term fills a page among
+  // them, as fast as before the table); then, with few enough hits, the
+  // lookup; else the whole scan.
   std::string phrase;
-  bool lookup = search_by_lookup(q, phrase);
-  last_search_plan_ = !q.search ? search_plan::none : lookup ? search_plan::lookup : search_plan::scan;
-  std::string sql = std::string{"SELECT "} + columns
-                    + (lookup ? " FROM (SELECT rowid AS hit FROM threads_search WHERE"
-                                " threads_search MATCH ?) AS hits CROSS JOIN threads"
-                                " ON threads.rowid = hits.hit WHERE archived=?"
-                              : " FROM threads WHERE archived=?");
+  if (q.search && search_ready_ && utf8_chars(*q.search) >= search_lookup_min_chars
+      && q.search->find('\0') == std::string::npos) {
+    phrase = fts_phrase(*q.search);
+    auto page = list_by(q, list_plan::probe, phrase);
+    if (page.next_cursor) {  // more matches than a page among them: the page is theirs
+      last_search_plan_ = search_plan::scan;
+      return page;
+    }
+    if (search_hits(phrase, search_lookup_max_hits + 1) <= search_lookup_max_hits) {
+      last_search_plan_ = search_plan::lookup;
+      return list_by(q, list_plan::lookup, phrase);
+    }
+  }
+  last_search_plan_ = q.search ? search_plan::scan : search_plan::none;
+  return list_by(q, list_plan::scan, phrase);
+}
+
+size_t thread_index::search_hits(const std::string& phrase, size_t at_most) {
+  // FTS5 yields hits in rowid order and stops at the limit.
+  statement c{prepare("SELECT count(*) FROM (SELECT 1 FROM threads_search"
+                      " WHERE threads_search MATCH ? LIMIT ?)")};
+  bind_text(c.s, 1, phrase);
+  sqlite3_bind_int64(c.s, 2, static_cast<int64_t>(at_most));
+  if (sqlite3_step(c.s) != SQLITE_ROW) fail(db_, "count the hits of a search");
+  return static_cast<size_t>(sqlite3_column_int64(c.s, 0));
+}
+
+list_page thread_index::list_by(const list_query& q, list_plan plan, const std::string& phrase) {
+  const char* key = q.key == list_query::sort_key::created_at ? "created_at" : "updated_at";
+  std::string order = std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
+                      + (q.descending ? " DESC" : " ASC");
+  // Every filter but the search term.
+  std::string where = "archived=?";
   int64_t cursor_value = 0;
   std::string cursor_id;
   bool has_cursor = q.cursor && decode_cursor(*q.cursor, cursor_value, cursor_id);
   if (has_cursor)
-    sql += std::string{" AND ("} + key + (q.descending ? " < ?" : " > ?") + " OR (" + key
-           + " = ? AND id" + (q.descending ? " < ?" : " > ?") + "))";
-  if (!q.cwds.empty()) {
-    sql += " AND cwd IN (";
-    for (size_t i = 0; i < q.cwds.size(); ++i) sql += i ? ",?" : "?";
-    sql += ")";
+    where += std::string{" AND ("} + key + (q.descending ? " < ?" : " > ?") + " OR (" + key
+             + " = ? AND id" + (q.descending ? " < ?" : " > ?") + "))";
+  auto in = [&](const char* column, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    where += std::string{" AND "} + column + " IN (";
+    for (size_t i = 0; i < values.size(); ++i) where += i ? ",?" : "?";
+    where += ")";
+  };
+  in("cwd", q.cwds);
+  in("model_provider", q.model_providers);
+  in("source", q.sources);
+  if (q.tenant) where += " AND tenant = ?";
+  // The match the search table's hits are rechecked with, and that the scan
+  // applies alone.
+  const char* match = " AND (instr(lower(preview), lower(?)) > 0"
+                      " OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
+  std::string sql = std::string{"SELECT "} + columns;
+  switch (plan) {
+    case list_plan::scan:  // the rows in list order until a page matches
+      sql += " FROM threads WHERE " + where + (q.search ? match : "");
+      break;
+    case list_plan::lookup:  // the hits, each row by rowid, filtered, rechecked, sorted
+      sql += " FROM (SELECT rowid AS hit FROM threads_search WHERE threads_search MATCH ?)"
+             " AS hits CROSS JOIN threads ON threads.rowid = hits.hit WHERE "
+             + where + match;
+      break;
+    case list_plan::probe:  // the first rows in list order (the index alone), then the match
+      sql += " FROM (SELECT rowid AS hit FROM threads WHERE " + where + order
+             + " LIMIT ?) AS hits CROSS JOIN threads ON threads.rowid = hits.hit WHERE 1"
+             + match;
+      break;
   }
-  if (!q.model_providers.empty()) {
-    sql += " AND model_provider IN (";
-    for (size_t i = 0; i < q.model_providers.size(); ++i) sql += i ? ",?" : "?";
-    sql += ")";
-  }
-  if (!q.sources.empty()) {
-    sql += " AND source IN (";
-    for (size_t i = 0; i < q.sources.size(); ++i) sql += i ? ",?" : "?";
-    sql += ")";
-  }
-  if (q.tenant) sql += " AND tenant = ?";
-  if (q.search) sql += " AND (instr(lower(preview), lower(?)) > 0 OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
-  sql += std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
-         + (q.descending ? " DESC" : " ASC") + " LIMIT ?";
+  sql += order + " LIMIT ?";
   statement st{prepare(sql)};
   int i = 1;
-  if (lookup) bind_text(st.s, i++, phrase);
+  if (plan == list_plan::lookup) bind_text(st.s, i++, phrase);
   sqlite3_bind_int(st.s, i++, q.archived ? 1 : 0);
   if (has_cursor) {
     sqlite3_bind_int64(st.s, i++, cursor_value);
@@ -469,6 +492,7 @@ list_page thread_index::list(const list_query& q) {
   for (auto& p : q.model_providers) bind_text(st.s, i++, p);
   for (auto& k : q.sources) bind_text(st.s, i++, k);
   if (q.tenant) bind_text(st.s, i++, *q.tenant);
+  if (plan == list_plan::probe) sqlite3_bind_int64(st.s, i++, search_probe_rows);
   if (q.search) {
     bind_text(st.s, i++, *q.search);
     bind_text(st.s, i++, *q.search);

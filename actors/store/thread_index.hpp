@@ -159,10 +159,11 @@ class thread_index {
   void exec(const char* sql);
   sqlite3_stmt* prepare(const std::string& sql);
   void create_search_table();
-  /// Whether `q`'s search is answered from the search table: a term of 3+
-  /// characters with few enough hits there (a common term scans instead,
-  /// which finds a page of it at once). Its FTS5 query goes in `phrase`.
-  bool search_by_lookup(const list_query& q, std::string& phrase);
+  /// How list() finds a page (list_by).
+  enum class list_plan { scan, lookup, probe };
+  list_page list_by(const list_query& q, list_plan plan, const std::string& phrase);
+  /// How many rows the search table holds `phrase` in, counting to `at_most`.
+  size_t search_hits(const std::string& phrase, size_t at_most);
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* upsert_ = nullptr;
@@ -177,6 +178,10 @@ class thread_index {
 /// The shortest search term the search table answers (trigrams); shorter
 /// ones scan the rows, newest first.
 constexpr size_t search_lookup_min_chars = 3;
+/// The rows a search scans first (in list order, the index alone, then each
+/// row's text), before it asks the search table: a term in 1 of 10 threads
+/// or more fills a page of 50 among them, as fast as the scan alone.
+constexpr int64_t search_probe_rows = 512;
 /// The most hits of a term the lookup takes (each a row read and sorted);
 /// past it the ordered scan is cheaper (it meets a page of hits early).
 constexpr size_t search_lookup_max_hits = 2000;

@@ -266,8 +266,9 @@ TEST(thread_index_search, terms_match_as_the_scan_did) {
 TEST(thread_index_search, lookup_pages_with_a_cursor_and_filters) {
   thread_index idx{temp_db("search-pages.sqlite")};
   std::map<std::string, index_entry> rows;
-  for (int i = 0; i < 300; ++i) {
-    auto e = text_entry(i, "hello bench " + std::to_string(i) + " topic" + std::to_string(i % 10));
+  // 1 in 200 (too few among the newest 512 rows for the first scan).
+  for (int i = 0; i < 2400; ++i) {
+    auto e = text_entry(i, "hello bench " + std::to_string(i) + " topic" + std::to_string(i % 200));
     e.cwd = i % 3 ? "/a" : "/b";
     e.archived = i % 7 == 0;
     rows[e.id] = e;
@@ -276,41 +277,42 @@ TEST(thread_index_search, lookup_pages_with_a_cursor_and_filters) {
     for (auto& [id, e] : rows) idx.upsert(e);
   });
   list_query q;
-  q.search = "TOPIC4";
-  q.limit = 4;
+  q.search = "TOPIC42";
+  q.limit = 3;
   std::vector<thread_index::search_plan> plans;
-  EXPECT_EQ(all_pages(idx, q, &plans), expected_ids(rows, "topic4"));
-  EXPECT_GT(plans.size(), 5u);
+  EXPECT_EQ(all_pages(idx, q, &plans), expected_ids(rows, "topic42"));
+  EXPECT_GT(plans.size(), 3u);
   for (auto p : plans) EXPECT_EQ(p, thread_index::search_plan::lookup);
   q.archived = true;
-  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "topic4", true));
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "topic42", true));
   q.archived = false;
   q.cwds = {"/b"};
   std::vector<std::string> want;
-  for (auto& id : expected_ids(rows, "topic4"))
+  for (auto& id : expected_ids(rows, "topic42"))
     if (rows[id].cwd == "/b") want.push_back(id);
   EXPECT_EQ(all_pages(idx, q), want);
   q.cwds.clear();
   // Ascending by updated_at (5000 - i: the newest created first).
   q.key = list_query::sort_key::updated_at;
   q.descending = false;
-  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "topic4"));
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "topic42"));
   // Inserted between pages: a newer thread does not shift the next page.
   q.key = list_query::sort_key::created_at;
   q.descending = true;
   auto first = idx.list(q);
   ASSERT_TRUE(first.next_cursor);
-  auto newer = text_entry(1000, "a newer topic4 thread");
+  auto newer = text_entry(5000, "a newer topic42 thread");
   idx.upsert(newer);
   std::vector<std::string> seen;
   for (auto& e : first.entries) seen.push_back(e.id);
   q.cursor = first.next_cursor;
   for (auto& id : all_pages(idx, q)) seen.push_back(id);
-  EXPECT_EQ(seen, expected_ids(rows, "topic4"));
+  EXPECT_EQ(seen, expected_ids(rows, "topic42"));
 }
 
 // A term with more hits than the lookup takes scans (it finds a page at
-// once), and lists the same threads.
+// once), and lists the same threads; so does a term with a page of hits
+// among the newest rows (the first scan's).
 TEST(thread_index_search, a_common_term_scans) {
   thread_index idx{temp_db("search-common.sqlite")};
   std::map<std::string, index_entry> rows;
@@ -331,7 +333,12 @@ TEST(thread_index_search, a_common_term_scans) {
   std::vector<std::string> got;
   for (auto& e : page.entries) got.push_back(e.id);
   EXPECT_EQ(got, want);
-  q.search = "common word 1";  // 1, 11, 13, 15, ..., 1999: under the bound
+  // 1, 11, 13, 15, ..., 1999: under the bound, but dense among the newest
+  // rows: the first scan finds a page of 50 there.
+  q.search = "common word 1";
+  page = idx.list(q);
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  EXPECT_EQ(page.entries.size(), 50u);
   q.limit = 10000;
   EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "common word 1"));
   EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
