@@ -412,31 +412,42 @@ list_page thread_index::list(const list_query& q) {
   if (q.search && search_ready_ && utf8_chars(*q.search) >= search_lookup_min_chars
       && q.search->find('\0') == std::string::npos) {
     phrase = fts_phrase(*q.search);
-    auto page = list_by(q, list_plan::probe, phrase);
+    auto page = list_by(q, list_plan::probe, "");
     if (page.next_cursor) {  // more matches than a page among them: the page is theirs
       last_search_plan_ = search_plan::scan;
       return page;
     }
-    if (search_hits(phrase, search_lookup_max_hits + 1) <= search_lookup_max_hits) {
+    // The hits once (the phrase's match is most of a lookup's cost), as a
+    // JSON array the lookup reads back with json_each.
+    auto hits = search_hits(phrase, search_lookup_max_hits + 1);
+    if (!hits.empty() && hits.size() <= search_lookup_max_hits) {
       last_search_plan_ = search_plan::lookup;
-      return list_by(q, list_plan::lookup, phrase);
+      std::string ids = "[";
+      for (auto h : hits) ids += (ids.size() > 1 ? "," : "") + std::to_string(h);
+      return list_by(q, list_plan::lookup, ids + "]");
+    }
+    if (hits.empty()) {
+      last_search_plan_ = search_plan::lookup;
+      return {};
     }
   }
   last_search_plan_ = q.search ? search_plan::scan : search_plan::none;
-  return list_by(q, list_plan::scan, phrase);
+  return list_by(q, list_plan::scan, "");
 }
 
-size_t thread_index::search_hits(const std::string& phrase, size_t at_most) {
+std::vector<int64_t> thread_index::search_hits(const std::string& phrase, size_t at_most) {
   // FTS5 yields hits in rowid order and stops at the limit.
-  statement c{prepare("SELECT count(*) FROM (SELECT 1 FROM threads_search"
-                      " WHERE threads_search MATCH ? LIMIT ?)")};
+  statement c{prepare("SELECT rowid FROM threads_search WHERE threads_search MATCH ? LIMIT ?")};
   bind_text(c.s, 1, phrase);
   sqlite3_bind_int64(c.s, 2, static_cast<int64_t>(at_most));
-  if (sqlite3_step(c.s) != SQLITE_ROW) fail(db_, "count the hits of a search");
-  return static_cast<size_t>(sqlite3_column_int64(c.s, 0));
+  std::vector<int64_t> out;
+  int rc = 0;
+  while ((rc = sqlite3_step(c.s)) == SQLITE_ROW) out.push_back(sqlite3_column_int64(c.s, 0));
+  if (rc != SQLITE_DONE) fail(db_, "the hits of a search");
+  return out;
 }
 
-list_page thread_index::list_by(const list_query& q, list_plan plan, const std::string& phrase) {
+list_page thread_index::list_by(const list_query& q, list_plan plan, const std::string& hits) {
   const char* key = q.key == list_query::sort_key::created_at ? "created_at" : "updated_at";
   std::string order = std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
                       + (q.descending ? " DESC" : " ASC");
@@ -468,8 +479,8 @@ list_page thread_index::list_by(const list_query& q, list_plan plan, const std::
       sql += " FROM threads WHERE " + where + (q.search ? match : "");
       break;
     case list_plan::lookup:  // the hits, each row by rowid, filtered, rechecked, sorted
-      sql += " FROM (SELECT rowid AS hit FROM threads_search WHERE threads_search MATCH ?)"
-             " AS hits CROSS JOIN threads ON threads.rowid = hits.hit WHERE "
+      sql += " FROM (SELECT value AS hit FROM json_each(?)) AS hits CROSS JOIN threads"
+             " ON threads.rowid = hits.hit WHERE "
              + where + match;
       break;
     case list_plan::probe:  // the first rows in list order (the index alone), then the match
@@ -481,7 +492,7 @@ list_page thread_index::list_by(const list_query& q, list_plan plan, const std::
   sql += order + " LIMIT ?";
   statement st{prepare(sql)};
   int i = 1;
-  if (plan == list_plan::lookup) bind_text(st.s, i++, phrase);
+  if (plan == list_plan::lookup) bind_text(st.s, i++, hits);
   sqlite3_bind_int(st.s, i++, q.archived ? 1 : 0);
   if (has_cursor) {
     sqlite3_bind_int64(st.s, i++, cursor_value);

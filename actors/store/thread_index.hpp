@@ -161,9 +161,11 @@ class thread_index {
   void create_search_table();
   /// How list() finds a page (list_by).
   enum class list_plan { scan, lookup, probe };
-  list_page list_by(const list_query& q, list_plan plan, const std::string& phrase);
-  /// How many rows the search table holds `phrase` in, counting to `at_most`.
-  size_t search_hits(const std::string& phrase, size_t at_most);
+  /// `hits`: the lookup's rowids, a JSON array.
+  list_page list_by(const list_query& q, list_plan plan, const std::string& hits);
+  /// The rowids of the rows the search table holds `phrase` in, up to
+  /// `at_most` of them.
+  std::vector<int64_t> search_hits(const std::string& phrase, size_t at_most);
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* upsert_ = nullptr;
