@@ -378,6 +378,7 @@ struct index_state {
   struct search_fill {
     size_t filled = 0;
     size_t total = 0;
+    bool merging = false;  // filled: its segments are merged, a step per message
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point logged;
   };
@@ -396,6 +397,9 @@ constexpr size_t stat_cost = 1;
 /// Rows the search table's fill takes per message (an FTS5 insert each):
 /// a list waits for about a millisecond's worth at most.
 constexpr size_t search_fill_chunk = 128;
+/// Pages of the search table's segments merged per message once it is
+/// filled (a few milliseconds' work).
+constexpr int search_merge_pages = 16;
 
 /// One chunk of the search table's fill; the next is a message behind
 /// whatever came meanwhile. Searches scan until it is done.
@@ -411,7 +415,14 @@ void search_fill_step(index_ptr self) {
                   "table: it is filled behind the lists; searches scan until then)",
                   st.filling->total);
     }
-    st.filling->filled += st.db->fill_search(search_fill_chunk);
+    if (st.filling->merging) {
+      if (st.db->merge_search(search_merge_pages)) {
+        caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+        return;
+      }
+    } else {
+      st.filling->filled += st.db->fill_search(search_fill_chunk);
+    }
   } catch (const std::exception& e) {
     PARLEY_ERROR("thread_index event=search_fill_failed error={} (searches scan; the next start "
                  "goes on)",
@@ -420,7 +431,14 @@ void search_fill_step(index_ptr self) {
     return;
   }
   auto& f = *st.filling;
-  if (!st.db->search_ready()) {
+  if (!f.merging && st.db->search_ready()) {
+    f.merging = true;
+    PARLEY_INFO("thread_index event=search_merging threads={} ms={}", f.filled,
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - f.started).count());
+    caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+    return;
+  }
+  if (!f.merging) {
     if (now - f.logged > std::chrono::seconds(5)) {
       f.logged = now;
       PARLEY_INFO("thread_index event=search_filling filled={} of={}", f.filled, f.total);
@@ -726,7 +744,7 @@ index_actor::behavior_type index_owner(index_ptr self, std::string home, std::st
       [self](atom::open) {
         if (self->state.rebuilding)
           rebuild_step(self);
-        else if (self->state.db && !self->state.db->search_ready())
+        else if (self->state.db && (!self->state.db->search_ready() || self->state.filling))
           search_fill_step(self);
       },
       [self](atom::timeout) { prune_round(self); },

@@ -269,6 +269,16 @@ void thread_index::create_search_table() {
            .c_str());
 }
 
+bool thread_index::merge_search(int pages) {
+  // A negative count merges across levels too, as 'optimize' does, a step
+  // at a time; a step with nothing to merge changes one row (its own).
+  auto before = sqlite3_total_changes(db_);
+  exec(("INSERT INTO threads_search(threads_search, rank) VALUES('merge', "
+        + std::to_string(-pages) + ")")
+           .c_str());
+  return sqlite3_total_changes(db_) - before >= 2;
+}
+
 size_t thread_index::fill_search(size_t rows) {
   if (search_ready_) return 0;
   auto meta_int = [&](const char* key) {

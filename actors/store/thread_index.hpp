@@ -132,6 +132,10 @@ class thread_index {
   /// Fills up to `rows` more rows into the search table in one
   /// transaction; how many it filled (0, and search_ready(), once whole).
   size_t fill_search(size_t rows);
+  /// Merges up to `pages` pages of the search table's segments towards one
+  /// (a fill in many small transactions leaves many, which every search
+  /// reads); whether more is left to merge.
+  bool merge_search(int pages);
   /// How the last list() answered its search term (tests, benchmarks).
   enum class search_plan { none, scan, lookup };
   search_plan last_search_plan() const { return last_search_plan_; }
