@@ -14,8 +14,14 @@ request at a time: later pages (cursor), filtered pages (cwd, model
 provider, search term, archived, source kind), `thread/read` with turns of
 unloaded threads and `thread/resume` of unloaded threads (p50, p99).
 
+With --search-only it starts once, waits until the index is ready (its
+reconcile and, on an index from before the search table, the table's fill
+logged as done) and times only `thread/list` with a searchTerm, --rounds
+times each: up to 20 pages (cursor) of each of search_terms below.
+
   store_scale_bench.py --binary PARLEY --home DIR [--runs 3] [--writes 200]
                        [--pages 100] [--reads 300] [--resumes 100]
+                       [--search-only [--rounds 10]]
 """
 import argparse
 import json
@@ -127,6 +133,49 @@ def write_turns(s, ids, kill_after=None):
     return done
 
 
+# store_gen's first messages are "hello bench <i> topic<i mod 1000>", i = 0
+# the oldest. Terms by how many threads they match and where those are.
+search_terms = {
+    "topic42": "topic42",            # 1.1%, spread evenly (topic42, topic420-429)
+    "rare": "topic123",              # 0.1%, spread evenly
+    "single": "bench 4242 ",         # one thread
+    "none": "no such words",         # no thread (the scan reads every row)
+    "common": "hello bench",         # every thread
+    "old_only": "bench 1",           # 11%, all among the oldest (at 100k: i < 20,000)
+    "short": "42",                   # 2 characters: always the scan
+}
+
+
+def search_pages(s, term, rounds):
+    times = []
+    for _ in range(rounds):
+        cursor = None
+        for _ in range(20):
+            p = {"searchTerm": term, "limit": 50}
+            if cursor:
+                p["cursor"] = cursor
+            ms, r = s.timed("thread/list", p)
+            times.append(ms)
+            cursor = r.get("nextCursor")
+            if not cursor:
+                break
+    return times
+
+
+def wait_ready(log, timeout=1800):
+    """Until the start's reconcile is logged done, and the search table's
+    fill when one runs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = open(log, errors="replace").read()
+        if "event=reconciled" in text and (
+                "event=search_filling" not in text or "event=search_filled" in text):
+            m = re.search(r"event=search_filled .*", text)
+            return m.group(0) if m else ""
+        time.sleep(0.2)
+    raise RuntimeError("the index was not ready within %d s (%s)" % (timeout, log))
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
@@ -147,9 +196,23 @@ def main():
     ap.add_argument("--resumes", type=int, default=100)
     ap.add_argument("--log", default="/tmp/store_scale_bench.log")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--search-only", action="store_true")
+    ap.add_argument("--rounds", type=int, default=10)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     results = {}
+
+    if a.search_only:
+        t0 = time.monotonic()
+        s, _, _ = restart(a.binary, a.home, a.log)
+        fill = wait_ready(a.log)
+        print("index ready after %.1f s %s" % (time.monotonic() - t0, fill), flush=True)
+        for name, term in search_terms.items():
+            times = search_pages(s, term, a.rounds)
+            print("search %-8s %-15r (%3d pages): %s" % (name, term, len(times), summary(times)),
+                  flush=True)
+        s.stop()
+        return
 
     # Ids to read and write: the first pages of a list.
     s, _, _ = restart(a.binary, a.home, a.log)

@@ -396,6 +396,10 @@ struct parser {
         ->type_name("DURATION");
     prune->add_flag("--archived-only", out.store_prune.archived_only,
                     "only archived threads");
+    prune->add_option("--tenant", out.store_prune.tenant,
+                      "only this tenant's threads (threads stored before tenants are the "
+                      "tenant `default`'s)")
+        ->type_name("TENANT");
     prune->add_flag("--dry-run", out.store_prune.dry_run, "name them, remove nothing");
     prune->callback([&out] { out.what = action::store_prune; });
     auto* migrate = store->add_subcommand(

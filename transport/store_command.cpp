@@ -96,6 +96,7 @@ int run_store_prune(const store_prune_request& req) {
                 - std::chrono::duration_cast<std::chrono::seconds>(age).count();
   pr.archived_only = req.archived_only;
   pr.dry_run = req.dry_run;
+  if (!req.tenant.empty()) pr.tenant = req.tenant;
   auto done = store::prune_store(pr);
   if (!done) {
     std::cerr << "parley: " << message_of(done.error()) << "\n";

@@ -30,9 +30,10 @@ struct store_prune_request {
   std::string older_than;  // a duration: "90d", "2w", "12h"
   bool archived_only = false;
   bool dry_run = false;
+  std::string tenant;  // only this tenant's threads ("": every tenant's)
 };
 
-/// `parley store prune --older-than D [--archived-only] [--dry-run]`:
+/// `parley store prune --older-than D [--archived-only] [--tenant T] [--dry-run]`:
 /// removes the threads last updated more than D ago (actors/store/
 /// store_prune), one line per thread ("pruned ID PATH" or, dry run, "would
 /// prune ID PATH"), then a summary. Refused (exit 1) while a server holds

@@ -374,6 +374,15 @@ struct index_state {
   /// or run a turn, is never pruned under it).
   std::chrono::milliseconds prune_after{0};
   std::unordered_set<std::string> touched;
+  /// The search table's fill (an index from before it), after the catch-up.
+  struct search_fill {
+    size_t filled = 0;
+    size_t total = 0;
+    bool merging = false;  // filled: its segments are merged, a step per message
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point logged;
+  };
+  std::unique_ptr<search_fill> filling;
 };
 
 using index_ptr = index_actor::stateful_pointer<index_state>;
@@ -384,6 +393,63 @@ using index_ptr = index_actor::stateful_pointer<index_state>;
 constexpr size_t rebuild_chunk = 64;
 constexpr size_t read_cost = 8;
 constexpr size_t stat_cost = 1;
+
+/// Rows the search table's fill takes per message (an FTS5 insert each):
+/// a list waits for about a millisecond's worth at most.
+constexpr size_t search_fill_chunk = 128;
+/// Pages of the search table's segments merged per message once it is
+/// filled (a few milliseconds' work).
+constexpr int search_merge_pages = 16;
+
+/// One chunk of the search table's fill; the next is a message behind
+/// whatever came meanwhile. Searches scan until it is done.
+void search_fill_step(index_ptr self) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  try {
+    if (!st.filling) {
+      st.filling = std::make_unique<index_state::search_fill>();
+      st.filling->total = st.db->size();
+      st.filling->started = st.filling->logged = now;
+      PARLEY_INFO("thread_index event=search_filling threads={} (an index from before the search "
+                  "table: it is filled behind the lists; searches scan until then)",
+                  st.filling->total);
+    }
+    if (st.filling->merging) {
+      if (st.db->merge_search(search_merge_pages)) {
+        caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+        return;
+      }
+    } else {
+      st.filling->filled += st.db->fill_search(search_fill_chunk);
+    }
+  } catch (const std::exception& e) {
+    PARLEY_ERROR("thread_index event=search_fill_failed error={} (searches scan; the next start "
+                 "goes on)",
+                 e.what());
+    st.filling.reset();
+    return;
+  }
+  auto& f = *st.filling;
+  if (!f.merging && st.db->search_ready()) {
+    f.merging = true;
+    PARLEY_INFO("thread_index event=search_merging threads={} ms={}", f.filled,
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - f.started).count());
+    caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+    return;
+  }
+  if (!f.merging) {
+    if (now - f.logged > std::chrono::seconds(5)) {
+      f.logged = now;
+      PARLEY_INFO("thread_index event=search_filling filled={} of={}", f.filled, f.total);
+    }
+    caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
+    return;
+  }
+  PARLEY_INFO("thread_index event=search_filled threads={} ms={}", f.filled,
+              std::chrono::duration_cast<std::chrono::milliseconds>(now - f.started).count());
+  st.filling.reset();
+}
 
 void arm_retry(index_ptr self) {
   if (self->state.retry_armed) return;
@@ -596,6 +662,7 @@ void rebuild_step(index_ptr self) {
   if (st.telemetry) st.telemetry->index_sync.phase = index_sync_progress::ready;
   auto waiting = std::move(r.waiting);
   st.rebuilding.reset();
+  if (!st.db->search_ready()) caf::anon_send(caf::actor_cast<index_actor>(self), atom::open::value);
   for (auto& rp : waiting) {
     try {
       rp.deliver(st.db->pending());
@@ -675,7 +742,10 @@ index_actor::behavior_type index_owner(index_ptr self, std::string home, std::st
       },
       [](atom::flush) { return atom::ok::value; },  // every report before it is committed
       [self](atom::open) {
-        if (self->state.rebuilding) rebuild_step(self);
+        if (self->state.rebuilding)
+          rebuild_step(self);
+        else if (self->state.db && (!self->state.db->search_ready() || self->state.filling))
+          search_fill_step(self);
       },
       [self](atom::timeout) { prune_round(self); },
       [self](atom::retry) {

@@ -35,7 +35,7 @@ caf::expected<prune_result> prune_store(const prune_request& req) {
     for (auto& j : journals) ::unlink(j.c_str());
     prune_result out;
     std::vector<index_entry> gone;
-    for (auto& e : index.updated_before(req.cutoff_s, req.archived_only, false, 0)) {
+    for (auto& e : index.updated_before(req.cutoff_s, req.archived_only, false, 0, req.tenant)) {
       if (e.pending != 0) {
         ++out.kept_pending;
         continue;

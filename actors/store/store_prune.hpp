@@ -11,6 +11,7 @@
 
 #include <caf/expected.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct prune_request {
   int64_t cutoff_s = 0;        // updated before this (unix seconds) goes
   bool archived_only = false;  // only threads in archived_sessions
   bool dry_run = false;        // name them, remove nothing
+  std::optional<std::string> tenant;  // only this tenant's threads (nullopt: every tenant's)
 };
 
 struct pruned_thread {

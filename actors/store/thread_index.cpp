@@ -13,7 +13,32 @@ namespace {
 // 3: its Git metadata (thread/metadata/update).
 // 4: the rollout's inode; sizes kept exact by rollout_io (index_journal).
 // 5: the thread's tenant (issue 22): lists are of one tenant's threads.
-constexpr int schema_version = 5;
+// 6: threads_search, a trigram FTS5 table over preview and name (issue 28).
+constexpr int schema_version = 6;
+
+/// meta keys of a search table still being filled: the next rowid to fill
+/// and the last one (the largest rowid when it was created; every row
+/// inserted since is indexed by the triggers).
+constexpr const char* fill_next_key = "search_fill_next";
+constexpr const char* fill_end_key = "search_fill_end";
+
+size_t utf8_chars(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+/// `term` as one FTS5 phrase: in double quotes, a quote doubled, so that
+/// every character (`*`, `:`, `^`, parentheses, AND, NEAR...) is matched as
+/// it is. The trigram tokenizer makes a phrase a substring match.
+std::string fts_phrase(const std::string& term) {
+  std::string out = "\"";
+  for (char c : term) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   throw std::runtime_error("thread index: " + what + ": " + (db ? sqlite3_errmsg(db) : "?"));
@@ -136,10 +161,15 @@ void thread_index::open(const std::string& path) {
   // stay (an upgrade re-reads nothing). Any other version's rows are rebuilt
   // from the rollouts. (The read above is finished first: SQLite refuses to
   // drop a table while a statement runs.)
+  // Version 5 lacks only the search table: it is added and filled behind
+  // the lists (fill_search), never by reading the rollouts again.
   if (found == 4)
     exec("ALTER TABLE threads ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default'");
-  else if (found != 0 && found != schema_version)
+  else if (found != 0 && found != 4 && found != 5 && found != schema_version) {
+    exec("DROP TABLE IF EXISTS threads_search");
     exec("DROP TABLE IF EXISTS threads");
+    exec("DELETE FROM meta WHERE key IN ('search_fill_next', 'search_fill_end')");
+  }
   {
     statement t{prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='threads'")};
     created_ = sqlite3_step(t.s) != SQLITE_ROW;
@@ -166,15 +196,125 @@ void thread_index::open(const std::string& path) {
        " ON threads(archived, tenant, created_at, id)");
   exec("CREATE INDEX IF NOT EXISTS threads_by_tenant_updated"
        " ON threads(archived, tenant, updated_at, id)");
-  exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
-        + std::to_string(schema_version) + "')")
-           .c_str());
-  upsert_ = prepare(std::string{"INSERT OR REPLACE INTO threads("} + columns
-                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  exec("BEGIN");
+  try {
+    create_search_table();
+    exec(("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '"
+          + std::to_string(schema_version) + "')")
+             .c_str());
+    exec("COMMIT");
+  } catch (...) {
+    try {
+      exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  {
+    statement f{prepare(std::string{"SELECT 1 FROM meta WHERE key='"} + fill_next_key + "'")};
+    search_ready_ = sqlite3_step(f.s) != SQLITE_ROW;
+  }
+  // An upsert, not INSERT OR REPLACE: the row keeps its rowid, so the
+  // search table (keyed by it) changes only when the preview or name does.
+  std::string set;
+  for (const char* c : {"path", "cwd", "preview", "name", "created_at", "updated_at", "archived",
+                        "forked_from", "source", "model_provider", "model", "file_mtime_ns",
+                        "file_size", "pending", "deadline_ms", "git_info", "file_inode", "tenant"})
+    set += std::string{set.empty() ? "" : ", "} + c + "=excluded." + c;
+  upsert_ = prepare(std::string{"INSERT INTO threads("} + columns
+                    + ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                    + set);
   find_ = prepare(std::string{"SELECT "} + columns + " FROM threads WHERE id=?");
   remove_ = prepare("DELETE FROM threads WHERE id=?");
   set_file_ = prepare(
       "UPDATE threads SET file_size=?, file_mtime_ns=?, file_inode=? WHERE id=? AND path=?");
+}
+
+/// The search table: a trigram FTS5 table over each row's preview and name,
+/// keyed by the row's rowid and kept in step by triggers, so in the same
+/// transaction as every write of the rows (a delete, prune included, takes
+/// its entry along). It keeps its own copy of the text (not an external
+/// content table): a row not yet filled can then be deleted or replaced
+/// safely (an external content table must be told the text it indexed).
+/// Trigram folds case (Unicode), so it finds a superset of what the
+/// ASCII-only case folding of the list's match finds; the list rechecks.
+/// Created on an index with rows (an upgrade from schema 5), those up to
+/// the largest rowid now are filled later (fill_search); rows inserted
+/// after it are the triggers'.
+void thread_index::create_search_table() {
+  {
+    statement t{prepare("SELECT 1 FROM sqlite_master WHERE name='threads_search'")};
+    if (sqlite3_step(t.s) == SQLITE_ROW) return;
+  }
+  exec("CREATE VIRTUAL TABLE threads_search USING fts5(preview, name, tokenize='trigram')");
+  // DELETE then INSERT, not INSERT OR REPLACE: a trigger fired by an
+  // upsert's DO UPDATE runs its statements under ABORT whatever they say.
+  exec("CREATE TRIGGER threads_search_insert AFTER INSERT ON threads BEGIN"
+       " DELETE FROM threads_search WHERE rowid = new.rowid;"
+       " INSERT INTO threads_search(rowid, preview, name)"
+       " VALUES(new.rowid, new.preview, new.name); END");
+  exec("CREATE TRIGGER threads_search_update AFTER UPDATE OF preview, name ON threads"
+       " WHEN old.preview IS NOT new.preview OR old.name IS NOT new.name BEGIN"
+       " DELETE FROM threads_search WHERE rowid = new.rowid;"
+       " INSERT INTO threads_search(rowid, preview, name)"
+       " VALUES(new.rowid, new.preview, new.name); END");
+  exec("CREATE TRIGGER threads_search_delete AFTER DELETE ON threads BEGIN"
+       " DELETE FROM threads_search WHERE rowid = old.rowid; END");
+  statement m{prepare("SELECT min(rowid), max(rowid) FROM threads")};
+  if (sqlite3_step(m.s) != SQLITE_ROW || sqlite3_column_type(m.s, 0) == SQLITE_NULL) return;
+  auto lo = std::to_string(sqlite3_column_int64(m.s, 0));
+  auto hi = std::to_string(sqlite3_column_int64(m.s, 1));
+  exec((std::string{"INSERT OR REPLACE INTO meta(key, value) VALUES('"} + fill_next_key + "', '"
+        + lo + "'), ('" + fill_end_key + "', '" + hi + "')")
+           .c_str());
+}
+
+bool thread_index::merge_search(int pages) {
+  // A negative count merges across levels too, as 'optimize' does, a step
+  // at a time; a step with nothing to merge changes one row (its own).
+  auto before = sqlite3_total_changes(db_);
+  exec(("INSERT INTO threads_search(threads_search, rank) VALUES('merge', "
+        + std::to_string(-pages) + ")")
+           .c_str());
+  return sqlite3_total_changes(db_) - before >= 2;
+}
+
+size_t thread_index::fill_search(size_t rows) {
+  if (search_ready_) return 0;
+  auto meta_int = [&](const char* key) {
+    statement s{prepare(std::string{"SELECT value FROM meta WHERE key='"} + key + "'")};
+    return sqlite3_step(s.s) == SQLITE_ROW ? std::stoll(text(s.s, 0)) : int64_t{0};
+  };
+  size_t filled = 0;
+  batch([&] {
+    int64_t next = meta_int(fill_next_key);
+    int64_t end = meta_int(fill_end_key);
+    // The last rowid of this chunk: `rows` rows on (rowids have gaps).
+    int64_t upto = 0;
+    {
+      statement last{prepare("SELECT max(rowid), count(*) FROM (SELECT rowid FROM threads"
+                             " WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT ?)")};
+      sqlite3_bind_int64(last.s, 1, next);
+      sqlite3_bind_int64(last.s, 2, end);
+      sqlite3_bind_int64(last.s, 3, static_cast<int64_t>(rows));
+      if (sqlite3_step(last.s) != SQLITE_ROW || sqlite3_column_type(last.s, 0) == SQLITE_NULL) {
+        exec("DELETE FROM meta WHERE key IN ('search_fill_next', 'search_fill_end')");
+        search_ready_ = true;
+        return;
+      }
+      upto = sqlite3_column_int64(last.s, 0);
+      filled = static_cast<size_t>(sqlite3_column_int64(last.s, 1));
+    }
+    statement fill{prepare("INSERT OR REPLACE INTO threads_search(rowid, preview, name)"
+                           " SELECT rowid, preview, name FROM threads WHERE rowid >= ? AND rowid <= ?")};
+    sqlite3_bind_int64(fill.s, 1, next);
+    sqlite3_bind_int64(fill.s, 2, upto);
+    if (sqlite3_step(fill.s) != SQLITE_DONE) fail(db_, "fill the search table");
+    exec((std::string{"UPDATE meta SET value='"} + std::to_string(upto + 1) + "' WHERE key='"
+          + fill_next_key + "'")
+             .c_str());
+  });
+  return filled;
 }
 
 thread_index::~thread_index() {
@@ -274,35 +414,95 @@ std::optional<index_entry> thread_index::find(const std::string& id) {
 }
 
 list_page thread_index::list(const list_query& q) {
+  // A term the search table can answer: first the scan of the first
+  // search_probe_rows rows in list order (a common term fills a page among
+  // them, as fast as before the table); then, with few enough hits, the
+  // lookup; else the whole scan.
+  std::string phrase;
+  if (q.search && search_ready_ && utf8_chars(*q.search) >= search_lookup_min_chars
+      && q.search->find('\0') == std::string::npos) {
+    phrase = fts_phrase(*q.search);
+    auto page = list_by(q, list_plan::probe, "");
+    if (page.next_cursor) {  // more matches than a page among them: the page is theirs
+      last_search_plan_ = search_plan::scan;
+      return page;
+    }
+    // The hits once (the phrase's match is most of a lookup's cost), as a
+    // JSON array the lookup reads back with json_each.
+    auto hits = search_hits(phrase, search_lookup_max_hits + 1);
+    if (!hits.empty() && hits.size() <= search_lookup_max_hits) {
+      last_search_plan_ = search_plan::lookup;
+      std::string ids = "[";
+      for (auto h : hits) ids += (ids.size() > 1 ? "," : "") + std::to_string(h);
+      return list_by(q, list_plan::lookup, ids + "]");
+    }
+    if (hits.empty()) {
+      last_search_plan_ = search_plan::lookup;
+      return {};
+    }
+  }
+  last_search_plan_ = q.search ? search_plan::scan : search_plan::none;
+  return list_by(q, list_plan::scan, "");
+}
+
+std::vector<int64_t> thread_index::search_hits(const std::string& phrase, size_t at_most) {
+  // FTS5 yields hits in rowid order and stops at the limit.
+  statement c{prepare("SELECT rowid FROM threads_search WHERE threads_search MATCH ? LIMIT ?")};
+  bind_text(c.s, 1, phrase);
+  sqlite3_bind_int64(c.s, 2, static_cast<int64_t>(at_most));
+  std::vector<int64_t> out;
+  int rc = 0;
+  while ((rc = sqlite3_step(c.s)) == SQLITE_ROW) out.push_back(sqlite3_column_int64(c.s, 0));
+  if (rc != SQLITE_DONE) fail(db_, "the hits of a search");
+  return out;
+}
+
+list_page thread_index::list_by(const list_query& q, list_plan plan, const std::string& hits) {
   const char* key = q.key == list_query::sort_key::created_at ? "created_at" : "updated_at";
-  std::string sql = std::string{"SELECT "} + columns + " FROM threads WHERE archived=?";
+  std::string order = std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
+                      + (q.descending ? " DESC" : " ASC");
+  // Every filter but the search term.
+  std::string where = "archived=?";
   int64_t cursor_value = 0;
   std::string cursor_id;
   bool has_cursor = q.cursor && decode_cursor(*q.cursor, cursor_value, cursor_id);
   if (has_cursor)
-    sql += std::string{" AND ("} + key + (q.descending ? " < ?" : " > ?") + " OR (" + key
-           + " = ? AND id" + (q.descending ? " < ?" : " > ?") + "))";
-  if (!q.cwds.empty()) {
-    sql += " AND cwd IN (";
-    for (size_t i = 0; i < q.cwds.size(); ++i) sql += i ? ",?" : "?";
-    sql += ")";
+    where += std::string{" AND ("} + key + (q.descending ? " < ?" : " > ?") + " OR (" + key
+             + " = ? AND id" + (q.descending ? " < ?" : " > ?") + "))";
+  auto in = [&](const char* column, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    where += std::string{" AND "} + column + " IN (";
+    for (size_t i = 0; i < values.size(); ++i) where += i ? ",?" : "?";
+    where += ")";
+  };
+  in("cwd", q.cwds);
+  in("model_provider", q.model_providers);
+  in("source", q.sources);
+  if (q.tenant) where += " AND tenant = ?";
+  // The match the search table's hits are rechecked with, and that the scan
+  // applies alone.
+  const char* match = " AND (instr(lower(preview), lower(?)) > 0"
+                      " OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
+  std::string sql = std::string{"SELECT "} + columns;
+  switch (plan) {
+    case list_plan::scan:  // the rows in list order until a page matches
+      sql += " FROM threads WHERE " + where + (q.search ? match : "");
+      break;
+    case list_plan::lookup:  // the hits, each row by rowid, filtered, rechecked, sorted
+      sql += " FROM (SELECT value AS hit FROM json_each(?)) AS hits CROSS JOIN threads"
+             " ON threads.rowid = hits.hit WHERE "
+             + where + match;
+      break;
+    case list_plan::probe:  // the first rows in list order (the index alone), then the match
+      sql += " FROM (SELECT rowid AS hit FROM threads WHERE " + where + order
+             + " LIMIT ?) AS hits CROSS JOIN threads ON threads.rowid = hits.hit WHERE 1"
+             + match;
+      break;
   }
-  if (!q.model_providers.empty()) {
-    sql += " AND model_provider IN (";
-    for (size_t i = 0; i < q.model_providers.size(); ++i) sql += i ? ",?" : "?";
-    sql += ")";
-  }
-  if (!q.sources.empty()) {
-    sql += " AND source IN (";
-    for (size_t i = 0; i < q.sources.size(); ++i) sql += i ? ",?" : "?";
-    sql += ")";
-  }
-  if (q.tenant) sql += " AND tenant = ?";
-  if (q.search) sql += " AND (instr(lower(preview), lower(?)) > 0 OR instr(lower(coalesce(name,'')), lower(?)) > 0)";
-  sql += std::string{" ORDER BY "} + key + (q.descending ? " DESC" : " ASC") + ", id"
-         + (q.descending ? " DESC" : " ASC") + " LIMIT ?";
+  sql += order + " LIMIT ?";
   statement st{prepare(sql)};
   int i = 1;
+  if (plan == list_plan::lookup) bind_text(st.s, i++, hits);
   sqlite3_bind_int(st.s, i++, q.archived ? 1 : 0);
   if (has_cursor) {
     sqlite3_bind_int64(st.s, i++, cursor_value);
@@ -313,6 +513,7 @@ list_page thread_index::list(const list_query& q) {
   for (auto& p : q.model_providers) bind_text(st.s, i++, p);
   for (auto& k : q.sources) bind_text(st.s, i++, k);
   if (q.tenant) bind_text(st.s, i++, *q.tenant);
+  if (plan == list_plan::probe) sqlite3_bind_int64(st.s, i++, search_probe_rows);
   if (q.search) {
     bind_text(st.s, i++, *q.search);
     bind_text(st.s, i++, *q.search);
@@ -331,16 +532,20 @@ list_page thread_index::list(const list_query& q) {
 }
 
 std::vector<index_entry> thread_index::updated_before(int64_t cutoff_s, bool archived_only,
-                                                      bool idle_only, size_t limit) {
-  // archived IN (...) keeps it on threads_by_updated (archived, updated_at, id).
+                                                      bool idle_only, size_t limit,
+                                                      const std::optional<std::string>& tenant) {
+  // archived IN (...) keeps it on threads_by_updated (archived, updated_at,
+  // id), or with a tenant on threads_by_tenant_updated.
   statement st{prepare(std::string{"SELECT "} + columns + " FROM threads WHERE archived IN ("
-                       + (archived_only ? "1" : "0,1") + ") AND updated_at < ?"
+                       + (archived_only ? "1" : "0,1") + ")"
+                       + (tenant ? " AND tenant = ?3" : "") + " AND updated_at < ?1"
                        + (idle_only ? " AND pending = 0" : "")
                        // Sorted only when all are asked: a limited round takes any, unsorted
                        // (no sort of every old row).
-                       + (limit == 0 ? " ORDER BY updated_at" : "") + " LIMIT ?")};
+                       + (limit == 0 ? " ORDER BY updated_at" : "") + " LIMIT ?2")};
   sqlite3_bind_int64(st.s, 1, cutoff_s);
   sqlite3_bind_int64(st.s, 2, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  if (tenant) bind_text(st.s, 3, tenant_or_default(*tenant));
   std::vector<index_entry> out;
   while (sqlite3_step(st.s) == SQLITE_ROW) out.push_back(read_row(st.s));
   return out;

@@ -76,7 +76,9 @@ struct list_query {
   std::vector<std::string> cwds;             // empty = any
   std::vector<std::string> model_providers;  // empty = any
   std::vector<std::string> sources;          // empty = any (sourceKinds)
-  std::optional<std::string> search;         // substring of preview or name
+  /// A substring of the preview or the name, ASCII letters in either case
+  /// (as the memory and PostgreSQL stores match it).
+  std::optional<std::string> search;
   std::optional<std::string> cursor;         // from a previous page
   std::optional<std::string> tenant;         // nullopt = every tenant's
   uint32_t limit = 25;
@@ -113,13 +115,30 @@ class thread_index {
   std::vector<std::pair<std::string, std::string>> paths_after(const std::string& after,
                                                               size_t limit);
   /// Threads last updated before `cutoff_s` (retention); with `idle_only`
-  /// none with work pending; at most `limit` (any of them), or all (0),
-  /// oldest first.
+  /// none with work pending; with `tenant` only that tenant's; at most
+  /// `limit` (any of them), or all (0), oldest first.
   std::vector<index_entry> updated_before(int64_t cutoff_s, bool archived_only, bool idle_only,
-                                          size_t limit);
+                                          size_t limit,
+                                          const std::optional<std::string>& tenant = std::nullopt);
   /// Every thread with an action pending (a partial index: no scan).
   std::vector<pending_entry> pending();
   size_t size();
+
+  /// Whether the search table (`threads_search`) holds every row, so a
+  /// search term of 3+ characters is a lookup in it. An index from before
+  /// it (schema 5) gains it empty and fills it behind the lists
+  /// (fill_search); until then searches scan, as they did.
+  bool search_ready() const { return search_ready_; }
+  /// Fills up to `rows` more rows into the search table in one
+  /// transaction; how many it filled (0, and search_ready(), once whole).
+  size_t fill_search(size_t rows);
+  /// Merges up to `pages` pages of the search table's segments towards one
+  /// (a fill in many small transactions leaves many, which every search
+  /// reads); whether more is left to merge.
+  bool merge_search(int pages);
+  /// How the last list() answered its search term (tests, benchmarks).
+  enum class search_plan { none, scan, lookup };
+  search_plan last_search_plan() const { return last_search_plan_; }
 
   /// Runs `f` in one transaction (bulk rebuilds).
   template <class F>
@@ -143,6 +162,14 @@ class thread_index {
   void open(const std::string& path);
   void exec(const char* sql);
   sqlite3_stmt* prepare(const std::string& sql);
+  void create_search_table();
+  /// How list() finds a page (list_by).
+  enum class list_plan { scan, lookup, probe };
+  /// `hits`: the lookup's rowids, a JSON array.
+  list_page list_by(const list_query& q, list_plan plan, const std::string& hits);
+  /// The rowids of the rows the search table holds `phrase` in, up to
+  /// `at_most` of them.
+  std::vector<int64_t> search_hits(const std::string& phrase, size_t at_most);
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* upsert_ = nullptr;
@@ -150,7 +177,20 @@ class thread_index {
   sqlite3_stmt* remove_ = nullptr;
   sqlite3_stmt* set_file_ = nullptr;
   bool created_ = false;
+  bool search_ready_ = true;
+  search_plan last_search_plan_ = search_plan::none;
 };
+
+/// The shortest search term the search table answers (trigrams); shorter
+/// ones scan the rows, newest first.
+constexpr size_t search_lookup_min_chars = 3;
+/// The rows a search scans first (in list order, the index alone, then each
+/// row's text), before it asks the search table: a term in 1 of 10 threads
+/// or more fills a page of 50 among them, as fast as the scan alone.
+constexpr int64_t search_probe_rows = 512;
+/// The most hits of a term the lookup takes (each a row read and sorted);
+/// past it the ordered scan is cheaper (it meets a page of hits early).
+constexpr size_t search_lookup_max_hits = 2000;
 
 /// The opaque cursor for a list position (sort value + id).
 std::string encode_cursor(int64_t sort_value, const std::string& id);

@@ -10,7 +10,8 @@ disk; its index row then aged by hand). Checks, on the real binary:
   * --archived-only takes only the archived ones;
   * a prune removes the old threads' rollouts and index rows, keeps the one
     with work pending and every younger thread; a server started after lists
-    exactly the rest, and cannot read a pruned thread.
+    exactly the rest, and cannot read a pruned thread;
+  * --tenant T prunes only T's old threads.
 Exit 0 when every check held.
   store_prune_test.py --binary PARLEY --work DIR
 """
@@ -181,6 +182,36 @@ def main():
     expect(len(left) == 5, "a server with --prune-older-than=132h keeps the 5 younger threads")
     s.proc.stdin.close()
     s.proc.wait(timeout=60)
+
+    # Per tenant (--tenant): the index row holds each thread's tenant; here
+    # set by hand on three threads (two old, one young), the rest stay the
+    # default tenant's (as threads stored before tenants are).
+    home3 = os.path.join(a.work, "home3")
+    subprocess.run([sys.executable, GEN, "--binary", a.binary, "--home", home3, "--threads", "10",
+                    "--step", "86400", "--archived", "0.2"], check=True)
+    ids3 = sorted((os.path.basename(os.path.join(r, f)), f[-42:-6])
+                  for r, _, fs in os.walk(home3) for f in fs if f.startswith("rollout-"))
+    ids3 = [t for _, t in ids3]  # oldest first
+    acme = {ids3[0], ids3[2], ids3[7]}
+    db = sqlite3.connect(os.path.join(home3, "parley-index.sqlite"))
+    for t in acme:
+        db.execute("UPDATE threads SET tenant='acme' WHERE id=?", (t,))
+    db.commit()
+    db.close()
+    rc, out, _ = prune(a.binary, home3, "--older-than", "132h", "--tenant", "acme", "--dry-run")
+    expect(rc == 0 and named(out, "would prune") == {ids3[0], ids3[2]},
+           "--tenant acme --dry-run names only acme's 2 old threads")
+    rc, out, _ = prune(a.binary, home3, "--older-than", "132h", "--tenant", "default")
+    expect(rc == 0 and named(out, "pruned") == set(ids3[:5]) - acme,
+           "--tenant default prunes the other 3 old threads")
+    rc, out, _ = prune(a.binary, home3, "--older-than", "132h", "--tenant", "nobody")
+    expect(rc == 0 and not named(out, "pruned"), "--tenant with no threads prunes nothing")
+    for tenant, want in (("default", set(ids3[5:]) - acme), ("acme", acme)):
+        s = Server(a.binary, home3, a.work, ["--local-tenant=" + tenant])
+        left = s.list_ids() | s.list_ids(archived=True)
+        expect(left == want, "tenant %s lists its %d threads left" % (tenant, len(want)))
+        s.proc.stdin.close()
+        s.proc.wait(timeout=60)
     print("store_prune: all checks held")
 
 

@@ -10,7 +10,10 @@ many rollouts the index read again:
   * after kill -9 while turns run on K threads: no more than those K, and
     the list then agrees with every thread's rollout (preview, updatedAt);
   * with the index deleted: every rollout, behind the lists (a list answers
-    while it runs), and the same threads listed after it.
+    while it runs), and the same threads listed after it;
+  * an index from before the search table (schema 5) keeps its rows (no
+    rollout read), fills the table behind the lists (logged), and a
+    searchTerm then lists what the scan listed, page after page.
 Exit 0 when every check held.
   store_restart_test.py --binary PARLEY --work DIR
 """
@@ -21,6 +24,7 @@ import queue
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -91,10 +95,10 @@ class Server:
             if m.get("method") == "turn/completed" and m["params"]["threadId"] == thread:
                 return
 
-    def list_all(self):
+    def list_all(self, limit=50, **extra):
         out, cursor = {}, None
         while True:
-            p = {"limit": 50}
+            p = dict(extra, limit=limit)
             if cursor:
                 p["cursor"] = cursor
             r = self.call("thread/list", p)
@@ -233,7 +237,43 @@ def main():
     s = Server(a.binary, home, log())
     f = synced(s.log)
     expect(not f["full"] and f["reread"] == 0, "and the start after it reads none: %s" % f)
+    previews = {t: r["preview"] for t, r in s.list_all().items()}
+    terms = ("first 1", "FIRST 2", "irst", "say", "%", "1", "no such")
+    first_lists = {}
+    for term in terms:
+        first_lists[term] = list(s.list_all(limit=3, searchTerm=term))
+        want = {t for t, p in previews.items() if term.lower() in p.lower()}
+        expect(set(first_lists[term]) == want,
+               "searchTerm %r lists the %d threads whose preview has it" % (term, len(want)))
     s.close()
+
+    # The index as schema 5 left it: no search table.
+    db = sqlite3.connect(os.path.join(home, "parley-index.sqlite"))
+    db.executescript("DROP TRIGGER threads_search_insert; DROP TRIGGER threads_search_update;"
+                     " DROP TRIGGER threads_search_delete; DROP TABLE threads_search;"
+                     " UPDATE meta SET value='5' WHERE key='schema_version';")
+    db.close()
+    s = Server(a.binary, home, log())
+    f = synced(s.log)
+    expect(not f["full"] and f["reread"] == 0,
+           "an index from before the search table keeps its rows: %s" % f)
+    deadline = time.monotonic() + TIMEOUT
+    while not re.search(r"event=search_filled threads=%d " % THREADS,
+                        open(s.log, errors="replace").read()):
+        if time.monotonic() > deadline:
+            raise Failure("no `event=search_filled threads=%d` in %s" % (THREADS, s.log))
+        time.sleep(0.05)
+    expect("event=search_filling threads=%d" % THREADS in open(s.log, errors="replace").read(),
+           "its search table is filled behind the lists (logged)")
+    for term in terms:
+        expect(list(s.list_all(limit=3, searchTerm=term)) == first_lists[term],
+               "searchTerm %r lists the same threads in the same order" % term)
+    s.close()
+    db = sqlite3.connect(os.path.join(home, "parley-index.sqlite"))
+    version = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    rows = db.execute("SELECT count(*) FROM threads_search").fetchone()[0]
+    db.close()
+    expect(version == "6" and rows == THREADS, "schema 6, every row in the search table")
     print("store_restart: all checks held")
 
 

@@ -1,6 +1,9 @@
 #include "actors/store/thread_index.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <stdexcept>
 #include <memory>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -134,6 +137,331 @@ TEST(thread_index, cursors) {
   EXPECT_EQ(id, "abc:def");
   EXPECT_FALSE(decode_cursor("garbage", v, id));
   EXPECT_FALSE(decode_cursor("12x:abc", v, id));
+}
+
+
+// -- searchTerm: the search table (trigram FTS5) and the scan ---------------
+
+// What the scan matched, and so what every search must match: the term in
+// the preview or the name, ASCII letters in either case, every other
+// character as it is (memory_store and postgres_rows match the same way).
+bool reference_match(const index_entry& e, const std::string& term) {
+  auto lower = [](std::string s) {
+    for (auto& c : s)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+  };
+  auto t = lower(term);
+  return lower(e.preview).find(t) != std::string::npos
+         || (e.name && lower(*e.name).find(t) != std::string::npos);
+}
+
+/// The ids a search must list, newest first (created_at, then id).
+std::vector<std::string> expected_ids(const std::map<std::string, index_entry>& rows,
+                                      const std::string& term, bool archived = false) {
+  std::vector<const index_entry*> hits;
+  for (auto& [id, e] : rows)
+    if (e.archived == archived && reference_match(e, term)) hits.push_back(&e);
+  std::sort(hits.begin(), hits.end(), [](auto* a, auto* b) {
+    return std::make_pair(a->created_at, a->id) > std::make_pair(b->created_at, b->id);
+  });
+  std::vector<std::string> out;
+  for (auto* e : hits) out.push_back(e->id);
+  return out;
+}
+
+/// Every page of `q`, following the cursors; `plans` gets each page's plan.
+std::vector<std::string> all_pages(thread_index& idx, list_query q,
+                                   std::vector<thread_index::search_plan>* plans = nullptr) {
+  std::vector<std::string> out;
+  for (int pages = 0; pages < 10000; ++pages) {
+    auto page = idx.list(q);
+    if (plans) plans->push_back(idx.last_search_plan());
+    for (auto& e : page.entries) out.push_back(e.id);
+    if (!page.next_cursor) break;
+    q.cursor = page.next_cursor;
+  }
+  return out;
+}
+
+index_entry text_entry(int i, const std::string& preview,
+                       std::optional<std::string> name = std::nullopt) {
+  index_entry e = entry(i);
+  e.id = "t-" + std::to_string(10000 + i);
+  e.path = "/p/" + e.id;
+  e.preview = preview;
+  e.name = std::move(name);
+  e.created_at = 1000 + i / 2;  // ties broken by id
+  return e;
+}
+
+const std::vector<std::string>& search_texts() {
+  static const std::vector<std::string> texts = {
+      "fix the 100% CPU bug", "rename a_b to a-b", "it's \"quoted\" text", "say \"hi\" twice",
+      "glob * and a*b", "key:value pairs", "^start and (parens)", "NEAR(a b) AND OR NOT",
+      "École d'été", "école", "中文字符测试", "emoji 🎉 party", "under_score%percent",
+      "plain hay", "Needle in CAPS", "needle lower", "x", "", "ab", "tab\there"};
+  return texts;
+}
+
+const std::vector<std::string>& search_terms() {
+  static const std::vector<std::string> terms = {
+      "100%", "%", "_", "a_b", "'s \"q", "\"hi\"", "\"", "*", "a*b", "key:", ":", "^st",
+      "(parens)", "(", "NEAR(", "AND", "and or", "École", "ÉCOLE", "école", "cole", "中文字",
+      "中文", "🎉", "🎉 p", "needle", "NEEDLE", "ne", "N", "hay", "d'é", "ab", "b\th", "zzz",
+      "named", "NAME ONLY", "-b", "  "};
+  return terms;
+}
+
+std::map<std::string, index_entry> fill_texts(thread_index& idx) {
+  std::map<std::string, index_entry> rows;
+  int i = 0;
+  for (auto& t : search_texts()) {
+    auto e = text_entry(i++, t);
+    rows[e.id] = e;
+  }
+  // Found by the name alone.
+  auto named = text_entry(i++, "hay", std::string{"a Named one, name only"});
+  rows[named.id] = named;
+  idx.batch([&] {
+    for (auto& [id, e] : rows) idx.upsert(e);
+  });
+  return rows;
+}
+
+size_t chars(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// Every term matches what the scan matched: the characters FTS5 gives a
+// meaning to (`"*:^()`, AND, NEAR) and SQL's LIKE wildcards (`%`, `_`) as
+// they are, ASCII case folded, other letters only as they are (`ÉCOLE`
+// finds `École` but not `école`: the trigram table folds them, the recheck
+// does not). Terms of 3+ characters are looked up, shorter ones scan.
+TEST(thread_index_search, terms_match_as_the_scan_did) {
+  thread_index idx{temp_db("search-terms.sqlite")};
+  auto rows = fill_texts(idx);
+  ASSERT_TRUE(idx.search_ready());
+  for (auto& term : search_terms()) {
+    list_query q;
+    q.search = term;
+    q.limit = 3;
+    std::vector<thread_index::search_plan> plans;
+    EXPECT_EQ(all_pages(idx, q, &plans), expected_ids(rows, term)) << "term [" << term << "]";
+    auto want = chars(term) >= search_lookup_min_chars ? thread_index::search_plan::lookup
+                                                       : thread_index::search_plan::scan;
+    for (auto p : plans) EXPECT_EQ(p, want) << "term [" << term << "]";
+  }
+  list_query q;
+  q.search = "ÉCOLE";
+  auto page = idx.list(q);
+  ASSERT_EQ(page.entries.size(), 1u);
+  EXPECT_EQ(page.entries[0].preview, "École d'été");
+}
+
+// A rare term's pages follow the cursor across pages, in list order, with
+// the other filters, and a thread inserted between pages shifts nothing.
+TEST(thread_index_search, lookup_pages_with_a_cursor_and_filters) {
+  thread_index idx{temp_db("search-pages.sqlite")};
+  std::map<std::string, index_entry> rows;
+  // 1 in 200 (too few among the newest 512 rows for the first scan).
+  for (int i = 0; i < 2400; ++i) {
+    auto e = text_entry(i, "hello bench " + std::to_string(i) + " topic" + std::to_string(i % 200));
+    e.cwd = i % 3 ? "/a" : "/b";
+    e.archived = i % 7 == 0;
+    rows[e.id] = e;
+  }
+  idx.batch([&] {
+    for (auto& [id, e] : rows) idx.upsert(e);
+  });
+  list_query q;
+  q.search = "TOPIC42";
+  q.limit = 3;
+  std::vector<thread_index::search_plan> plans;
+  EXPECT_EQ(all_pages(idx, q, &plans), expected_ids(rows, "topic42"));
+  EXPECT_GT(plans.size(), 3u);
+  for (auto p : plans) EXPECT_EQ(p, thread_index::search_plan::lookup);
+  q.archived = true;
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "topic42", true));
+  q.archived = false;
+  q.cwds = {"/b"};
+  std::vector<std::string> want;
+  for (auto& id : expected_ids(rows, "topic42"))
+    if (rows[id].cwd == "/b") want.push_back(id);
+  EXPECT_EQ(all_pages(idx, q), want);
+  q.cwds.clear();
+  // Ascending by updated_at (5000 - i: the newest created first).
+  q.key = list_query::sort_key::updated_at;
+  q.descending = false;
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "topic42"));
+  // Inserted between pages: a newer thread does not shift the next page.
+  q.key = list_query::sort_key::created_at;
+  q.descending = true;
+  auto first = idx.list(q);
+  ASSERT_TRUE(first.next_cursor);
+  auto newer = text_entry(5000, "a newer topic42 thread");
+  idx.upsert(newer);
+  std::vector<std::string> seen;
+  for (auto& e : first.entries) seen.push_back(e.id);
+  q.cursor = first.next_cursor;
+  for (auto& id : all_pages(idx, q)) seen.push_back(id);
+  EXPECT_EQ(seen, expected_ids(rows, "topic42"));
+}
+
+// A term with more hits than the lookup takes scans (it finds a page at
+// once), and lists the same threads; so does a term with a page of hits
+// among the newest rows (the first scan's).
+TEST(thread_index_search, a_common_term_scans) {
+  thread_index idx{temp_db("search-common.sqlite")};
+  std::map<std::string, index_entry> rows;
+  for (int i = 0; i < static_cast<int>(search_lookup_max_hits) + 50; ++i) {
+    auto e = text_entry(i, i % 2 ? "common word " + std::to_string(i) : "Common " + std::to_string(i));
+    rows[e.id] = e;
+  }
+  idx.batch([&] {
+    for (auto& [id, e] : rows) idx.upsert(e);
+  });
+  list_query q;
+  q.search = "common";
+  q.limit = 50;
+  auto page = idx.list(q);
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  auto want = expected_ids(rows, "common");
+  want.resize(50);
+  std::vector<std::string> got;
+  for (auto& e : page.entries) got.push_back(e.id);
+  EXPECT_EQ(got, want);
+  // 1, 11, 13, 15, ..., 1999: under the bound, but dense among the newest
+  // rows: the first scan finds a page of 50 there.
+  q.search = "common word 1";
+  page = idx.list(q);
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  EXPECT_EQ(page.entries.size(), 50u);
+  q.limit = 10000;
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "common word 1"));
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
+}
+
+// The search table follows the rows in the same transactions: a renamed
+// thread is found by its new name only, an archived one only among the
+// archived, a deleted one (thread/delete, prune) no more, and a batch
+// rolled back leaves neither.
+TEST(thread_index_search, follows_renames_archives_and_deletes) {
+  thread_index idx{temp_db("search-changes.sqlite")};
+  auto rows = fill_texts(idx);
+  auto find = [&](const std::string& term, bool archived = false) {
+    list_query q;
+    q.search = term;
+    q.archived = archived;
+    auto ids = all_pages(idx, q);
+    EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup) << term;
+    return ids;
+  };
+  auto renamed = rows.begin()->second;  // "fix the 100% CPU bug"
+  renamed.name = "zebra crossing";
+  idx.upsert(renamed);
+  EXPECT_EQ(find("zebra"), std::vector<std::string>{renamed.id});
+  renamed.name = "giraffe";
+  renamed.preview = "a new preview";
+  idx.upsert(renamed);
+  EXPECT_TRUE(find("zebra").empty());
+  EXPECT_TRUE(find("100%").empty());
+  EXPECT_EQ(find("giraffe"), std::vector<std::string>{renamed.id});
+  EXPECT_EQ(find("new preview"), std::vector<std::string>{renamed.id});
+  auto archived = rows.at("t-10015");  // "needle lower"
+  ASSERT_EQ(archived.preview, "needle lower");
+  archived.archived = true;
+  idx.upsert(archived);
+  EXPECT_EQ(find("needle lower"), std::vector<std::string>{});
+  EXPECT_EQ(find("needle lower", true), std::vector<std::string>{archived.id});
+  idx.remove(archived.id);
+  EXPECT_TRUE(find("needle", true).empty());
+  EXPECT_EQ(find("needle"), std::vector<std::string>{"t-10014"});  // "Needle in CAPS"
+  // A file update (no text change) keeps the entry.
+  idx.set_file("t-10014", "/p/t-10014", 10, 20, 30);
+  EXPECT_EQ(find("needle"), std::vector<std::string>{"t-10014"});
+  EXPECT_THROW(idx.batch([&] {
+    idx.upsert(text_entry(500, "rolled back okapi"));
+    throw std::runtime_error("refused");
+  }),
+               std::runtime_error);
+  EXPECT_TRUE(find("okapi").empty());
+  EXPECT_FALSE(idx.find("t-10500"));
+}
+
+// An index from before the search table (schema 5) keeps its rows, gains
+// the table empty and scans until fill_search has filled it (a chunk at a
+// time, going on after a restart); rows written meanwhile are indexed by
+// the triggers, deleted ones leave nothing behind.
+TEST(thread_index_search, an_index_from_before_the_search_table_is_filled_in_place) {
+  auto path = temp_db("search-v5.sqlite");
+  std::map<std::string, index_entry> rows;
+  {
+    thread_index idx{path};
+    rows = fill_texts(idx);
+  }
+  exec_sql(path,
+           "DROP TRIGGER threads_search_insert; DROP TRIGGER threads_search_update;"
+           " DROP TRIGGER threads_search_delete; DROP TABLE threads_search;"
+           " UPDATE meta SET value='5' WHERE key='schema_version'");
+  {
+    thread_index idx{path};
+    EXPECT_FALSE(idx.created());
+    EXPECT_FALSE(idx.search_ready());
+    EXPECT_EQ(idx.size(), rows.size());
+    list_query q;
+    q.search = "needle";
+    EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "needle"));
+    EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+    EXPECT_EQ(idx.fill_search(4), 4u);
+    EXPECT_FALSE(idx.search_ready());
+  }
+  thread_index idx{path};
+  EXPECT_FALSE(idx.search_ready()) << "the fill goes on after a restart";
+  // Written during the fill: a new row, a renamed one not filled yet, a
+  // deleted one.
+  auto fresh = text_entry(900, "fresh needle");
+  idx.upsert(fresh);
+  rows[fresh.id] = fresh;
+  auto& late = rows.at("t-10016");  // "x": past the first chunk
+  late.name = "late needle";
+  idx.upsert(late);
+  idx.remove("t-10014");
+  rows.erase("t-10014");
+  size_t filled = 4;
+  for (int i = 0; i < 100 && !idx.search_ready(); ++i) filled += idx.fill_search(4);
+  ASSERT_TRUE(idx.search_ready());
+  EXPECT_EQ(filled, rows.size() - 1) << "every row there at the upgrade, once (not the new one)";
+  for (auto& term : search_terms()) {
+    list_query q;
+    q.search = term;
+    EXPECT_EQ(all_pages(idx, q), expected_ids(rows, term)) << "term [" << term << "]";
+  }
+  list_query q;
+  q.search = "needle";
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "needle"));
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
+  EXPECT_EQ(expected_ids(rows, "needle").size(), 3u);
+}
+
+// An index of another version is rebuilt with its search table.
+TEST(thread_index_search, a_rebuilt_index_has_its_search_table_at_once) {
+  auto path = temp_db("search-v3.sqlite");
+  {
+    thread_index idx{path};
+    fill_texts(idx);
+  }
+  exec_sql(path, "UPDATE meta SET value='3' WHERE key='schema_version'");
+  thread_index idx{path};
+  EXPECT_TRUE(idx.created());
+  EXPECT_TRUE(idx.search_ready());
+  auto rows = fill_texts(idx);
+  list_query q;
+  q.search = "needle";
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "needle"));
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
 }
 
 }  // namespace
