@@ -57,6 +57,9 @@ struct pending {
   std::function<void(incoming&)> on_answer;
   /// Gets a failure of parley's (timeout, exit, cut off).
   std::function<void(const std::string&)> on_failure;
+  /// Its deadline and the key that set it, for the timeout's message.
+  std::chrono::milliseconds deadline{0};
+  std::string deadline_key = "tool_timeout_sec";
 };
 
 /// A client's call that came while the server was starting.
@@ -220,6 +223,7 @@ void ask(self_ptr self, const std::string& method, json params, pending p,
          std::chrono::milliseconds timeout) {
   auto& st = self->state;
   auto id = st.next_id++;
+  p.deadline = timeout;
   st.in_flight.emplace(id, std::move(p));
   if (timeout.count() > 0)
     self->delayed_send(self, timeout, atom::timer::value, st.generation, id);
@@ -258,8 +262,17 @@ void list_all(self_ptr self, std::string method, std::string key,
     }
     done(first_meta);
   };
-  p.on_failure = [](const std::string&) {};  // the start's failure says it all
-  ask(self, method, params, std::move(p), std::chrono::milliseconds(0));
+  // While starting, the start's deadline covers every page; a listing
+  // again (tools/list_changed) gets one of its own, the same length.
+  p.on_failure = [self, method](const std::string& why) {
+    PARLEY_WARN("mcp event=listing_failed server={} method={} why=\"{}\"", name_of(self), method,
+                why);
+  };
+  p.deadline_key = "startup_timeout_sec";
+  auto& st = self->state;
+  auto deadline = st.now == phase::connected ? st.options.config.startup_timeout
+                                             : std::chrono::milliseconds(0);
+  ask(self, method, params, std::move(p), deadline);
 }
 
 /// The tools a server listed, by name, enabled ones only.
@@ -536,7 +549,7 @@ void on_timer(self_ptr self, uint64_t gen, int64_t id) {
   remember_timeout(self, id);
   PARLEY_WARN("mcp event=call_timeout server={} id={} what=\"{}\"", name_of(self), id, p.what);
   p.on_failure("MCP server `" + name_of(self) + "` did not answer " + p.what + " within "
-               + seconds(st.options.config.tool_timeout) + " (tool_timeout_sec)");
+               + seconds(p.deadline) + " (" + p.deadline_key + ")");
 }
 
 caf::behavior server_behavior(self_ptr self, server_options options) {
