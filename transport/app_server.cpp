@@ -61,6 +61,7 @@ void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local, size_
   options.cluster_router = rt.thread_router();
   options.shutdown_on_close = true;
   options.identity = local;
+  options.mcp_hub = rt.mcp_hub();
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   // A client behind holds its threads' model streams; one that fell past
   // the bound is given up on, as if its input had ended (it never reads

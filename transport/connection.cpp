@@ -8,6 +8,7 @@
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
 #include "actors/core/telemetry.hpp"
+#include "actors/mcp/messages.hpp"
 
 namespace parley {
 
@@ -115,6 +116,25 @@ class thread_manager_port final : public rpc::runtime_port {
   }
   void debug_counts(reply<runtime_counts> done) override {
     forward(std::move(done), atom::stats::value);
+  }
+  void mcp(std::string method, protocol::json params, reply<protocol::json> done) override {
+    const auto& hub = self_->state.options.mcp_hub;
+    if (!hub) return rpc::runtime_port::mcp(std::move(method), std::move(params), std::move(done));
+    // A tool call ends by its own tool_timeout_sec (at most a day); the
+    // server's actor answers every call, this deadline is only a backstop.
+    std::chrono::seconds deadline = call_timeout;
+    if (method == "mcpServer/tool/call" || method == "mcpServer/resource/read")
+      deadline = std::chrono::hours(25);
+    self_->request(hub, deadline, mcp::atom::call::value, std::move(method),
+                   params.dump(-1, ' ', false, protocol::json::error_handler_t::replace))
+        .then(
+            [done](std::string& text) {
+              auto r = protocol::json::parse(text, nullptr, false);
+              if (r.is_discarded())
+                return done(make_error(errc::internal, "the MCP hub answered malformed JSON"));
+              done(std::move(r));
+            },
+            [done](caf::error& err) { done(std::move(err)); });
   }
   protocol::json approval_stats() override {
     return self_->state.options.telemetry->approvals.snapshot();

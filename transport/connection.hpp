@@ -56,6 +56,8 @@ struct connection_options {
   std::string replay_initialize;
   /// Who the client is: its credentials' tenant and subject (issue 22).
   tenant_identity identity;
+  /// The runtime's MCP servers (runtime::mcp_hub()); invalid: none here.
+  caf::actor mcp_hub;
 };
 
 struct connection_state {

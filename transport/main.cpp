@@ -173,6 +173,8 @@ int app_server(parley::command_line& cl) {
   cfg.config_file = cl.config_file.empty() ? parley::model_config::default_config_path(
                                                  std::getenv("CODEX_HOME"), cfg.home)
                                            : cl.config_file;
+  cfg.config_file_given = !cl.config_file.empty();
+  cfg.config_overrides = cl.config_overrides;
   cfg.model_settings = load_config(cl);
   if (!cfg.model_settings) return 2;
   for (const auto& [key, value] : cfg.model_settings->limits) {

@@ -39,7 +39,7 @@ caf::error require_experimental(const protocol::initialize_capabilities& caps, b
 /// Methods whose params type is not a struct: `params` may be absent.
 bool takes_no_params(const std::string& method) {
   return method == "configRequirements/read" || method == "parley/debug/counts"
-         || method == "parley/stats";
+         || method == "parley/stats" || method == "config/mcpServer/reload";
 }
 
 }  // namespace
@@ -125,6 +125,30 @@ const std::map<std::string, session::handler>& session::methods() {
   auto configuration = [](const char* name) -> handler {
     return [name](session& s, const call& c) { s.config_method(name, c.id, c.params); };
   };
+  // The MCP servers' methods: answered by the runtime's MCP hub, params
+  // and result as JSON (actors/mcp/mcp_hub.hpp says which shapes).
+  // A tool call names a thread, as in Codex: one nobody has is "thread not
+  // found" (-32600); which thread it is changes nothing else yet.
+  auto mcp = [](const char* name) -> handler {
+    return [name](session& s, const call& c) {
+      auto ask = [&s, name, id = c.id, params = c.params] {
+        s.runtime_.mcp(name, params, s.reply_with<json>(id, [](const json& r) { return r; }));
+      };
+      auto t = c.params.is_object() ? c.params.find("threadId") : c.params.end();
+      if (std::string{name} != "mcpServer/tool/call" || t == c.params.end() || !t->is_string())
+        return ask();
+      auto thread_id = t->get<std::string>();
+      s.runtime_.thread_tenant(thread_id, [&s, alive = std::weak_ptr<bool>(s.alive_), id = c.id,
+                                           thread_id, ask](caf::expected<std::string> owner) {
+        if (alive.expired()) return;
+        if (!owner) return s.reply_error(id, owner.error());
+        if (owner->empty())
+          return s.reply_error(id, protocol::rpc_code::invalid_request,
+                               "thread not found: " + thread_id);
+        ask();
+      });
+    };
+  };
   auto path_needs_experimental = [](const char* what) {
     return [what](const protocol::initialize_capabilities& caps, const auto& p) {
       return require_experimental(caps, p.path.has_value(), what);
@@ -180,6 +204,10 @@ const std::map<std::string, session::handler>& session::methods() {
       {"experimentalFeature/list", configuration("experimentalFeature/list")},
       {"experimentalFeature/enablement/set", configuration("experimentalFeature/enablement/set")},
       {"hooks/list", configuration("hooks/list")},
+      {"mcpServerStatus/list", mcp("mcpServerStatus/list")},
+      {"mcpServer/tool/call", mcp("mcpServer/tool/call")},
+      {"mcpServer/resource/read", mcp("mcpServer/resource/read")},
+      {"config/mcpServer/reload", mcp("config/mcpServer/reload")},
       {"fs/readFile", file("fs/readFile")},
       {"fs/writeFile", file("fs/writeFile")},
       {"fs/createDirectory", file("fs/createDirectory")},

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "actors/core/atoms.hpp"
+#include "actors/core/errors.hpp"
 #include "actors/core/messages.hpp"
 #include "actors/core/tenant.hpp"
 #include "protocol/methods.hpp"
@@ -75,6 +76,13 @@ class runtime_port {
   virtual void command_exec_resize(std::string process_id, protocol::terminal_size size,
                                    reply<parley::atom::ok> done) = 0;
   virtual void debug_counts(reply<runtime_counts> done) = 0;
+  /// mcpServerStatus/list, mcpServer/tool/call, mcpServer/resource/read,
+  /// config/mcpServer/reload: the MCP hub's answer (actors/mcp/mcp_hub.hpp).
+  /// A port without MCP servers (tests, a cluster peer's session) says so.
+  virtual void mcp(std::string method, protocol::json params, reply<protocol::json> done) {
+    (void)params;
+    done(make_error(errc::invalid_request, "`" + method + "`: no MCP servers here"));
+  }
   /// parley/stats: the approval counters, as JSON.
   virtual protocol::json approval_stats() = 0;
 };

@@ -329,6 +329,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     options.shutdown_on_close = false;  // other clients stay
     options.label = name();
     options.identity = who_;
+    options.mcp_hub = rt.mcp_hub();
     PARLEY_INFO("ws event=session connection={} tenant={} subject=\"{}\"{}", options.label,
                 who_.tenant, who_.subject, who_.is_operator ? " operator=true" : "");
     conn_ = rt.system().spawn(connection, rt.threads(), writer, options);

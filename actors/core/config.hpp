@@ -90,6 +90,10 @@ struct runtime_config {
   /// The config.toml parley read at start (or would have read: the default
   /// path when none exists yet); config/value/write writes it. Empty: none.
   std::string config_file;
+  /// Whether config_file was named (--config: it must exist) and the -c
+  /// overrides on top of it: what config/mcpServer/reload reads again.
+  bool config_file_given = false;
+  std::vector<std::string> config_overrides;
   /// The whole environment ("NAME=value") of every command a turn runs. The
   /// runtime makes it as it starts, from the shell environment policy and
   /// its own environment, unless the host set it; null (services built

@@ -12,6 +12,7 @@
 #include "actors/core/log.hpp"
 #include "actors/model/config/environment_policy.hpp"
 #include "actors/model/config/model_config.hpp"
+#include "actors/mcp/mcp_hub.hpp"
 #include "actors/runtime/server.hpp"
 #include "actors/core/command_sandbox.hpp"
 #include "actors/threads/process_reactor.hpp"
@@ -81,6 +82,13 @@ runtime::runtime(runtime_config config) {
                                             + caf::to_string(err));
                  });
   if (config_->cluster) start_cluster_link();
+  mcp::hub_options mcp_options;
+  if (config_->model_settings) mcp_options.servers = config_->model_settings->mcp;
+  mcp_options.config_file = config_->config_file;
+  mcp_options.config_file_given = config_->config_file_given;
+  mcp_options.config_overrides = config_->config_overrides;
+  mcp_options.client_version = config_->cli_version;
+  mcp_hub_ = mcp::spawn_hub(*system_, std::move(mcp_options));
 }
 
 void runtime::start_cluster_link() {
@@ -155,6 +163,8 @@ void runtime::shutdown() {
                  });
   }
   if (cluster_link_) caf::anon_send_exit(cluster_link_, caf::exit_reason::user_shutdown);
+  // The MCP servers' processes are killed with their actors.
+  if (mcp_hub_) caf::anon_send_exit(mcp_hub_, caf::exit_reason::user_shutdown);
   reactor_->stop();
 }
 

@@ -46,6 +46,10 @@ class runtime {
   /// (actors/cluster/node_link.hpp).
   cluster::node_link_actor cluster_link() const { return cluster_link_; }
 
+  /// The MCP servers of config.toml (actors/mcp/mcp_hub.hpp): what the
+  /// connections' mcpServer* methods ask.
+  caf::actor mcp_hub() const { return mcp_hub_; }
+
   /// This runtime's counts, approval stats and key sequences (a connection
   /// gets it at spawn).
   std::shared_ptr<runtime_telemetry> telemetry() const { return telemetry_; }
@@ -77,6 +81,7 @@ class runtime {
   thread_manager_actor threads_;
   thread_router_actor router_;
   cluster::node_link_actor cluster_link_;
+  caf::actor mcp_hub_;
   struct session_slot {
     std::mutex lock;  // set by the transport, read by the node endpoint
     cluster::session_factory open;

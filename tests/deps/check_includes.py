@@ -27,7 +27,8 @@ ALLOWED = {
     "actors/core": {"protocol"},
     "actors/runtime": {"protocol", "actors/core", "actors/approval", "actors/approval/hooks",
                        "actors/approval/rules", "actors/approval/audit", "actors/threads",
-                       "actors/store", "actors/model", "actors/model/config", "actors/cluster"},
+                       "actors/store", "actors/model", "actors/model/config", "actors/cluster",
+                       "actors/mcp"},
     "actors/cluster": {"protocol", "actors/core", "actors/approval/audit"},
     "actors/approval/hooks": {"protocol", "actors/core", "actors/threads"},
     "actors/approval": {"protocol", "actors/core", "actors/patch", "actors/approval/hooks",
@@ -42,11 +43,12 @@ ALLOWED = {
     "actors/model/config": set(),
     "actors/sandbox": set(),
     "actors/files": {"protocol", "actors/core", "actors/patch"},
+    "actors/mcp": {"protocol", "actors/core", "actors/model/config"},
     "actors/embed": {"protocol", "actors/core", "actors/runtime"},
     "transport": {"protocol", "actors/core", "actors/runtime", "actors/approval",
                   "actors/approval/hooks", "actors/approval/audit", "actors/approval/rules",
                   "actors/store", "actors/model/config", "actors/sandbox", "actors/files",
-                  "actors/cluster", "transport/chat"},
+                  "actors/cluster", "actors/mcp", "transport/chat"},
     "transport/chat": {"protocol", "transport"},
 }
 

@@ -154,6 +154,7 @@ settings read_settings(const toml::table& root, const std::string& source) {
     if (auto* n = features.get("request_permissions_tool"))
       s.request_permissions_tool = detail::read_bool(*n, "features.request_permissions_tool");
   }
+  if (auto* n = root.get("mcp_servers")) s.mcp = detail::read_mcp_servers(*n);
   if (auto* p = root.get("parley")) {
     const auto& parley = detail::read_table(*p, "parley");
     if (auto* n = parley.get("limits")) read_limits(*n, s.limits);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "actors/model/config/environment_policy.hpp"
+#include "actors/model/config/mcp_servers.hpp"
 
 namespace parley::model_config {
 
@@ -121,6 +122,8 @@ struct settings {
   /// set, a non-negative integer (0 = no limit). The runtime knows the
   /// names (actors/core/usage_limits.hpp) and refuses an unknown one.
   std::map<std::string, uint64_t> limits;
+  /// `[mcp_servers.NAME]`: the MCP servers parley runs (mcp_servers.hpp).
+  mcp_servers mcp;
 
   const provider& active_provider() const { return providers.at(model_provider); }
 };

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "actors/model/config/mcp_servers.hpp"
+
 namespace parley::model_config::detail {
 
 /// The one problem a config has; parse() turns it into load_result::error.
@@ -54,5 +56,8 @@ T read_choice(const toml::node& n, const std::string& key,
 /// (intermediate tables are made, a non-table in the way is replaced), the
 /// value is TOML when it parses as one, else the text itself as a string.
 void apply_override(toml::table& root, const std::string& text);
+
+/// `[mcp_servers]` (mcp_servers.cpp).
+mcp_servers read_mcp_servers(const toml::node& node);
 
 }  // namespace parley::model_config::detail

@@ -1,0 +1,265 @@
+#include "actors/mcp/mcp_hub.hpp"
+
+#include <unistd.h>  // environ
+
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/stateful_actor.hpp>
+#include <map>
+#include <utility>
+
+#include "actors/core/errors.hpp"
+#include "actors/core/handlers.hpp"
+#include "actors/core/log.hpp"
+#include "actors/mcp/framing.hpp"
+#include "actors/mcp/mcp_server.hpp"
+#include "actors/mcp/messages.hpp"
+#include "actors/model/config/model_config.hpp"
+
+
+namespace parley::mcp {
+
+namespace hub_impl {
+
+struct entry {
+  model_config::mcp_server config;
+  /// Invalid for a server parley does not run (disabled, or a url).
+  caf::actor actor;
+  json status;
+};
+
+struct hub_state {
+  static inline const char* name = "mcp_hub";
+  hub_options options;
+  std::map<std::string, entry> servers;
+};
+
+using self_ptr = caf::stateful_actor<hub_state>*;
+
+/// "https://host:port" of a URL (no credentials, path, query or fragment).
+std::string origin_of(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  auto rest = url.substr(scheme_end + 3);
+  auto authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  return url.substr(0, scheme_end + 3) + authority;
+}
+
+json base_status(const model_config::mcp_server& s, const char* runtime_status) {
+  return {{"name", s.name},
+          {"authStatus", "unsupported"},
+          {"tools", json::object()},
+          {"resources", json::array()},
+          {"resourceTemplates", json::array()},
+          {"runtimeStatus", runtime_status},
+          {"serverInfo", nullptr},
+          {"toolsError", nullptr},
+          {"httpOrigin", s.is_stdio() ? json() : json(origin_of(s.url))}};
+}
+
+void start_server(self_ptr self, const model_config::mcp_server& config) {
+  auto& e = self->state.servers[config.name];
+  e.config = config;
+  e.actor = caf::actor{};
+  if (!config.enabled) {
+    e.status = base_status(config, "disabled");
+    PARLEY_INFO("mcp event=disabled server={}", config.name);
+    return;
+  }
+  if (!config.is_stdio()) {
+    e.status = base_status(config, "failed");
+    e.status["toolsError"] = "streamable HTTP MCP servers (`url`) are not supported by parley yet; "
+                             "only stdio servers (`command`) run";
+    PARLEY_WARN("mcp event=unsupported server={} transport=streamable_http", config.name);
+    return;
+  }
+  e.status = base_status(config, "starting");
+  server_options o;
+  o.config = config;
+  o.hub = caf::actor_cast<caf::actor>(self);
+  o.client_version = self->state.options.client_version;
+  o.parent_environment = self->state.options.parent_environment;
+  e.actor = spawn_server(self, std::move(o));
+}
+
+void stop_server(self_ptr self, const std::string& name) {
+  auto it = self->state.servers.find(name);
+  if (it == self->state.servers.end()) return;
+  if (it->second.actor) {
+    self->unlink_from(it->second.actor);
+    self->send_exit(it->second.actor, caf::exit_reason::user_shutdown);
+  }
+  self->state.servers.erase(it);
+}
+
+caf::error invalid(const std::string& message) {
+  return make_error(errc::invalid_request, "Invalid request: " + message);
+}
+
+/// A required string field, or why not.
+caf::expected<std::string> required_string(const json& params, const char* field) {
+  auto it = params.find(field);
+  if (it == params.end() || it->is_null()) return invalid(std::string{"missing field `"} + field + "`");
+  if (!it->is_string())
+    return invalid(std::string{"invalid type for `"} + field + "`, expected a string");
+  return it->get<std::string>();
+}
+
+caf::expected<json> status_list(self_ptr self, const json& params) {
+  std::string only;
+  if (auto it = params.find("serverName"); it != params.end() && !it->is_null()) {
+    if (!it->is_string()) return invalid("invalid type for `serverName`, expected a string");
+    only = it->get<std::string>();
+  }
+  size_t from = 0;
+  if (auto it = params.find("cursor"); it != params.end() && !it->is_null()) {
+    if (!it->is_string()) return invalid("invalid type for `cursor`, expected a string");
+    try {
+      from = std::stoul(it->get<std::string>());
+    } catch (...) {
+      return invalid("unknown cursor `" + it->get<std::string>() + "`");
+    }
+  }
+  size_t limit = 0;  // 0: all
+  if (auto it = params.find("limit"); it != params.end() && !it->is_null()) {
+    if (!it->is_number_unsigned()) return invalid("invalid type for `limit`, expected u32");
+    limit = it->get<size_t>();
+  }
+  bool tools_only = params.value("detail", json()).is_string() && params["detail"] == "toolsAndAuthOnly";
+  std::vector<const entry*> matching;
+  for (auto& [name, e] : self->state.servers)
+    if (only.empty() || name == only) matching.push_back(&e);
+  json data = json::array();
+  size_t end = limit == 0 ? matching.size() : std::min(matching.size(), from + limit);
+  for (size_t i = from; i < end; ++i) {
+    json s = matching[i]->status;
+    if (tools_only) {
+      s["resources"] = json::array();
+      s["resourceTemplates"] = json::array();
+    }
+    data.push_back(std::move(s));
+  }
+  json out = {{"data", std::move(data)}};
+  out["nextCursor"] = end < matching.size() ? json(std::to_string(end)) : json();
+  return out;
+}
+
+/// config.toml again: servers added, removed or changed start or stop.
+caf::expected<json> reload(self_ptr self) {
+  auto& o = self->state.options;
+  model_config::load_request req;
+  req.path = o.config_file;
+  req.explicit_path = o.config_file_given;
+  req.overrides = o.config_overrides;
+  auto loaded = model_config::load(req);
+  if (!loaded) return invalid("config.toml cannot be used: " + loaded.error);
+  const auto& wanted = loaded.config->mcp;
+  std::vector<std::string> gone, changed, added;
+  for (auto& [name, e] : self->state.servers) {
+    auto it = wanted.find(name);
+    if (it == wanted.end())
+      gone.push_back(name);
+    else if (it->second != e.config)
+      changed.push_back(name);
+  }
+  for (auto& [name, s] : wanted)
+    if (!self->state.servers.count(name)) added.push_back(name);
+  for (auto& name : gone) stop_server(self, name);
+  for (auto& name : changed) {
+    stop_server(self, name);
+    start_server(self, wanted.at(name));
+  }
+  for (auto& name : added) start_server(self, wanted.at(name));
+  PARLEY_INFO("mcp event=reload added={} removed={} changed={} unchanged={}", added.size(),
+              gone.size(), changed.size(), wanted.size() - added.size() - changed.size());
+  return json::object();
+}
+
+caf::behavior hub(self_ptr self, hub_options options) {
+  if (options.parent_environment.empty())
+    for (char** e = environ; e && *e; ++e) options.parent_environment.emplace_back(*e);
+  self->state.options = std::move(options);
+  install_default_handlers(self, "mcp_hub");
+  // A server that dies on its own (it never should: it traps its child's
+  // failures) is shown as failed; the runtime's stop ends the hub and,
+  // through the links, every server.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    for (auto& [name, e] : self->state.servers) {
+      if (e.actor && e.actor.address() == msg.source) {
+        PARLEY_ERROR("mcp event=server_actor_died server={} reason={}", name,
+                     caf::to_string(msg.reason));
+        e.actor = caf::actor{};
+        e.status["runtimeStatus"] = "failed";
+        e.status["toolsError"] = "parley's actor for this server stopped: "
+                                 + caf::to_string(msg.reason) + "; reload to start it again";
+        return;
+      }
+    }
+    self->quit(msg.reason);
+  });
+  for (auto& [name, s] : self->state.options.servers) start_server(self, s);
+  return {
+      [self](atom::status, std::string& name, std::string& text) {
+        auto it = self->state.servers.find(name);
+        // A server stopped by a reload may still have been on its way.
+        if (it == self->state.servers.end() || !it->second.actor
+            || it->second.actor.address()
+                   != caf::actor_cast<caf::actor_addr>(self->current_sender()))
+          return;
+        auto status = json::parse(text, nullptr, false);
+        if (!status.is_discarded()) it->second.status = std::move(status);
+      },
+      [self](atom::call, std::string& method, std::string& params_text) -> caf::result<std::string> {
+        auto params = json::parse(params_text, nullptr, false);
+        if (params.is_discarded() || params.is_null()) params = json::object();
+        if (!params.is_object()) return invalid("params must be an object");
+        auto answer = [](caf::expected<json> r) -> caf::result<std::string> {
+          if (!r) return r.error();
+          return r->dump(-1, ' ', false, json::error_handler_t::replace);
+        };
+        if (method == "mcpServerStatus/list") return answer(status_list(self, params));
+        if (method == "config/mcpServer/reload") return answer(reload(self));
+        bool tool_call = method == "mcpServer/tool/call";
+        if (!tool_call && method != "mcpServer/resource/read")
+          return make_error(errc::method_not_found, "method not found: `" + method + "`");
+        auto server = required_string(params, "server");
+        if (!server) return server.error();
+        if (tool_call) {
+          for (auto field : {"threadId", "tool"})
+            if (auto f = required_string(params, field); !f) return f.error();
+        } else if (auto uri = required_string(params, "uri"); !uri) {
+          return uri.error();
+        }
+        auto it = self->state.servers.find(*server);
+        if (it == self->state.servers.end())
+          return make_error(errc::internal, "unknown MCP server '" + *server + "' (no [mcp_servers."
+                                                + *server + "] in config.toml)");
+        const auto& e = it->second;
+        if (!e.actor) {
+          std::string why = !e.config.enabled ? "it is disabled (enabled = false)"
+                                              : e.status.value("toolsError", json()).is_string()
+                                                    ? e.status["toolsError"].get<std::string>()
+                                                    : "it is not running";
+          return make_error(errc::invalid_request,
+                            "MCP server `" + *server + "` cannot be called: " + why);
+        }
+        auto rp = self->make_response_promise();
+        rp.delegate(e.actor, atom::call::value, std::move(method), std::move(params_text));
+        return caf::delegated<std::string>{};
+      },
+  };
+}
+
+}  // namespace hub_impl
+
+caf::actor spawn_hub(caf::actor_system& system, hub_options options) {
+  return system.spawn<caf::detached>(
+      [](caf::stateful_actor<hub_impl::hub_state>* self, hub_options o) {
+        return hub_impl::hub(self, std::move(o));
+      },
+      std::move(options));
+}
+
+}  // namespace parley::mcp

@@ -1,0 +1,42 @@
+#pragma once
+// The MCP servers of one parley process: one actor per configured server
+// (mcp_server.hpp), their latest statuses, and the client methods over them.
+// Servers are process-wide config, not a tenant's: any authenticated client
+// may list and call them (README, MCP servers).
+//
+// Requests (JSON as text; errors as caf::error with a client's message):
+//   (atom::call, method, params) -> result, for
+//     "mcpServerStatus/list"     ListMcpServerStatusParams -> ListMcpServerStatusResponse
+//     "mcpServer/tool/call"      McpServerToolCallParams   -> McpServerToolCallResponse
+//     "mcpServer/resource/read"  McpResourceReadParams     -> McpResourceReadResponse
+//     "config/mcpServer/reload"  (none)                    -> {}: config.toml read again;
+//                                servers added, removed or changed start or stop
+//
+// Spawned detached: a reload reads config.toml on the hub's own thread,
+// never on a scheduler's.
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <string>
+#include <vector>
+
+#include "actors/model/config/mcp_servers.hpp"
+
+namespace parley::mcp {
+
+struct hub_options {
+  /// The servers of the config read at start.
+  model_config::mcp_servers servers;
+  /// What a reload reads: the file (a missing one at the default path
+  /// means no servers) with the -c overrides.
+  std::string config_file;
+  bool config_file_given = false;
+  std::vector<std::string> config_overrides;
+  std::string client_version;
+  /// parley's environment ("NAME=value"); empty: read from `environ`.
+  std::vector<std::string> parent_environment;
+};
+
+caf::actor spawn_hub(caf::actor_system& system, hub_options options);
+
+}  // namespace parley::mcp

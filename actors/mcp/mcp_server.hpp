@@ -1,0 +1,49 @@
+#pragma once
+// One configured MCP server as an actor: it runs the server (a stdio child),
+// performs MCP's handshake (initialize, notifications/initialized), lists
+// the tools (every page, filtered by enabled_tools/disabled_tools) and the
+// resources, then serves tools/call and resources/read for clients. It
+// tells the hub its status whenever that changes.
+//
+// Failure, by cause:
+//   - the process ends (crash, kill, a failed exec): calls in flight fail
+//     naming it, and the server starts again after a backoff (0.5 s,
+//     doubling, at most 30 s; back to 0.5 s once a start stayed up 10 s);
+//   - the server breaks the protocol (a line past 16 MiB, a line that is
+//     not JSON-RPC 2.0, a failed or unsupported initialize) or does not
+//     finish the handshake within startup_timeout: it is cut off (killed,
+//     status failed, the reason in toolsError) and stays off until a
+//     reload, since starting it again would only repeat that;
+//   - a call unanswered within tool_timeout fails; a late answer is
+//     logged and dropped.
+// Nothing a server sends reaches parley's stdout; its stderr goes to the log.
+//
+// Requests (each answered once, JSON as text):
+//   (atom::call, method, params) -> result
+//     method "mcpServer/tool/call": {tool, arguments?, _meta?} -> McpServerToolCallResponse
+//     method "mcpServer/resource/read": {uri} -> McpResourceReadResponse
+
+#include <caf/actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/event_based_actor.hpp>
+#include <string>
+
+#include "actors/model/config/mcp_servers.hpp"
+
+namespace parley::mcp {
+
+struct server_options {
+  model_config::mcp_server config;
+  /// Gets (atom::status, name, status JSON) at each change.
+  caf::actor hub;
+  /// parley's version, for clientInfo.
+  std::string client_version;
+  /// parley's environment ("NAME=value"), from which the few inherited
+  /// variables come.
+  std::vector<std::string> parent_environment;
+};
+
+/// Spawns the server's actor (linked to the caller when `self` is given).
+caf::actor spawn_server(caf::event_based_actor* self, server_options options);
+
+}  // namespace parley::mcp

@@ -1,0 +1,19 @@
+#pragma once
+// The atoms of actors/mcp (CAF 0.17: at most 10 characters). JSON crosses
+// actors as text: nlohmann::json is not a CAF message type here.
+
+#include <caf/atom.hpp>
+
+namespace parley::mcp::atom {
+
+// clang-format off
+using line    = caf::atom_constant<caf::atom("mcpline")>;    // a line of a server's stdout
+using cut     = caf::atom_constant<caf::atom("mcpcut")>;     // its stdout broke the framing
+using exited  = caf::atom_constant<caf::atom("mcpexit")>;    // its stdout ended, process reaped
+using call    = caf::atom_constant<caf::atom("mcpcall")>;    // a client method for the hub or a server
+using status  = caf::atom_constant<caf::atom("mcpstatus")>;  // a server's status, to the hub
+using timer   = caf::atom_constant<caf::atom("mcptimer")>;   // a server's own timers
+using restart = caf::atom_constant<caf::atom("mcprestart")>; // start again after a backoff
+// clang-format on
+
+}  // namespace parley::mcp::atom

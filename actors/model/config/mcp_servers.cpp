@@ -1,0 +1,93 @@
+#include "actors/model/config/mcp_servers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "actors/model/config/toml_reading.hpp"
+
+namespace parley::model_config {
+
+namespace {
+
+// A timeout longer than a day is a mistake, not a wish.
+constexpr double max_timeout_sec = 86'400;
+
+/// Codex's timeouts are seconds, whole or not ("startup_timeout_sec = 2.5").
+std::chrono::milliseconds read_seconds(const toml::node& n, const std::string& key) {
+  double sec = 0;
+  if (auto i = n.value_exact<int64_t>())
+    sec = static_cast<double>(*i);
+  else if (auto d = n.value_exact<double>())
+    sec = *d;
+  else
+    detail::fail(&n, key, "expected a number of seconds, got " + detail::type_name(n));
+  if (!(sec > 0) || sec > max_timeout_sec)
+    detail::fail(&n, key, "expected more than 0 and at most 86400 seconds");
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(sec * 1000)));
+}
+
+mcp_server read_server(const std::string& name, const toml::node& node) {
+  auto key = "mcp_servers." + name;
+  const auto& t = detail::read_table(node, key);
+  auto sub = [&](const char* field) { return key + "." + field; };
+  mcp_server s;
+  s.name = name;
+  if (auto* n = t.get("command")) s.command = detail::read_string(*n, sub("command"));
+  if (auto* n = t.get("args")) s.args = detail::read_string_array(*n, sub("args"));
+  if (auto* n = t.get("env")) s.env = detail::read_string_table(*n, sub("env"));
+  if (auto* n = t.get("env_vars")) s.env_vars = detail::read_string_array(*n, sub("env_vars"));
+  if (auto* n = t.get("cwd")) s.cwd = detail::read_string(*n, sub("cwd"));
+  if (auto* n = t.get("url")) s.url = detail::read_string(*n, sub("url"));
+  if (auto* n = t.get("enabled")) s.enabled = detail::read_bool(*n, sub("enabled"));
+  // Codex's older spelling in milliseconds; the seconds win when both are given.
+  if (auto* n = t.get("startup_timeout_ms"))
+    s.startup_timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(detail::read_positive(*n, sub("startup_timeout_ms"))));
+  if (auto* n = t.get("startup_timeout_sec"))
+    s.startup_timeout = read_seconds(*n, sub("startup_timeout_sec"));
+  if (auto* n = t.get("tool_timeout_sec")) s.tool_timeout = read_seconds(*n, sub("tool_timeout_sec"));
+  if (auto* n = t.get("enabled_tools"))
+    s.enabled_tools = detail::read_string_array(*n, sub("enabled_tools"));
+  if (auto* n = t.get("disabled_tools"))
+    s.disabled_tools = detail::read_string_array(*n, sub("disabled_tools"));
+  if (!s.command.empty() && !s.url.empty())
+    detail::fail(&node, key, "give either `command` (stdio) or `url` (streamable HTTP), not both");
+  if (s.command.empty() && s.url.empty())
+    detail::fail(&node, key, "needs `command` (a stdio server) or `url` (streamable HTTP)");
+  if (!s.url.empty() && s.url.rfind("http://", 0) != 0 && s.url.rfind("https://", 0) != 0)
+    detail::fail(t.get("url"), sub("url"), "expected an http:// or https:// URL, got \"" + s.url + "\"");
+  return s;
+}
+
+}  // namespace
+
+bool mcp_server::tool_enabled(const std::string& tool) const {
+  auto has = [&](const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), tool) != names.end();
+  };
+  if (enabled_tools && !has(*enabled_tools)) return false;
+  return !has(disabled_tools);
+}
+
+bool operator==(const mcp_server& a, const mcp_server& b) {
+  return a.name == b.name && a.command == b.command && a.args == b.args && a.env == b.env
+         && a.env_vars == b.env_vars && a.cwd == b.cwd && a.url == b.url && a.enabled == b.enabled
+         && a.startup_timeout == b.startup_timeout && a.tool_timeout == b.tool_timeout
+         && a.enabled_tools == b.enabled_tools && a.disabled_tools == b.disabled_tools;
+}
+
+namespace detail {
+
+mcp_servers read_mcp_servers(const toml::node& node) {
+  mcp_servers out;
+  for (auto& [name, value] : read_table(node, "mcp_servers")) {
+    std::string id{name.str()};
+    out.emplace(id, read_server(id, value));
+  }
+  return out;
+}
+
+}  // namespace detail
+
+}  // namespace parley::model_config

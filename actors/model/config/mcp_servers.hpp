@@ -1,0 +1,66 @@
+#pragma once
+// The `[mcp_servers.NAME]` tables of Codex's config.toml: how to start each
+// MCP server and what of it to use. Pure, like the rest of the config
+// library; actors/mcp runs what is described here.
+//
+//   [mcp_servers.everything]
+//   command = "npx"                      # a stdio server: a command ...
+//   args = ["-y", "@modelcontextprotocol/server-everything"]
+//   env = { LOG = "1" }                  # set for it, on top of a few inherited ones
+//   env_vars = ["GITHUB_TOKEN"]          # passed through from parley's environment
+//   cwd = "/srv"                         # where it runs (parley's cwd when not set)
+//   startup_timeout_sec = 10             # handshake and tool listing (default 10)
+//   tool_timeout_sec = 60                # each tools/call (default 60)
+//   enabled = true
+//   enabled_tools = ["echo"]             # only these (when given) ...
+//   disabled_tools = ["longRunning"]     # ... minus these
+//
+//   [mcp_servers.remote]
+//   url = "https://example.com/mcp"      # streamable HTTP: recognised, not served yet
+//
+// Keys parley does not use (bearer_token_env_var, http_headers, scopes, ...)
+// are ignored, as everywhere in the file.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parley::model_config {
+
+struct mcp_server {
+  /// The key under [mcp_servers].
+  std::string name;
+  /// stdio: the program (searched in PATH) and its arguments.
+  std::string command;
+  std::vector<std::string> args;
+  /// Variables set for the server, and names passed through from parley's
+  /// own environment.
+  std::map<std::string, std::string> env;
+  std::vector<std::string> env_vars;
+  /// Empty: parley's working directory.
+  std::string cwd;
+  /// Streamable HTTP (not served yet: the status says so). Empty for stdio.
+  std::string url;
+  bool enabled = true;
+  std::chrono::milliseconds startup_timeout{10'000};
+  std::chrono::milliseconds tool_timeout{60'000};
+  /// Not set: every tool the server lists.
+  std::optional<std::vector<std::string>> enabled_tools;
+  std::vector<std::string> disabled_tools;
+
+  bool is_stdio() const { return url.empty(); }
+  /// Whether a tool the server lists is used (enabled_tools, then
+  /// disabled_tools).
+  bool tool_enabled(const std::string& tool) const;
+};
+
+/// Field by field: a reload restarts a server whose table changed.
+bool operator==(const mcp_server& a, const mcp_server& b);
+inline bool operator!=(const mcp_server& a, const mcp_server& b) { return !(a == b); }
+
+/// The servers by name.
+using mcp_servers = std::map<std::string, mcp_server>;
+
+}  // namespace parley::model_config

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""A stdio MCP server for the mcp_servers test, well-behaved or hostile by
+its first argument:
+
+  good       the handshake, one tool `shout` (its message in capitals)
+  malformed  answers initialize with a line that is not JSON
+  oversized  answers initialize with a 20 MiB line
+  silent     reads everything, answers nothing
+  slow       the handshake and a tool `wait` whose answer comes 2 s late
+"""
+import json
+import sys
+import time
+
+MODE = sys.argv[1]
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def answer(i, result):
+    send({"jsonrpc": "2.0", "id": i, "result": result})
+
+
+TOOLS = {
+    "good": [{"name": "shout", "description": "The message in capitals",
+              "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}}],
+    "slow": [{"name": "wait", "inputSchema": {"type": "object"}}],
+}
+
+for line in sys.stdin:
+    m = json.loads(line)
+    method, i = m.get("method"), m.get("id")
+    if MODE == "silent":
+        continue
+    if method == "initialize":
+        if MODE == "malformed":
+            sys.stdout.write("this is not JSON-RPC\n")
+            sys.stdout.flush()
+            continue
+        if MODE == "oversized":
+            sys.stdout.write('{"jsonrpc":"2.0","id":%d,"result":"' % i)
+            chunk = "x" * (1 << 20)
+            for _ in range(20):
+                sys.stdout.write(chunk)
+            sys.stdout.write('"}\n')
+            sys.stdout.flush()
+            continue
+        answer(i, {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "fake-" + MODE, "version": "1.0"}})
+    elif method == "tools/list":
+        answer(i, {"tools": TOOLS[MODE]})
+    elif method == "tools/call":
+        args = m["params"].get("arguments") or {}
+        if MODE == "slow":
+            time.sleep(2)
+            answer(i, {"content": [{"type": "text", "text": "too late"}]})
+        else:
+            answer(i, {"content": [{"type": "text", "text": args.get("message", "").upper()}]})
+    elif i is not None:
+        send({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "no " + method}})
