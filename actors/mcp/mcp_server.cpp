@@ -37,6 +37,8 @@ constexpr int max_pages = 1000;
 constexpr size_t max_waiting_calls = 1000;
 // Ids of timed-out calls remembered to name their late answers in the log.
 constexpr size_t max_remembered_timeouts = 1000;
+// notifications/message lines logged per start.
+constexpr size_t max_messages_logged = 2000;
 
 enum class phase { starting, connected, failed };
 
@@ -74,6 +76,9 @@ struct server_state {
   server_options options;
   std::unique_ptr<stdio_child> child;
   uint64_t generation = 0;
+  /// notifications/message lines logged since the start (bounded, as the
+  /// server's stderr is: a chatty server must not fill parley's log).
+  size_t messages_logged = 0;
   phase now = phase::starting;
   /// Why it is not connected (shown as toolsError); empty when fine.
   std::string error;
@@ -372,6 +377,7 @@ void start(self_ptr self) {
   ++st.generation;
   st.now = phase::starting;
   st.error.clear();
+  st.messages_logged = 0;
   forget_listing(self);
   child_spec spec;
   spec.argv.push_back(cfg.command);
@@ -494,6 +500,13 @@ void on_notification(self_ptr self, incoming& m) {
     return;
   }
   if (m.method == "notifications/message") {
+    auto& st = self->state;
+    if (st.messages_logged++ >= max_messages_logged) {
+      if (st.messages_logged == max_messages_logged + 1)
+        PARLEY_WARN("mcp event=server_log_suppressed server={} after_lines={}", name_of(self),
+                    max_messages_logged);
+      return;
+    }
     auto text = m.params.is_object() && m.params.contains("data") ? m.params["data"].dump() : "";
     if (text.size() > 2048) text.resize(2048);
     PARLEY_INFO("mcp event=server_log server={} line={}", name_of(self), text);
@@ -567,7 +580,9 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
   start(self);
   return {
       [self](atom::line, uint64_t gen, std::string& line) {
-        if (gen == self->state.generation) on_line(self, line);
+        if (gen != self->state.generation) return;
+        if (self->state.child) self->state.child->consumed(line.size());
+        on_line(self, line);
       },
       [self](atom::cut, uint64_t gen, std::string& reason) {
         if (gen == self->state.generation) cut_off(self, reason);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -32,11 +33,13 @@ std::string describe_status(int status) {
   return "ended (status " + std::to_string(status) + ")";
 }
 
-/// Waits until `fd` is readable or `stop` is set; false on stop.
-bool wait_readable(int fd, const std::atomic<bool>& stop) {
+/// Waits until `fd` is readable or `stop` is set (`stop_fd` readable says
+/// so at once); false on stop.
+bool wait_readable(int fd, int stop_fd, const std::atomic<bool>& stop) {
   while (!stop) {
-    pollfd p{fd, POLLIN, 0};
-    int n = ::poll(&p, 1, child_impl::poll_ms);
+    pollfd p[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    int n = ::poll(p, 2, child_impl::poll_ms);
+    if (n > 0 && (p[1].revents & POLLIN)) return false;
     if (n > 0) return true;
     if (n < 0 && errno != EINTR) return true;  // read() will say what is wrong
   }
@@ -60,6 +63,13 @@ std::unique_ptr<stdio_child> stdio_child::start(const child_spec& spec, caf::act
   if (::pipe2(err, O_CLOEXEC) != 0) {
     error = std::string{"pipe: "} + std::strerror(errno);
     ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
+    return nullptr;
+  }
+  int stop_fd = ::eventfd(0, EFD_CLOEXEC);
+  if (stop_fd < 0) {
+    error = std::string{"eventfd: "} + std::strerror(errno);
+    ::close(in[0]), ::close(in[1]), ::close(out[0]), ::close(out[1]);
+    ::close(err[0]), ::close(err[1]);
     return nullptr;
   }
   posix_spawn_file_actions_t actions;
@@ -96,7 +106,7 @@ std::unique_ptr<stdio_child> stdio_child::start(const child_spec& spec, caf::act
   ::close(err[1]);
   if (rc != 0) {
     error = "cannot start `" + spec.argv[0] + "`: " + std::strerror(rc);
-    ::close(in[1]), ::close(out[0]), ::close(err[0]);
+    ::close(in[1]), ::close(out[0]), ::close(err[0]), ::close(stop_fd);
     return nullptr;
   }
   std::unique_ptr<stdio_child> child{new stdio_child};
@@ -104,6 +114,7 @@ std::unique_ptr<stdio_child> stdio_child::start(const child_spec& spec, caf::act
   child->in_fd_ = in[1];
   child->out_fd_ = out[0];
   child->err_fd_ = err[0];
+  child->stop_fd_ = stop_fd;
   child->name_ = spec.name;
   auto* c = child.get();
   child->writer_ = std::thread([c] { c->write_loop(); });
@@ -116,16 +127,29 @@ stdio_child::~stdio_child() {
   {
     std::lock_guard<std::mutex> guard{lock_};
     stopping_ = true;
+    *stop_ = true;  // under the lock: the reader's wait for room looks at it
     if (!reaped_) ::kill(-pid_, SIGKILL);
   }
   wake_.notify_all();
-  *stop_ = true;
+  room_.notify_all();
+  uint64_t one = 1;
+  (void)!::write(stop_fd_, &one, sizeof one);
   writer_.join();
   reader_.join();
   errors_.join();
   ::close(in_fd_);
   ::close(out_fd_);
   ::close(err_fd_);
+  ::close(stop_fd_);
+}
+
+void stdio_child::consumed(size_t bytes) {
+  {
+    std::lock_guard<std::mutex> guard{lock_};
+    bytes += line_overhead;
+    unhandled_bytes_ = unhandled_bytes_ > bytes ? unhandled_bytes_ - bytes : 0;
+  }
+  room_.notify_one();
 }
 
 bool stdio_child::send(std::string line) {
@@ -167,12 +191,22 @@ void stdio_child::read_stdout(caf::actor sink, uint64_t generation) {
   std::vector<std::string> lines;
   char buf[65536];
   for (;;) {
-    if (!child_impl::wait_readable(out_fd_, *stop_)) break;
+    {
+      // A server that writes faster than its actor handles waits here: its
+      // pipe fills and its writes block, parley's memory stays bounded.
+      std::unique_lock<std::mutex> guard{lock_};
+      room_.wait(guard, [this] { return *stop_ || unhandled_bytes_ < max_unhandled_bytes; });
+    }
+    if (!child_impl::wait_readable(out_fd_, stop_fd_, *stop_)) break;
     auto n = ::read(out_fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     lines.clear();
     bool ok = splitter.feed(std::string_view{buf, static_cast<size_t>(n)}, lines);
+    if (!lines.empty()) {
+      std::lock_guard<std::mutex> guard{lock_};
+      for (const auto& l : lines) unhandled_bytes_ += l.size() + line_overhead;
+    }
     for (auto& l : lines) caf::anon_send(sink, atom::line::value, generation, std::move(l));
     if (!ok) {
       caf::anon_send(sink, atom::cut::value, generation,
@@ -202,7 +236,7 @@ void stdio_child::read_stderr() {
   size_t logged = 0;
   std::string partial;
   for (;;) {
-    if (!child_impl::wait_readable(err_fd_, *stop_)) return;
+    if (!child_impl::wait_readable(err_fd_, stop_fd_, *stop_)) return;
     auto n = ::read(err_fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;

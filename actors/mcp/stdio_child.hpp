@@ -56,6 +56,16 @@ class stdio_child {
   /// Bytes queued for stdin that a silent server may hold unread.
   static constexpr size_t max_queued_bytes = size_t{64} << 20;
 
+  /// The actor has handled a line of `bytes` (atom::line): it no longer
+  /// counts against the bound on what is handed over and not yet handled.
+  void consumed(size_t bytes);
+
+  /// What may be handed to the actor and not yet handled (each line counts
+  /// its size and line_overhead): past it the reader stops reading, so a
+  /// server that floods valid lines fills its own pipe, not parley's memory.
+  static constexpr size_t max_unhandled_bytes = size_t{4} << 20;
+  static constexpr size_t line_overhead = 64;
+
  private:
   stdio_child() = default;
   void write_loop();
@@ -73,7 +83,12 @@ class stdio_child {
   size_t queued_bytes_ = 0;
   bool stopping_ = false;
   bool reaped_ = false;  // the reader waited for the process (under lock_)
+  size_t unhandled_bytes_ = 0;  // handed to the actor, not yet consumed (under lock_)
+  std::condition_variable room_;  // unhandled_bytes_ went down, or stopping
   std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
+  // Written once at stop: wakes the readers' polls at once, so the
+  // destructor (run by the server's actor) joins them without waiting.
+  int stop_fd_ = -1;
   std::thread writer_, reader_, errors_;
 };
 

@@ -7,6 +7,10 @@ its first argument:
   oversized  answers initialize with a 20 MiB line
   silent     reads everything, answers nothing
   slow       the handshake and a tool `wait` whose answer comes 2 s late
+  flood      the handshake and a tool `flood` that first writes 500,000 small
+             valid notifications (progress for no request, and a few
+             thousand log messages) as fast as the pipe takes them, then
+             answers
 """
 import json
 import sys
@@ -28,7 +32,13 @@ TOOLS = {
     "good": [{"name": "shout", "description": "The message in capitals",
               "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}}],
     "slow": [{"name": "wait", "inputSchema": {"type": "object"}}],
+    "flood": [{"name": "flood", "inputSchema": {"type": "object"}}],
 }
+
+FLOOD = ('{"jsonrpc":"2.0","method":"notifications/progress","params":'
+         '{"progressToken":"nobody","progress":1}}\n' * 99
+         + '{"jsonrpc":"2.0","method":"notifications/message","params":'
+         '{"level":"info","data":"flooding"}}\n') * 5000
 
 for line in sys.stdin:
     m = json.loads(line)
@@ -54,6 +64,11 @@ for line in sys.stdin:
         answer(i, {"tools": TOOLS[MODE]})
     elif method == "tools/call":
         args = m["params"].get("arguments") or {}
+        if MODE == "flood":
+            sys.stdout.write(FLOOD)
+            sys.stdout.flush()
+            answer(i, {"content": [{"type": "text", "text": "flooded"}]})
+            continue
         if MODE == "slow":
             time.sleep(2)
             answer(i, {"content": [{"type": "text", "text": "too late"}]})

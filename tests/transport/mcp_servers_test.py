@@ -160,6 +160,14 @@ def error_text(reply):
     return "%s %s" % (e.get("code"), e.get("message"))
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def children_of(pid):
     """Processes whose parent is `pid`: (pid, command line)."""
     out = []
@@ -195,6 +203,7 @@ def main():
         "oversized": fake("oversized"),
         "silent": fake("silent", startup_timeout_sec=1),
         "slow": fake("slow", tool_timeout_sec=1),
+        "flood": fake("flood", tool_timeout_sec=120),
         "off": fake("good", enabled=False),
         "remote": {"url": "https://user:pw@mcp.example.com:8443/mcp?key=1"},
     })
@@ -229,8 +238,8 @@ def main():
     page = peer.call("mcpServerStatus/list", {"limit": 3})["result"]
     rest = peer.call("mcpServerStatus/list", {"cursor": page["nextCursor"]})["result"]
     names = [x["name"] for x in page["data"] + rest["data"]]
-    check(len(page["data"]) == 3 and rest.get("nextCursor") is None and len(names) == 7
-          and len(set(names)) == 7, "pages by cursor: %s" % names)
+    check(len(page["data"]) == 3 and rest.get("nextCursor") is None and len(names) == 8
+          and len(set(names)) == 8, "pages by cursor: %s" % names)
     one = peer.call("mcpServerStatus/list", {"serverName": "everything",
                                              "detail": "toolsAndAuthOnly"})["result"]["data"]
     check(len(one) == 1 and one[0]["resources"] == [] and len(one[0]["tools"]) == len(tools),
@@ -292,6 +301,34 @@ def main():
     r = peer.call("mcpServer/tool/call", {"server": "everything", "threadId": thread, "tool": "echo",
                                           "arguments": {"message": "still here"}})
     check("Echo: still here" in json.dumps(r), "parley keeps serving meanwhile")
+
+    # -- a server that floods valid lines ----------------------------------------------------
+    # 500,000 notifications (40 MB) written far faster than parley's actor
+    # handles them: what is handed to the server's actor and not yet handled
+    # is bounded (4 MiB with 64 bytes a line), so parley's memory stays flat
+    # while the server waits on its full pipe (before, the whole flood queued
+    # up as messages: about 150 MiB more). Its 5,000 log messages are logged
+    # up to 2,000.
+    wait_status(peer, "flood", lambda s: s["runtimeStatus"] == "connected")
+    before = rss_kib(peer.proc.pid)
+    i = peer.send("mcpServer/tool/call", {"server": "flood", "threadId": thread, "tool": "flood"})
+    peak = before
+    r = None
+    deadline = time.monotonic() + 120
+    while r is None and time.monotonic() < deadline:
+        peak = max(peak, rss_kib(peer.proc.pid))
+        try:
+            r = peer.reply_to(i, timeout=0.02)
+        except TimeoutError:
+            pass
+    check(r is not None and "flooded" in json.dumps(r),
+          "a flooding server's answer comes after its flood (%s)" % json.dumps(r)[:200])
+    growth = (peak - before) / 1024
+    check(growth < 40, "while it floods, parley grows by %.1f MiB (bounded: < 40)" % growth)
+    log = peer.log_text()
+    logged = log.count("mcp event=server_log server=flood ")
+    check(logged == 2000 and "mcp event=server_log_suppressed server=flood after_lines=2000" in log,
+          "its log messages are logged up to 2,000 (%d), then suppressed" % logged)
 
     # -- the reference server killed mid-call ---------------------------------------------
     node = [p for p, cmd in children_of(peer.proc.pid) if index in cmd]
