@@ -34,7 +34,8 @@ bool decode_into(T& out, const json& params, const std::function<void(int, std::
 /// empty object for ok), or its error; nothing once this session is gone.
 template <class Result>
 runtime_port::reply<Result> session::exec_reply(const protocol::request_id& id) {
-  return [this, alive = std::weak_ptr<bool>(alive_), id](caf::expected<Result> r) {
+  return [this, alive = std::weak_ptr<bool>(alive_), token = answer_token_,
+          id](caf::expected<Result> r) {
     if (alive.expired()) return;
     if (!r) return reply_error(id, r.error());
     if constexpr (std::is_same_v<Result, atom::ok>)

@@ -17,6 +17,8 @@ namespace {
 using self_ptr = connection_actor::stateful_pointer<connection_state>;
 
 constexpr auto call_timeout = std::chrono::seconds(120);
+// How long the input's end waits for replies still to come (await_answers).
+constexpr auto answers_grace = std::chrono::seconds(5);
 
 /// The runtime as the session sees it: each call is one CAF request to the
 /// thread manager, answered through the session's reply.
@@ -301,18 +303,40 @@ class connection_cluster_link final : public connection_link {
 };
 
 void end_input(self_ptr self);
+void await_answers(self_ptr self);
 
 void on_eof(self_ptr self) {
   auto& st = self->state;
+  if (st.answers_due) return await_answers(self);  // our own reminder (below)
   if (st.session->closed() || st.eof_seen) return;
   st.eof_seen = true;
   // Lines held behind a router's or the tenant gate's answer came before the
   // end: they are dispatched first (a request the client sent is answered).
-  st.session->after_held([self] { end_input(self); });
+  st.session->after_held([self] {
+    self->state.answers_due = std::chrono::steady_clock::now() + answers_grace;
+    await_answers(self);
+  });
+}
+
+/// Requests read before the input's end whose replies come from other
+/// actors (the MCP hub, the file workers) are answered before the session
+/// ends, for answers_grace at most; looked at again every 10 ms.
+void await_answers(self_ptr self) {
+  auto& st = self->state;
+  auto left = st.session->unanswered();
+  if (left > 0 && std::chrono::steady_clock::now() < *st.answers_due) {
+    self->delayed_send(self, std::chrono::milliseconds(10), atom::eof::value);
+    return;
+  }
+  if (left > 0)
+    PARLEY_WARN("connection event=input_closed unanswered={} (not answered within {} s)", left,
+                std::chrono::duration_cast<std::chrono::seconds>(answers_grace).count());
+  end_input(self);
 }
 
 void end_input(self_ptr self) {
   auto& st = self->state;
+  if (st.session->closed()) return;
   st.session->on_eof();
   auto finish = [self] {
     self->request(self->state.out, call_timeout, atom::close::value)

@@ -5,7 +5,9 @@
 // is a client_actor: to the runtime it looks exactly like an in-process
 // client.
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "actors/core/config.hpp"
@@ -83,6 +85,8 @@ struct connection_state {
   uint64_t next_timer = 0;
   /// The input ended; its end waits for the lines held before it.
   bool eof_seen = false;
+  /// The input ended: replies still to come are waited for until then.
+  std::optional<std::chrono::steady_clock::time_point> answers_due;
 };
 
 connection_actor::behavior_type connection(connection_actor::stateful_pointer<connection_state> self,

@@ -255,7 +255,7 @@ void session::reply_error(const request_id& id, const caf::error& err) {
 
 template <class Result, class Encode>
 runtime_port::reply<Result> session::reply_with(const request_id& id, Encode encode) {
-  return [this, alive = std::weak_ptr<bool>(alive_), id,
+  return [this, alive = std::weak_ptr<bool>(alive_), token = answer_token_, id,
           encode = std::move(encode)](caf::expected<Result> r) {
     if (alive.expired()) return;
     if (!r) return reply_error(id, r.error());

@@ -130,6 +130,10 @@ class session {
 
   bool initialized() const { return initialized_; }
   bool closed() const { return closed_; }
+  /// Client requests whose reply is still to come from another actor (a
+  /// reply callback alive somewhere): the input's end waits for them, so a
+  /// request read before it is answered (every request gets one reply).
+  long unanswered() const { return answer_token_.use_count() - 1; }
   size_t pending_requests() const { return outgoing_.size(); }
 
  private:
@@ -254,6 +258,8 @@ class session {
   std::map<std::string, search_session_state> search_sessions_;
   /// Guards callbacks from the runtime that arrive after the session is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  /// Held by every reply callback (reply_with, exec_reply): unanswered().
+  std::shared_ptr<const char> answer_token_ = std::make_shared<const char>('\0');
   /// Cluster: a request waits for the router; lines after it wait here, so
   /// the client's order holds across nodes.
   bool holding_ = false;
