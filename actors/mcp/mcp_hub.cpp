@@ -81,6 +81,7 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
   o.hub = caf::actor_cast<caf::actor>(self);
   o.client_version = self->state.options.client_version;
   o.parent_environment = self->state.options.parent_environment;
+  o.sandbox = self->state.options.sandbox;
   e.actor = spawn_server(self, std::move(o));
 }
 

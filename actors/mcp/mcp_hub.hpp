@@ -17,9 +17,11 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "actors/core/command_sandbox.hpp"
 #include "actors/model/config/mcp_servers.hpp"
 
 namespace parley::mcp {
@@ -35,6 +37,8 @@ struct hub_options {
   std::string client_version;
   /// parley's environment ("NAME=value"); empty: read from `environ`.
   std::vector<std::string> parent_environment;
+  /// How each stdio server is confined (the runtime's sandbox settings).
+  std::shared_ptr<const sandbox_settings> sandbox;
 };
 
 caf::actor spawn_hub(caf::actor_system& system, hub_options options);

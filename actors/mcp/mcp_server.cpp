@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <utility>
+#include <variant>
 
 #include "actors/core/errors.hpp"
 #include "actors/core/handlers.hpp"
@@ -19,6 +20,7 @@
 #include "actors/mcp/child_env.hpp"
 #include "actors/mcp/framing.hpp"
 #include "actors/mcp/messages.hpp"
+#include "actors/mcp/server_launch.hpp"
 #include "actors/mcp/stdio_child.hpp"
 
 namespace parley::mcp {
@@ -380,16 +382,20 @@ void start(self_ptr self) {
   st.messages_logged = 0;
   forget_listing(self);
   child_spec spec;
-  spec.argv.push_back(cfg.command);
-  spec.argv.insert(spec.argv.end(), cfg.args.begin(), cfg.args.end());
   spec.env = child_environment(cfg, st.options.parent_environment);
+  auto launch = server_launch(cfg, st.options.sandbox.get(), spec.env);
+  if (auto* refused = std::get_if<launch_refusal>(&launch))
+    return cut_off(self, "it cannot be confined: " + refused->reason
+                             + " (or give it sandbox_mode = \"danger-full-access\")");
+  auto& ready = std::get<command_launch>(launch);
+  spec.argv = std::move(ready.argv);
   spec.cwd = cfg.cwd;
   spec.name = cfg.name;
   std::string error;
   st.child = stdio_child::start(spec, caf::actor_cast<caf::actor>(self), st.generation, error);
   if (!st.child) return lost(self, error);
-  PARLEY_INFO("mcp event=starting server={} pid={} command=\"{}\"", cfg.name, st.child->pid(),
-              cfg.command);
+  PARLEY_INFO("mcp event=starting server={} pid={} command=\"{}\" sandbox=\"{}\"", cfg.name,
+              st.child->pid(), cfg.command, describe_confinement(cfg, ready));
   publish(self);
   // The handshake and the listings share one deadline (timer id 0).
   self->delayed_send(self, cfg.startup_timeout, atom::timer::value, st.generation, int64_t{0});

@@ -26,8 +26,11 @@
 #include <caf/actor.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/event_based_actor.hpp>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "actors/core/command_sandbox.hpp"
 #include "actors/model/config/mcp_servers.hpp"
 
 namespace parley::mcp {
@@ -41,6 +44,9 @@ struct server_options {
   /// parley's environment ("NAME=value"), from which the few inherited
   /// variables come.
   std::vector<std::string> parent_environment;
+  /// How commands are confined on this host (actors/mcp/server_launch.hpp);
+  /// null: the server runs unconfined.
+  std::shared_ptr<const sandbox_settings> sandbox;
 };
 
 /// Spawns the server's actor (linked to the caller when `self` is given).

@@ -88,6 +88,7 @@ runtime::runtime(runtime_config config) {
   mcp_options.config_file_given = config_->config_file_given;
   mcp_options.config_overrides = config_->config_overrides;
   mcp_options.client_version = config_->cli_version;
+  mcp_options.sandbox = config_->sandbox;
   mcp_hub_ = mcp::spawn_hub(*system_, std::move(mcp_options));
 }
 

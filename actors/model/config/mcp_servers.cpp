@@ -51,6 +51,27 @@ mcp_server read_server(const std::string& name, const toml::node& node) {
     s.enabled_tools = detail::read_string_array(*n, sub("enabled_tools"));
   if (auto* n = t.get("disabled_tools"))
     s.disabled_tools = detail::read_string_array(*n, sub("disabled_tools"));
+  if (auto* n = t.get("sandbox_mode")) {
+    auto mode = detail::read_string(*n, sub("sandbox_mode"));
+    if (mode == "read-only")
+      s.sandbox_mode = mcp_server::sandbox::read_only;
+    else if (mode == "workspace-write")
+      s.sandbox_mode = mcp_server::sandbox::workspace_write;
+    else if (mode == "danger-full-access")
+      s.sandbox_mode = mcp_server::sandbox::danger_full_access;
+    else
+      detail::fail(n, sub("sandbox_mode"),
+                   "expected \"read-only\", \"workspace-write\" or \"danger-full-access\", got \""
+                       + mode + "\"");
+  }
+  if (auto* n = t.get("sandbox_writable_roots")) {
+    s.sandbox_writable_roots = detail::read_string_array(*n, sub("sandbox_writable_roots"));
+    for (const auto& root : s.sandbox_writable_roots)
+      if (root.empty() || root[0] != '/')
+        detail::fail(n, sub("sandbox_writable_roots"),
+                     "expected absolute paths, got \"" + root + "\"");
+  }
+  if (auto* n = t.get("sandbox_network")) s.sandbox_network = detail::read_bool(*n, sub("sandbox_network"));
   if (!s.command.empty() && !s.url.empty())
     detail::fail(&node, key, "give either `command` (stdio) or `url` (streamable HTTP), not both");
   if (s.command.empty() && s.url.empty())
@@ -74,7 +95,10 @@ bool operator==(const mcp_server& a, const mcp_server& b) {
   return a.name == b.name && a.command == b.command && a.args == b.args && a.env == b.env
          && a.env_vars == b.env_vars && a.cwd == b.cwd && a.url == b.url && a.enabled == b.enabled
          && a.startup_timeout == b.startup_timeout && a.tool_timeout == b.tool_timeout
-         && a.enabled_tools == b.enabled_tools && a.disabled_tools == b.disabled_tools;
+         && a.enabled_tools == b.enabled_tools && a.disabled_tools == b.disabled_tools
+         && a.sandbox_mode == b.sandbox_mode
+         && a.sandbox_writable_roots == b.sandbox_writable_roots
+         && a.sandbox_network == b.sandbox_network;
 }
 
 namespace detail {

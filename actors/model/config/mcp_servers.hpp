@@ -14,9 +14,20 @@
 //   enabled = true
 //   enabled_tools = ["echo"]             # only these (when given) ...
 //   disabled_tools = ["longRunning"]     # ... minus these
+//   sandbox_mode = "workspace-write"     # parley's: how the server is confined (below)
+//   sandbox_writable_roots = ["/srv/data"]
+//   sandbox_network = true
 //
 //   [mcp_servers.remote]
 //   url = "https://example.com/mcp"      # streamable HTTP: recognised, not served yet
+//
+// A stdio server is a command like any other: parley runs it through
+// parley-sandbox (the sandbox issue), hiding parley's home and secrets and
+// applying the per-command memory and process limits (not the CPU time: a
+// server lives as long as parley). Codex runs its servers unconfined; parley
+// confines them unless the table says `sandbox_mode = "danger-full-access"`.
+// The default, workspace-write with the network on, lets a server write its
+// cwd, /tmp and `sandbox_writable_roots` and reach the services it fronts.
 //
 // Keys parley does not use (bearer_token_env_var, http_headers, scopes, ...)
 // are ignored, as everywhere in the file.
@@ -49,6 +60,13 @@ struct mcp_server {
   /// Not set: every tool the server lists.
   std::optional<std::vector<std::string>> enabled_tools;
   std::vector<std::string> disabled_tools;
+
+  /// How the server is confined (a stdio server only).
+  enum class sandbox { read_only, workspace_write, danger_full_access };
+  sandbox sandbox_mode = sandbox::workspace_write;
+  /// Writable beside its cwd and /tmp (workspace-write); absolute paths.
+  std::vector<std::string> sandbox_writable_roots;
+  bool sandbox_network = true;
 
   bool is_stdio() const { return url.empty(); }
   /// Whether a tool the server lists is used (enabled_tools, then

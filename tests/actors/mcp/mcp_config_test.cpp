@@ -90,6 +90,40 @@ TEST(mcp_config, problems_name_the_key_and_place) {
   EXPECT_NE(url.error.find("http:// or https://"), std::string::npos) << url.error;
 }
 
+TEST(mcp_config, sandbox_keys_default_to_workspace_write_with_network) {
+  auto r = parse(two_servers, "config.toml");
+  ASSERT_TRUE(r) << r.error;
+  const auto& e = r.config->mcp.at("everything");
+  EXPECT_EQ(e.sandbox_mode, mcp_server::sandbox::workspace_write);
+  EXPECT_TRUE(e.sandbox_writable_roots.empty());
+  EXPECT_TRUE(e.sandbox_network);
+  auto set = parse("[mcp_servers.a]\ncommand = \"x\"\nsandbox_mode = \"read-only\"\n"
+                   "sandbox_writable_roots = [\"/srv/a\"]\nsandbox_network = false\n",
+                   "c.toml");
+  ASSERT_TRUE(set) << set.error;
+  const auto& a = set.config->mcp.at("a");
+  EXPECT_EQ(a.sandbox_mode, mcp_server::sandbox::read_only);
+  EXPECT_EQ(a.sandbox_writable_roots, std::vector<std::string>{"/srv/a"});
+  EXPECT_FALSE(a.sandbox_network);
+  auto full = parse("[mcp_servers.a]\ncommand = \"x\"\nsandbox_mode = \"danger-full-access\"\n",
+                    "c.toml");
+  ASSERT_TRUE(full) << full.error;
+  EXPECT_EQ(full.config->mcp.at("a").sandbox_mode, mcp_server::sandbox::danger_full_access);
+  auto changed = parse(two_servers, "config.toml", {"mcp_servers.everything.sandbox_network=false"});
+  ASSERT_TRUE(changed) << changed.error;
+  EXPECT_TRUE(changed.config->mcp.at("everything") != e);
+}
+
+TEST(mcp_config, sandbox_keys_refuse_what_they_cannot_mean) {
+  auto mode = parse("[mcp_servers.a]\ncommand = \"x\"\nsandbox_mode = \"none\"\n", "c.toml");
+  EXPECT_FALSE(mode);
+  EXPECT_NE(mode.error.find("mcp_servers.a.sandbox_mode"), std::string::npos) << mode.error;
+  auto relative = parse("[mcp_servers.a]\ncommand = \"x\"\nsandbox_writable_roots = [\"data\"]\n",
+                        "c.toml");
+  EXPECT_FALSE(relative);
+  EXPECT_NE(relative.error.find("absolute"), std::string::npos) << relative.error;
+}
+
 TEST(mcp_config, an_override_adds_or_changes_a_server) {
   auto r = parse(two_servers, "config.toml",
                  {"mcp_servers.fs.command=\"mcp-fs\"", "mcp_servers.everything.enabled=false"});
