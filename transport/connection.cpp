@@ -451,6 +451,10 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
       });
   if (!st.options.replay_initialize.empty())
     st.session->replay_initialize(st.options.replay_initialize);
+  // The process's MCP servers' startup states, for this node's own clients.
+  if (st.options.mcp_hub && !st.options.cluster_peer)
+    caf::anon_send(st.options.mcp_hub, mcp::atom::subscribe::value,
+                   caf::actor_cast<caf::actor>(self));
   // A session for a client of another node: that node gone is the client gone.
   if (st.options.peer_relay) self->monitor(st.options.peer_relay);
   self->set_down_handler([self](caf::down_msg& dm) {
@@ -476,6 +480,9 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
         self->state.writing_credit.reset();
       },
       [self](atom::pressure, bool on) { on_pressure(self, on); },
+      [self](mcp::atom::startup, const std::string& params) {
+        self->state.session->notify_json("mcpServer/startupStatus/updated", params);
+      },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto rp = self->make_response_promise<protocol::approval_decision>();
         self->state.session->ask(ask, [self, rp](

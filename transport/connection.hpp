@@ -14,6 +14,7 @@
 #include "actors/core/interfaces.hpp"
 #include "actors/core/telemetry.hpp"
 #include "actors/files/file_actors.hpp"
+#include "actors/mcp/messages.hpp"
 #include "transport/file_port.hpp"
 #include "actors/cluster/thread_router.hpp"
 #include "transport/cluster_session.hpp"
@@ -37,7 +38,10 @@ using connection_actor = client_actor::extend<
     caf::reacts_to<atom::timeout, uint64_t>,
     // From its writer (issue 22): the client is behind in reading (true:
     // past the queue's high-water mark) or has caught up (false).
-    caf::reacts_to<atom::pressure, bool>>;
+    caf::reacts_to<atom::pressure, bool>,
+    // From the MCP hub: a server's startup state changed (the params of
+    // mcpServer/startupStatus/updated, as JSON).
+    caf::reacts_to<mcp::atom::startup, std::string>>;
 
 struct connection_options {
   std::shared_ptr<const runtime_config> config;

@@ -787,6 +787,11 @@ void session::notify(const outgoing_event& e) {
   write(protocol::encode_notification_raw(method, e.wire_params, protocol::unix_ms()));
 }
 
+void session::notify_json(const char* method, const std::string& params_json) {
+  if (!initialized_ || closed_ || opted_out_.count(method) > 0) return;
+  write(protocol::encode_notification_raw(method, params_json, protocol::unix_ms()));
+}
+
 void session::ask(const approval_ask& ask, decision_sink sink) {
   if (closed_) {
     sink(make_error(errc::transport_closed, "client input closed"));

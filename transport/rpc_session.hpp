@@ -113,6 +113,9 @@ class session {
   void notify(const protocol::notification& n);
   /// The same with params encoded ahead (wire_params non-empty).
   void notify(const outgoing_event& e);
+  /// A notification of the process's rather than a thread's (params as
+  /// JSON text): only once the client has initialized, unless it opted out.
+  void notify_json(const char* method, const std::string& params_json);
 
   /// Asks the client to decide (v2, or v1 for legacy clients); the sink gets
   /// the decision or why there is none.

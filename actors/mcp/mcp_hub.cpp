@@ -33,9 +33,33 @@ struct hub_state {
   static inline const char* name = "mcp_hub";
   hub_options options;
   std::map<std::string, entry> servers;
+  /// Connections told of each startup state change.
+  std::map<caf::actor_addr, caf::actor> subscribers;
 };
 
 using self_ptr = caf::stateful_actor<hub_state>*;
+
+/// A server's startup state in McpServerStartupState's words, from its
+/// runtimeStatus; empty for one that has none (disabled).
+std::string startup_state(const std::string& runtime_status) {
+  if (runtime_status == "starting") return "starting";
+  if (runtime_status == "connected") return "ready";
+  if (runtime_status == "failed") return "failed";
+  return {};
+}
+
+/// mcpServer/startupStatus/updated to every subscribed connection.
+void announce(self_ptr self, const std::string& name, const std::string& state,
+              const json& error) {
+  if (state.empty() || self->state.subscribers.empty()) return;
+  json params = {{"name", name},
+                 {"status", state},
+                 {"error", error.is_string() ? error : json()},
+                 {"failureReason", nullptr},
+                 {"threadId", nullptr}};
+  auto text = params.dump(-1, ' ', false, json::error_handler_t::replace);
+  for (auto& [addr, who] : self->state.subscribers) self->send(who, atom::startup::value, text);
+}
 
 /// "https://host:port" of a URL (no credentials, path, query or fragment).
 std::string origin_of(const std::string& url) {
@@ -73,9 +97,11 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
     e.status["toolsError"] = "streamable HTTP MCP servers (`url`) are not supported by parley yet; "
                              "only stdio servers (`command`) run";
     PARLEY_WARN("mcp event=unsupported server={} transport=streamable_http", config.name);
+    announce(self, config.name, "failed", e.status["toolsError"]);
     return;
   }
   e.status = base_status(config, "starting");
+  announce(self, config.name, "starting", json());
   server_options o;
   o.config = config;
   o.hub = caf::actor_cast<caf::actor>(self);
@@ -88,6 +114,8 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
 void stop_server(self_ptr self, const std::string& name) {
   auto it = self->state.servers.find(name);
   if (it == self->state.servers.end()) return;
+  if (it->second.status.value("runtimeStatus", "") == "starting")
+    announce(self, name, "cancelled", json());
   if (it->second.actor) {
     self->unlink_from(it->second.actor);
     self->send_exit(it->second.actor, caf::exit_reason::user_shutdown);
@@ -200,6 +228,8 @@ caf::behavior hub(self_ptr self, hub_options options) {
     }
     self->quit(msg.reason);
   });
+  self->set_down_handler(
+      [self](caf::down_msg& dm) { self->state.subscribers.erase(dm.source); });
   for (auto& [name, s] : self->state.options.servers) start_server(self, s);
   return {
       [self](atom::status, std::string& name, std::string& text) {
@@ -210,7 +240,17 @@ caf::behavior hub(self_ptr self, hub_options options) {
                    != caf::actor_cast<caf::actor_addr>(self->current_sender()))
           return;
         auto status = json::parse(text, nullptr, false);
-        if (!status.is_discarded()) it->second.status = std::move(status);
+        if (status.is_discarded()) return;
+        auto was = it->second.status.value("runtimeStatus", "");
+        auto now = status.value("runtimeStatus", "");
+        it->second.status = std::move(status);
+        if (now != was)
+          announce(self, name, startup_state(now), it->second.status.value("toolsError", json()));
+      },
+      [self](atom::subscribe, caf::actor& who) {
+        if (!who) return;
+        self->monitor(who);
+        self->state.subscribers.emplace(who.address(), std::move(who));
       },
       [self](atom::call, std::string& method, std::string& params_text) -> caf::result<std::string> {
         auto params = json::parse(params_text, nullptr, false);

@@ -12,6 +12,13 @@
 //     "config/mcpServer/reload"  (none)                    -> {}: config.toml read again;
 //                                servers added, removed or changed start or stop
 //
+// Subscriptions: (atom::subscribe, actor) from a client connection; it then
+// gets (atom::startup, params) at each change of a server's startup state,
+// the params of `mcpServer/startupStatus/updated` (McpServerStatusUpdatedNotification:
+// starting, ready, failed with its error, cancelled when a reload stops a
+// server still starting; threadId null: servers are the process's), until
+// it goes down.
+//
 // Spawned detached: a reload reads config.toml on the hub's own thread,
 // never on a scheduler's.
 

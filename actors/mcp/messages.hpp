@@ -14,6 +14,8 @@ using call    = caf::atom_constant<caf::atom("mcpcall")>;    // a client method 
 using status  = caf::atom_constant<caf::atom("mcpstatus")>;  // a server's status, to the hub
 using timer   = caf::atom_constant<caf::atom("mcptimer")>;   // a server's own timers
 using restart = caf::atom_constant<caf::atom("mcprestart")>; // start again after a backoff
+using subscribe = caf::atom_constant<caf::atom("mcpsub")>;   // a connection wants startup updates
+using startup = caf::atom_constant<caf::atom("mcpstartup")>; // one: mcpServer/startupStatus/updated params
 // clang-format on
 
 }  // namespace parley::mcp::atom

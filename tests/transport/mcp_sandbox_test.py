@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MCP stdio servers run inside parley-sandbox (issue 30), through the real
 `parley app-server` over stdio, the real launcher beside it, and a small MCP
-server (this file, run with --serve) whose one tool `probe` tries to write
+server (mcp_probe_server.py) whose one tool `probe` tries to write
 or read a path and says what happened:
 
 - the default (workspace-write, network on): the server writes its cwd, not
@@ -24,42 +24,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-
-
-# -- the server ------------------------------------------------------------------
-
-def serve():
-    def send(obj):
-        sys.stdout.write(json.dumps(obj) + "\n")
-        sys.stdout.flush()
-
-    for line in sys.stdin:
-        m = json.loads(line)
-        if "id" not in m or "method" not in m:
-            continue
-        i, method, params = m["id"], m["method"], m.get("params") or {}
-        if method == "initialize":
-            send({"jsonrpc": "2.0", "id": i, "result": {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}})
-        elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": i, "result": {"tools": [{
-                "name": "probe", "inputSchema": {"type": "object"}}]}})
-        elif method == "tools/call":
-            a = params.get("arguments") or {}
-            try:
-                if "write" in a:
-                    with open(a["write"], "w") as f:
-                        f.write("written by an MCP server\n")
-                    said = "wrote"
-                else:
-                    with open(a["read"]) as f:
-                        said = "read: " + f.read().strip()
-            except OSError as e:
-                said = "refused: " + (e.strerror or str(e))
-            send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": said}]}})
-        else:
-            send({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "no"}})
 
 
 # -- the test --------------------------------------------------------------------
@@ -98,7 +62,7 @@ def main():
     outside = os.path.join(os.path.dirname(parley), "mcp-sandbox-probe-%d" % os.getpid())
 
     def server(**keys):
-        table = {"command": sys.executable, "args": [os.path.abspath(__file__), "--serve"],
+        table = {"command": sys.executable, "args": [os.path.join(HERE, "mcp_probe_server.py")],
                  "cwd": work, "startup_timeout_sec": 20}
         table.update(keys)
         return table
@@ -185,7 +149,4 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-        sys.exit(0)
     sys.exit(main())
