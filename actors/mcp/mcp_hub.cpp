@@ -13,6 +13,7 @@
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
 #include "actors/mcp/framing.hpp"
+#include "actors/mcp/http_link.hpp"
 #include "actors/mcp/mcp_server.hpp"
 #include "actors/mcp/messages.hpp"
 #include "actors/model/config/model_config.hpp"
@@ -33,6 +34,8 @@ struct hub_state {
   static inline const char* name = "mcp_hub";
   hub_options options;
   std::map<std::string, entry> servers;
+  /// Streamable-HTTP servers' client; null until one is configured.
+  std::shared_ptr<http::client> http;
   /// Connections told of each startup state change.
   std::map<caf::actor_addr, caf::actor> subscribers;
 };
@@ -61,16 +64,6 @@ void announce(self_ptr self, const std::string& name, const std::string& state,
   for (auto& [addr, who] : self->state.subscribers) self->send(who, atom::startup::value, text);
 }
 
-/// "https://host:port" of a URL (no credentials, path, query or fragment).
-std::string origin_of(const std::string& url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return url;
-  auto rest = url.substr(scheme_end + 3);
-  auto authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
-  return url.substr(0, scheme_end + 3) + authority;
-}
-
 json base_status(const model_config::mcp_server& s, const char* runtime_status) {
   return {{"name", s.name},
           {"authStatus", "unsupported"},
@@ -92,13 +85,18 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
     PARLEY_INFO("mcp event=disabled server={}", config.name);
     return;
   }
-  if (!config.is_stdio()) {
-    e.status = base_status(config, "failed");
-    e.status["toolsError"] = "streamable HTTP MCP servers (`url`) are not supported by parley yet; "
-                             "only stdio servers (`command`) run";
-    PARLEY_WARN("mcp event=unsupported server={} transport=streamable_http", config.name);
-    announce(self, config.name, "failed", e.status["toolsError"]);
-    return;
+  if (!config.is_stdio() && !self->state.http) {
+    // One HTTP client (its own I/O thread) for every streamable-HTTP server,
+    // made when the first is configured.
+    try {
+      self->state.http = std::make_shared<http::client>();
+    } catch (const std::exception& ex) {
+      e.status = base_status(config, "failed");
+      e.status["toolsError"] = std::string{"parley's HTTP client cannot start: "} + ex.what();
+      PARLEY_ERROR("mcp event=http_client_failed server={} error=\"{}\"", config.name, ex.what());
+      announce(self, config.name, "failed", e.status["toolsError"]);
+      return;
+    }
   }
   e.status = base_status(config, "starting");
   announce(self, config.name, "starting", json());
@@ -108,6 +106,7 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
   o.client_version = self->state.options.client_version;
   o.parent_environment = self->state.options.parent_environment;
   o.sandbox = self->state.options.sandbox;
+  o.http = self->state.http;
   e.actor = spawn_server(self, std::move(o));
 }
 

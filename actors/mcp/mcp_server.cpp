@@ -19,6 +19,7 @@
 #include "actors/core/log.hpp"
 #include "actors/mcp/child_env.hpp"
 #include "actors/mcp/framing.hpp"
+#include "actors/mcp/http_link.hpp"
 #include "actors/mcp/messages.hpp"
 #include "actors/mcp/server_launch.hpp"
 #include "actors/mcp/stdio_child.hpp"
@@ -76,7 +77,7 @@ struct waiting_call {
 struct server_state {
   static inline const char* name = "mcp_server";
   server_options options;
-  std::unique_ptr<stdio_child> child;
+  std::unique_ptr<server_link> child;
   uint64_t generation = 0;
   /// notifications/message lines logged since the start (bounded, as the
   /// server's stderr is: a chatty server must not fill parley's log).
@@ -123,8 +124,12 @@ std::string seconds(std::chrono::milliseconds d) {
 
 json status_json(self_ptr self) {
   auto& st = self->state;
+  const auto& cfg = st.options.config;
+  // stdio: no auth (as Codex says); HTTP: a bearer token when one is
+  // configured (OAuth is not done, so never oAuth or notLoggedIn).
+  bool bearer = !cfg.bearer_token_env_var.empty() || cfg.http_headers.count("Authorization") > 0;
   json s = {{"name", name_of(self)},
-            {"authStatus", "unsupported"},  // stdio: no auth (as Codex says)
+            {"authStatus", bearer && !cfg.is_stdio() ? "bearerToken" : "unsupported"},
             {"tools", st.tools},
             {"resources", st.resources},
             {"resourceTemplates", st.resource_templates},
@@ -133,7 +138,7 @@ json status_json(self_ptr self) {
             {"serverCapabilities", st.capabilities},
             {"toolListMeta", st.tool_list_meta},
             {"toolsError", st.error.empty() ? json() : json(st.error)},
-            {"httpOrigin", nullptr}};
+            {"httpOrigin", cfg.is_stdio() ? json() : json(origin_of(cfg.url))}};
   return s;
 }
 
@@ -181,6 +186,9 @@ void forget_listing(self_ptr self) {
 }
 
 void start(self_ptr self);
+bool cfg_is_stdio(self_ptr self) { return self->state.options.config.is_stdio(); }
+void start_http(self_ptr self);
+void handshake(self_ptr self);
 void serve_waiting(self_ptr self);
 
 /// The server broke the protocol or missed its startup deadline: killed,
@@ -221,8 +229,11 @@ void send_line(self_ptr self, std::string line) {
   auto& st = self->state;
   if (!st.child) return;
   if (!st.child->send(std::move(line)))
-    cut_off(self, "stopped reading its input (more than "
-                      + std::to_string(stdio_child::max_queued_bytes >> 20) + " MiB queued)");
+    cut_off(self, cfg_is_stdio(self) ? "stopped reading its input (more than "
+                                           + std::to_string(stdio_child::max_queued_bytes >> 20)
+                                           + " MiB queued)"
+                                     : "left more than " + std::to_string(http_link::max_in_flight)
+                                           + " requests unanswered");
 }
 
 /// Sends a request; `timeout` (if any) fails it when unanswered.
@@ -381,6 +392,7 @@ void start(self_ptr self) {
   st.error.clear();
   st.messages_logged = 0;
   forget_listing(self);
+  if (!cfg.is_stdio()) return start_http(self);
   child_spec spec;
   spec.env = child_environment(cfg, st.options.parent_environment);
   auto launch = server_launch(cfg, st.options.sandbox.get(), spec.env);
@@ -394,8 +406,50 @@ void start(self_ptr self) {
   std::string error;
   st.child = stdio_child::start(spec, caf::actor_cast<caf::actor>(self), st.generation, error);
   if (!st.child) return lost(self, error);
-  PARLEY_INFO("mcp event=starting server={} pid={} command=\"{}\" sandbox=\"{}\"", cfg.name,
-              st.child->pid(), cfg.command, describe_confinement(cfg, ready));
+  PARLEY_INFO("mcp event=starting server={} {} command=\"{}\" sandbox=\"{}\"", cfg.name,
+              st.child->describe(), cfg.command, describe_confinement(cfg, ready));
+  handshake(self);
+}
+
+/// The value of `name` in parley's environment ("NAME=value" entries), if set.
+const std::string* variable(const std::vector<std::string>& environment, const std::string& name) {
+  for (const auto& e : environment)
+    if (e.size() > name.size() && e[name.size()] == '=' && e.compare(0, name.size(), name) == 0)
+      return &e;
+  return nullptr;
+}
+
+void start_http(self_ptr self) {
+  auto& st = self->state;
+  const auto& cfg = st.options.config;
+  if (!st.options.http) return cut_off(self, "parley has no HTTP client for it");
+  http_spec spec;
+  spec.url = cfg.url;
+  spec.name = cfg.name;
+  // Within the startup deadline, so an unreachable host is a failed start
+  // (tried again after a backoff) rather than a missed deadline (cut off).
+  spec.connect_timeout_ms = std::max<long>(100, std::min<long>(10'000, cfg.startup_timeout.count() / 2));
+  const auto& environment = st.options.parent_environment;
+  auto from_variable = [&](const std::string& header, const std::string& var, const std::string& prefix) {
+    if (auto* e = variable(environment, var))
+      spec.headers.emplace_back(header, prefix + e->substr(var.size() + 1));
+    else
+      PARLEY_WARN("mcp event=header_unset server={} header={} variable={}", cfg.name, header, var);
+  };
+  if (!cfg.bearer_token_env_var.empty())
+    from_variable("Authorization", cfg.bearer_token_env_var, "Bearer ");
+  for (const auto& [header, value] : cfg.http_headers) spec.headers.emplace_back(header, value);
+  for (const auto& [header, var] : cfg.env_http_headers) from_variable(header, var, "");
+  st.child = std::make_unique<http_link>(std::move(spec), st.options.http,
+                                         caf::actor_cast<caf::actor>(self), st.generation);
+  PARLEY_INFO("mcp event=starting server={} {}", cfg.name, st.child->describe());
+  handshake(self);
+}
+
+/// initialize, its deadline shared with the listings (timer id 0).
+void handshake(self_ptr self) {
+  auto& st = self->state;
+  const auto& cfg = st.options.config;
   publish(self);
   // The handshake and the listings share one deadline (timer id 0).
   self->delayed_send(self, cfg.startup_timeout, atom::timer::value, st.generation, int64_t{0});

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "actors/core/command_sandbox.hpp"
+#include "actors/model/http/client.hpp"
 #include "actors/model/config/mcp_servers.hpp"
 
 namespace parley::mcp {
@@ -47,6 +48,8 @@ struct server_options {
   /// How commands are confined on this host (actors/mcp/server_launch.hpp);
   /// null: the server runs unconfined.
   std::shared_ptr<const sandbox_settings> sandbox;
+  /// The client a streamable-HTTP server (`url`) is reached through.
+  std::shared_ptr<http::client> http;
 };
 
 /// Spawns the server's actor (linked to the caller when `self` is given).

@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "actors/mcp/server_link.hpp"
+
 namespace parley::mcp {
 
 struct child_spec {
@@ -35,7 +37,7 @@ struct child_spec {
   std::string name;
 };
 
-class stdio_child {
+class stdio_child final : public server_link {
  public:
   /// Starts the process, or returns null with `error` set (e.g. the
   /// command does not exist).
@@ -43,7 +45,7 @@ class stdio_child {
                                             uint64_t generation, std::string& error);
   /// Kills the process group, stops the threads (promptly: they poll) and
   /// reaps the process.
-  ~stdio_child();
+  ~stdio_child() override;
   stdio_child(const stdio_child&) = delete;
   stdio_child& operator=(const stdio_child&) = delete;
 
@@ -51,14 +53,15 @@ class stdio_child {
 
   /// Queues `line` and a newline for the child's stdin. False when the
   /// child has fallen too far behind in reading (the caller cuts it off).
-  bool send(std::string line);
+  bool send(std::string line) override;
 
   /// Bytes queued for stdin that a silent server may hold unread.
   static constexpr size_t max_queued_bytes = size_t{64} << 20;
 
   /// The actor has handled a line of `bytes` (atom::line): it no longer
   /// counts against the bound on what is handed over and not yet handled.
-  void consumed(size_t bytes);
+  void consumed(size_t bytes) override;
+  std::string describe() const override { return "pid=" + std::to_string(pid_); }
 
   /// What may be handed to the actor and not yet handled (each line counts
   /// its size and line_overhead): past it the reader stops reading, so a

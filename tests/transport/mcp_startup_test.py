@@ -7,7 +7,7 @@ start slowly or crash, driven by config.toml and `config/mcpServer/reload`:
 - a server still starting when a reload removes it: `cancelled`;
 - a server that crashes after its handshake: `failed` with the exit in
   `error`, then by itself `starting` and `ready` again;
-- a `url` server (not served yet): `failed` saying so;
+- a `url` server nobody serves: `starting`, then `failed` saying why;
 - each notification valid against the Codex 0.169 schema, `threadId` null;
 - a client that opted out of the method gets none.
 
@@ -107,15 +107,15 @@ def main():
               "removed while starting: cancelled (%s)" % got)
 
         reload({"steady": dict(probe(), tool_timeout_sec=30), "crashy": probe("--exit-after", "0.3"),
-                "remote": {"url": "https://mcp.example.com/mcp"}})
+                "remote": {"url": "http://127.0.0.1:9/mcp"}})  # nobody listens
         got = updates("crashy", 4)
         states = [u["status"] for u in got]
         check(states == ["starting", "ready", "failed", "starting"],
               "a crash: starting, ready, failed, then starting again by itself (%s)" % states)
         check("exit" in (got[2]["error"] or ""), "the failure names the exit (%s)" % got[2]["error"])
-        got = updates("remote", 1)[0]
-        check(got["status"] == "failed" and "not supported" in (got["error"] or ""),
-              "a url server: failed, not supported (%s)" % got)
+        got = updates("remote", 2)
+        check([u["status"] for u in got] == ["starting", "failed"] and "cannot reach" in (got[1]["error"] or ""),
+              "a url server nobody serves: starting, failed naming why (%s)" % got)
     finally:
         code = peer.stop()
     check(code == 0, "parley exits 0 (%s)" % code)

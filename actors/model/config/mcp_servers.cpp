@@ -39,6 +39,11 @@ mcp_server read_server(const std::string& name, const toml::node& node) {
   if (auto* n = t.get("env_vars")) s.env_vars = detail::read_string_array(*n, sub("env_vars"));
   if (auto* n = t.get("cwd")) s.cwd = detail::read_string(*n, sub("cwd"));
   if (auto* n = t.get("url")) s.url = detail::read_string(*n, sub("url"));
+  if (auto* n = t.get("bearer_token_env_var"))
+    s.bearer_token_env_var = detail::read_string(*n, sub("bearer_token_env_var"));
+  if (auto* n = t.get("http_headers")) s.http_headers = detail::read_string_table(*n, sub("http_headers"));
+  if (auto* n = t.get("env_http_headers"))
+    s.env_http_headers = detail::read_string_table(*n, sub("env_http_headers"));
   if (auto* n = t.get("enabled")) s.enabled = detail::read_bool(*n, sub("enabled"));
   // Codex's older spelling in milliseconds; the seconds win when both are given.
   if (auto* n = t.get("startup_timeout_ms"))
@@ -98,7 +103,9 @@ bool operator==(const mcp_server& a, const mcp_server& b) {
          && a.enabled_tools == b.enabled_tools && a.disabled_tools == b.disabled_tools
          && a.sandbox_mode == b.sandbox_mode
          && a.sandbox_writable_roots == b.sandbox_writable_roots
-         && a.sandbox_network == b.sandbox_network;
+         && a.sandbox_network == b.sandbox_network
+         && a.bearer_token_env_var == b.bearer_token_env_var && a.http_headers == b.http_headers
+         && a.env_http_headers == b.env_http_headers;
 }
 
 namespace detail {

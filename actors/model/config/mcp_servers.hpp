@@ -19,7 +19,10 @@
 //   sandbox_network = true
 //
 //   [mcp_servers.remote]
-//   url = "https://example.com/mcp"      # streamable HTTP: recognised, not served yet
+//   url = "https://example.com/mcp"      # streamable HTTP
+//   bearer_token_env_var = "REMOTE_TOKEN"           # Authorization: Bearer $REMOTE_TOKEN
+//   http_headers = { "X-Team" = "infra" }           # sent as given
+//   env_http_headers = { "X-Key" = "REMOTE_KEY" }   # header = the variable's value
 //
 // A stdio server is a command like any other: parley runs it through
 // parley-sandbox (the sandbox issue), hiding parley's home and secrets and
@@ -29,7 +32,7 @@
 // The default, workspace-write with the network on, lets a server write its
 // cwd, /tmp and `sandbox_writable_roots` and reach the services it fronts.
 //
-// Keys parley does not use (bearer_token_env_var, http_headers, scopes, ...)
+// Keys parley does not use (scopes, oauth_resource, ...)
 // are ignored, as everywhere in the file.
 
 #include <chrono>
@@ -52,8 +55,15 @@ struct mcp_server {
   std::vector<std::string> env_vars;
   /// Empty: parley's working directory.
   std::string cwd;
-  /// Streamable HTTP (not served yet: the status says so). Empty for stdio.
+  /// Streamable HTTP. Empty for stdio.
   std::string url;
+  /// Streamable HTTP: the variable whose value is sent as a bearer token,
+  /// headers sent as given, and headers whose values come from variables
+  /// (header name -> variable name). A variable that is not set sends
+  /// nothing (and the log says so).
+  std::string bearer_token_env_var;
+  std::map<std::string, std::string> http_headers;
+  std::map<std::string, std::string> env_http_headers;
   bool enabled = true;
   std::chrono::milliseconds startup_timeout{10'000};
   std::chrono::milliseconds tool_timeout{60'000};

@@ -1,0 +1,270 @@
+#include "actors/mcp/http_link.hpp"
+
+#include <caf/send.hpp>
+#include <atomic>
+#include <cctype>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "actors/mcp/messages.hpp"
+#include "actors/model/wire/sse_parser.hpp"
+
+namespace parley::mcp {
+
+using json = nlohmann::json;
+
+std::string origin_of(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  auto rest = url.substr(scheme_end + 3);
+  auto authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  return url.substr(0, scheme_end + 3) + authority;
+}
+
+struct http_link::shared {
+  std::mutex lock;
+  caf::actor sink;
+  uint64_t generation = 0;
+  std::weak_ptr<http::client> client;
+  // The session and the version initialize agreed to (empty until then).
+  std::string session_id;
+  std::string protocol_version;
+  bool stopped = false;
+  bool ended = false;  // gone or cut was told: nothing more is
+  std::set<http::request_id> live;
+  std::set<http::request_id> paused;  // waiting for the actor to catch up
+  size_t unhandled = 0;
+
+  // Each under `lock`.
+  void deliver(std::string line) {
+    if (stopped || ended) return;
+    unhandled += line.size() + 64;
+    caf::anon_send(sink, atom::line::value, generation, std::move(line));
+  }
+  void gone(const std::string& how) {
+    if (stopped || ended) return;
+    ended = true;
+    caf::anon_send(sink, atom::exited::value, generation, how);
+  }
+  void cut(const std::string& reason) {
+    if (stopped || ended) return;
+    ended = true;
+    caf::anon_send(sink, atom::cut::value, generation, reason);
+  }
+};
+
+namespace {
+
+std::string error_line(const json& id, const std::string& message) {
+  json e = {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32603}, {"message", message}}}};
+  return e.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// Hears one POST's answer.
+class message_sink final : public http::sink {
+ public:
+  message_sink(std::shared_ptr<http_link::shared> sh, json id, bool initialize, std::string origin)
+      : sh_(std::move(sh)), id_(std::move(id)), initialize_(initialize), origin_(std::move(origin)) {}
+
+  std::atomic<http::request_id> rid{0};
+  bool done = false;  // under sh_->lock
+
+  void on_status(int status, const http::header_list& headers) override {
+    status_ = status;
+    if (auto* type = http::find_header(headers, "content-type"))
+      event_stream_ = type->find("text/event-stream") != std::string::npos;
+    if (initialize_ && status >= 200 && status < 300)
+      if (auto* session = http::find_header(headers, "mcp-session-id")) {
+        std::lock_guard<std::mutex> guard{sh_->lock};
+        sh_->session_id = *session;
+      }
+  }
+
+  void on_body(std::string_view chunk) override {
+    if (status_ < 200 || status_ >= 300) {
+      if (error_text_.size() < 300) error_text_.append(chunk.substr(0, 300 - error_text_.size()));
+      return;
+    }
+    if (!event_stream_) {
+      if (body_.size() + chunk.size() > http_link::max_message_bytes) {
+        std::lock_guard<std::mutex> guard{sh_->lock};
+        return sh_->cut("sent a message longer than 16 MiB");
+      }
+      body_.append(chunk);
+      return;
+    }
+    auto events = parser_.feed(chunk);
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    if (parser_.error()) return sh_->cut("sent an event longer than 16 MiB");
+    for (auto& e : events)
+      if (e.event.empty() || e.event == "message") take(std::move(e.data));
+  }
+
+  bool ready() override {
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    if (sh_->unhandled <= http_link::max_unhandled_bytes || rid.load() == 0) return true;
+    sh_->paused.insert(rid.load());
+    return false;
+  }
+
+  void on_done(const http::outcome& result) override {
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    done = true;
+    sh_->live.erase(rid.load());
+    sh_->paused.erase(rid.load());
+    if (sh_->stopped || result.aborted()) return;
+    // Unreachable, or the connection broke mid-answer: the server is gone
+    // as a process that died is (its calls fail, it is started again).
+    if (!result.ok()) return sh_->gone("cannot reach " + origin_ + ": " + result.message);
+    if (!initialize_ && !sh_->session_id.empty() && session_lost())
+      return sh_->gone("ended its session (HTTP " + std::to_string(status_)
+                       + "); starting a new one");
+    if (status_ < 200 || status_ >= 300) {
+      auto text = "HTTP " + std::to_string(status_);
+      if (!error_text_.empty()) text += ": " + error_text_;
+      return fail(text);
+    }
+    if (!event_stream_ && !body_.empty()) {
+      auto parsed = json::parse(body_, nullptr, false);
+      if (parsed.is_array()) {
+        for (auto& m : parsed) take(m.dump(-1, ' ', false, json::error_handler_t::replace));
+      } else if (!parsed.is_discarded()) {
+        take(parsed.dump(-1, ' ', false, json::error_handler_t::replace));
+      } else {
+        // Not JSON: the actor judges the line and cuts the server off.
+        std::string line = body_;
+        for (auto& c : line)
+          if (c == '\n' || c == '\r') c = ' ';
+        sh_->deliver(std::move(line));
+        return;
+      }
+    }
+    if (!id_.is_null() && !answered_)
+      fail(event_stream_ ? "its event stream ended before the answer"
+                         : "answered HTTP " + std::to_string(status_) + " without a message");
+  }
+
+ private:
+  // Under sh_->lock.
+  void take(std::string data) {
+    // An event's data lines are joined by \n: whitespace between JSON's
+    // tokens (a string cannot hold a raw newline).
+    for (auto& c : data)
+      if (c == '\n' || c == '\r') c = ' ';
+    auto m = json::parse(data, nullptr, false);
+    if (m.is_object() && !m.contains("method") && m.contains("id") && m["id"] == id_) {
+      answered_ = true;
+      if (initialize_ && m.contains("result") && m["result"].is_object()) {
+        auto v = m["result"].find("protocolVersion");
+        if (v != m["result"].end() && v->is_string()) sh_->protocol_version = v->get<std::string>();
+      }
+    }
+    sh_->deliver(std::move(data));
+  }
+
+  // The server no longer knows our session: 404, as the specification says,
+  // or 400 naming the session, as servers built on the reference SDK's
+  // example answer after they restarted.
+  bool session_lost() const {
+    if (status_ == 404) return true;
+    if (status_ != 400) return false;
+    std::string lower = error_text_;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower.find("session") != std::string::npos;
+  }
+
+  // Under sh_->lock: this request did not get its answer.
+  void fail(const std::string& why) {
+    if (initialize_) return sh_->gone(why);
+    if (!id_.is_null() && !answered_) sh_->deliver(error_line(id_, why));
+  }
+
+  std::shared_ptr<http_link::shared> sh_;
+  json id_;
+  bool initialize_;
+  std::string origin_;
+  int status_ = 0;
+  bool event_stream_ = false;
+  bool answered_ = false;
+  std::string body_;
+  std::string error_text_;
+  wire::sse_parser parser_{http_link::max_message_bytes};
+};
+
+}  // namespace
+
+http_link::http_link(http_spec spec, std::shared_ptr<http::client> client, caf::actor sink,
+                     uint64_t generation)
+    : spec_(std::move(spec)), client_(std::move(client)), shared_(std::make_shared<shared>()) {
+  shared_->sink = std::move(sink);
+  shared_->generation = generation;
+  shared_->client = client_;
+}
+
+http_link::~http_link() {
+  std::vector<http::request_id> live;
+  {
+    std::lock_guard<std::mutex> guard{shared_->lock};
+    shared_->stopped = true;
+    live.assign(shared_->live.begin(), shared_->live.end());
+  }
+  for (auto id : live) client_->abort(id);
+}
+
+bool http_link::send(std::string line) {
+  auto m = json::parse(line, nullptr, false);
+  json id;
+  bool initialize = false;
+  if (m.is_object()) {
+    initialize = m.value("method", "") == "initialize";
+    if (m.contains("method") && m.contains("id")) id = m["id"];
+  }
+  http::request req;
+  req.method = http::verb::post;
+  req.url = spec_.url;
+  req.connect_timeout_ms = spec_.connect_timeout_ms;
+  req.headers = {{"Content-Type", "application/json"},
+                 {"Accept", "application/json, text/event-stream"}};
+  {
+    std::lock_guard<std::mutex> guard{shared_->lock};
+    if (shared_->live.size() >= max_in_flight) return false;
+    if (initialize) {
+      shared_->session_id.clear();
+      shared_->protocol_version.clear();
+    }
+    if (!shared_->protocol_version.empty())
+      req.headers.emplace_back("MCP-Protocol-Version", shared_->protocol_version);
+    if (!shared_->session_id.empty()) req.headers.emplace_back("Mcp-Session-Id", shared_->session_id);
+  }
+  req.headers.insert(req.headers.end(), spec_.headers.begin(), spec_.headers.end());
+  req.body = std::move(line);
+  auto sink = std::make_shared<message_sink>(shared_, std::move(id), initialize, origin_of(spec_.url));
+  // Not under the lock: a client already shut down calls on_done here.
+  auto rid = client_->start(std::move(req), sink);
+  sink->rid = rid;
+  std::lock_guard<std::mutex> guard{shared_->lock};
+  if (!sink->done) shared_->live.insert(rid);
+  return true;
+}
+
+void http_link::consumed(size_t bytes) {
+  std::vector<http::request_id> resume;
+  {
+    std::lock_guard<std::mutex> guard{shared_->lock};
+    auto n = bytes + 64;
+    shared_->unhandled = shared_->unhandled > n ? shared_->unhandled - n : 0;
+    if (shared_->unhandled > max_unhandled_bytes / 2 || shared_->paused.empty()) return;
+    resume.assign(shared_->paused.begin(), shared_->paused.end());
+    shared_->paused.clear();
+  }
+  for (auto id : resume) client_->flow(id);
+}
+
+std::string http_link::describe() const { return "url=" + origin_of(spec_.url); }
+
+}  // namespace parley::mcp
