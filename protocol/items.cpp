@@ -169,6 +169,18 @@ json encode(const dynamic_tool_call_item& x) {
               {"durationMs", or_null(x.duration_ms)}};
 }
 
+json encode(const mcp_tool_call_item& x) {
+  return json{{"type", "mcpToolCall"},
+              {"id", x.id},
+              {"server", x.server},
+              {"tool", x.tool},
+              {"arguments", x.arguments},
+              {"status", x.status},
+              {"result", x.result ? *x.result : json(nullptr)},
+              {"error", x.error ? json{{"message", *x.error}} : json(nullptr)},
+              {"durationMs", or_null(x.duration_ms)}};
+}
+
 json encode(const reasoning_item& x) {
   return json{{"type", "reasoning"}, {"id", x.id}, {"summary", x.summary}, {"content", x.content}};
 }
@@ -282,6 +294,18 @@ void from_json(const json& j, thread_item& x) {
     i.success = optional<bool>(j, "success");
     i.duration_ms = optional<int64_t>(j, "durationMs");
     x = std::move(i);
+  } else if (type == "mcpToolCall") {
+    mcp_tool_call_item i;
+    i.id = required<std::string>(j, "id");
+    i.server = required<std::string>(j, "server");
+    i.tool = required<std::string>(j, "tool");
+    i.arguments = j.contains("arguments") ? j["arguments"] : json(nullptr);
+    i.status = required<item_status>(j, "status");
+    if (auto r = j.find("result"); r != j.end() && r->is_object()) i.result = *r;
+    if (auto e = j.find("error"); e != j.end() && e->is_object())
+      i.error = e->value("message", std::string{});
+    i.duration_ms = optional<int64_t>(j, "durationMs");
+    x = std::move(i);
   } else if (type == "enteredReviewMode") {
     x = entered_review_mode_item{required<std::string>(j, "id"), required<std::string>(j, "review"),
                                  json(nullptr)};
@@ -291,7 +315,7 @@ void from_json(const json& j, thread_item& x) {
   } else {
     throw_unknown_variant(type, {"userMessage", "agentMessage", "commandExecution", "fileChange",
                                  "reasoning", "contextCompaction", "dynamicToolCall",
-                                 "enteredReviewMode", "exitedReviewMode"});
+                                 "enteredReviewMode", "exitedReviewMode", "mcpToolCall"});
   }
 }
 

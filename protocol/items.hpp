@@ -117,6 +117,23 @@ struct dynamic_tool_call_item {
   std::optional<int64_t> duration_ms;
 };
 
+/// A call of an MCP server's tool by the model (issue 30): the server and
+/// the tool as the server names them (not the model's qualified name), its
+/// arguments, and once it ended the server's result (content,
+/// structuredContent, _meta) or why there is none. Its status is
+/// inProgress, completed or failed (never declined): a result the server
+/// marks isError is failed, with the result.
+struct mcp_tool_call_item {
+  std::string id;  // the model's call id
+  std::string server;
+  std::string tool;
+  json arguments;
+  item_status status = item_status::in_progress;
+  std::optional<json> result;          // McpToolCallResult
+  std::optional<std::string> error;    // McpToolCallError's message
+  std::optional<int64_t> duration_ms;
+};
+
 /// A review (review/start) began: `review` is what it looks at, as a
 /// client shows it; `target` is the request's target (ReviewTarget), kept
 /// for the rollout (Codex's EnteredReviewMode carries it).
@@ -138,7 +155,7 @@ struct exited_review_mode_item {
 using thread_item = std::variant<user_message_item, agent_message_item, command_execution_item,
                                  file_change_item, reasoning_item, context_compaction_item,
                                  dynamic_tool_call_item, entered_review_mode_item,
-                                 exited_review_mode_item>;
+                                 exited_review_mode_item, mcp_tool_call_item>;
 
 const std::string& item_id(const thread_item& x);
 

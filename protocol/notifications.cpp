@@ -61,6 +61,13 @@ void to_json(json& j, const command_output_delta& x) {
            {"delta", x.delta}};
 }
 
+void to_json(json& j, const mcp_tool_call_progress& x) {
+  j = json{{"threadId", x.thread_id},
+           {"turnId", x.turn_id},
+           {"itemId", x.item_id},
+           {"message", x.message}};
+}
+
 void to_json(json& j, const server_request_resolved& x) {
   j = json{{"threadId", x.thread_id}, {"requestId", x.request}};
 }
@@ -157,6 +164,11 @@ notification decode_notification(const std::string& method, const json& p) {
                                 required<std::string>(p, "turnId"),
                                 required<std::string>(p, "itemId"),
                                 required<std::string>(p, "delta")};
+  if (method == mcp_tool_call_progress::method)
+    return mcp_tool_call_progress{required<std::string>(p, "threadId"),
+                                  required<std::string>(p, "turnId"),
+                                  required<std::string>(p, "itemId"),
+                                  required<std::string>(p, "message")};
   if (method == server_request_resolved::method)
     return server_request_resolved{required<std::string>(p, "threadId"),
                                    required<request_id>(p, "requestId")};

@@ -67,6 +67,16 @@ struct command_output_delta {
   std::string delta;
 };
 
+/// What an MCP server reported of a call in progress (its
+/// notifications/progress for the call's progressToken), as one line.
+struct mcp_tool_call_progress {
+  static constexpr const char* method = "item/mcpToolCall/progress";
+  std::string thread_id;
+  std::string turn_id;
+  std::string item_id;
+  std::string message;
+};
+
 struct server_request_resolved {
   static constexpr const char* method = "serverRequest/resolved";
   std::string thread_id;
@@ -178,7 +188,8 @@ using notification =
                  server_request_resolved, error_notification, thread_archived, thread_unarchived,
                  thread_closed, thread_name_updated, turn_diff_updated, token_usage_updated, reasoning_delta,
                  command_exec_output_delta, thread_deleted,
-                 thread_goal_updated, thread_goal_cleared, thread_reverted>;
+                 thread_goal_updated, thread_goal_cleared, thread_reverted,
+                 mcp_tool_call_progress>;
 
 const char* method_of(const notification& n);
 /// The thread a notification belongs to.
@@ -192,6 +203,7 @@ void to_json(json& j, const item_started& x);
 void to_json(json& j, const item_completed& x);
 void to_json(json& j, const agent_message_delta& x);
 void to_json(json& j, const command_output_delta& x);
+void to_json(json& j, const mcp_tool_call_progress& x);
 void to_json(json& j, const server_request_resolved& x);
 void to_json(json& j, const error_notification& x);
 void to_json(json& j, const thread_archived& x);

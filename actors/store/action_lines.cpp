@@ -52,7 +52,7 @@ std::optional<action_record> action_of_payload(const json& p) {
   if (r.turn_id.empty() || r.item_id.empty()) return std::nullopt;
   auto kind = str_of(p, "kind");
   r.file_change = kind == "fileChange";
-  if (kind == "userInput" || kind == "dynamicToolCall") {
+  if (kind == "userInput" || kind == "dynamicToolCall" || kind == "mcpToolCall") {
     r.request = kind;
     if (auto i = p.find("request"); i != p.end() && i->is_object()) r.request_params = *i;
     if (r.request_params.is_null()) return std::nullopt;  // nothing to ask again

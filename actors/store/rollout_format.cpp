@@ -88,6 +88,11 @@ std::vector<std::string> encode_item(line_stamp& stamp, const protocol::thread& 
                              {"thread_id", meta.id},
                              {"turn_id", turn_id},
                              {"item", turn_item_of(*d)}}));
+  } else if (auto* m = std::get_if<protocol::mcp_tool_call_item>(&item)) {
+    out.push_back(event(stamp, json{{"type", "item_completed"},
+                             {"thread_id", meta.id},
+                             {"turn_id", turn_id},
+                             {"item", turn_item_of(*m)}}));
   } else if (auto* k = std::get_if<protocol::context_compaction_item>(&item)) {
     out.push_back(event(stamp, json{{"type", "item_completed"},
                              {"thread_id", meta.id},

@@ -207,6 +207,34 @@ protocol::dynamic_tool_call_item dynamic_tool_call_of(const json& item) {
   return d;
 }
 
+json turn_item_of(const protocol::mcp_tool_call_item& m) {
+  // parley's own line: Codex keeps MCP calls as events of their own.
+  json item{{"type", "McpToolCall"},
+            {"id", m.id},
+            {"server", m.server},
+            {"tool", m.tool},
+            {"arguments", m.arguments},
+            {"status", protocol::to_string(m.status)},
+            {"result", m.result.value_or(json(nullptr))},
+            {"error", protocol::or_null(m.error)}};
+  if (m.duration_ms) item["duration_ms"] = *m.duration_ms;
+  return item;
+}
+
+protocol::mcp_tool_call_item mcp_tool_call_of(const json& item) {
+  protocol::mcp_tool_call_item m;
+  m.id = str_of(item, "id", "");
+  m.server = str_of(item, "server", "");
+  m.tool = str_of(item, "tool", "");
+  if (auto a = item.find("arguments"); a != item.end()) m.arguments = *a;
+  m.status = str_of(item, "status", "completed") == "failed" ? protocol::item_status::failed
+                                                             : protocol::item_status::completed;
+  if (auto r = item.find("result"); r != item.end() && r->is_object()) m.result = *r;
+  m.error = opt_str(item, "error");
+  m.duration_ms = opt_int(item, "duration_ms");
+  return m;
+}
+
 std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
   auto type = str_of(item, "type", "");
   if (type == "UserMessage") return user_message_of(item);
@@ -227,6 +255,7 @@ std::optional<protocol::thread_item> item_of_turn_item(const json& item) {
                                              protocol::render_review(kept), kept};
   }
   if (type == "DynamicToolCall") return dynamic_tool_call_of(item);
+  if (type == "McpToolCall") return mcp_tool_call_of(item);
   return std::nullopt;  // Reasoning, web search, ...: not shown by parley yet
 }
 

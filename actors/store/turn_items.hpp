@@ -25,6 +25,9 @@ nlohmann::json turn_item_of(const protocol::file_change_item& f);
 /// A dynamicToolCall item as a DynamicToolCall TurnItem, as Codex 0.169
 /// writes it (its client's content items, success, duration).
 nlohmann::json turn_item_of(const protocol::dynamic_tool_call_item& d);
+/// An mcpToolCall item as parley's McpToolCall TurnItem (Codex stores MCP
+/// calls as events of their own; this keeps the item whole).
+nlohmann::json turn_item_of(const protocol::mcp_tool_call_item& m);
 
 /// The thread item a TurnItem describes; nullopt for kinds parley does not
 /// show (reasoning, web search, ...).
