@@ -78,6 +78,12 @@ using peer_up    = caf::atom_constant<caf::atom("peerup")>;     // a node's link
 using peer_lost  = caf::atom_constant<caf::atom("peerlost")>;   // a node's link is gone
 using tenant     = caf::atom_constant<caf::atom("tenant")>;     // whose a thread is (issue 22)
 using pressure   = caf::atom_constant<caf::atom("pressure")>;   // a client is behind: hold its streams
+// MCP (issue 30): a turn and the MCP hub (actors/mcp). `mcp_call` is the
+// hub's own `mcp::atom::call` (the same atom is the same type).
+using mcp_call     = caf::atom_constant<caf::atom("mcpcall")>;    // a call through the hub
+using mcp_tools    = caf::atom_constant<caf::atom("mcptools")>;   // the tools offered to models
+using mcp_progress = caf::atom_constant<caf::atom("mcpprogres")>; // a call's progress, to its caller
+using mcp_cancel   = caf::atom_constant<caf::atom("mcpcancel")>;  // a caller gave a call up
 // clang-format on
 
 }  // namespace parley::atom

@@ -138,7 +138,11 @@ using turn_actor
                                  caf::replies_to<atom::steer, protocol::user_message_item>::with<atom::ok>,
                                  // A client of its thread is behind (true) or
                                  // caught up (false): passed to its model.
-                                 caf::reacts_to<atom::pressure, bool>>;
+                                 caf::reacts_to<atom::pressure, bool>,
+                                 // An MCP server's progress on the turn's call
+                                 // (its progressToken, the notification's params
+                                 // as JSON text), through the MCP hub.
+                                 caf::reacts_to<atom::mcp_progress, std::string, std::string>>;
 
 /// The audit log's writer: appends what the approval actors report.
 // Appends one line; ok once it is written (an error when it was not).

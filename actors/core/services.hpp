@@ -2,6 +2,7 @@
 // What every conversation and turn of one runtime shares.
 
 #include <atomic>
+#include <caf/actor.hpp>
 #include <functional>
 #include <memory>
 
@@ -16,6 +17,24 @@ class process_reactor;  // actors/threads/process_reactor.hpp
 namespace rules {
 class rules_book;  // actors/approval/rules_book.hpp
 }
+
+/// The MCP hub as a turn reaches it (issue 30; untyped: actors/mcp is not
+/// a dependency of the turn). Messages, JSON as text:
+///   (atom::mcp_tools, uint64_t known) -> (uint64_t generation, std::string tools):
+///       the tools offered to models, a JSON array of {name, server, tool,
+///       deadlineMs, function} (function: the Responses function tool); ""
+///       when `known` is the generation already;
+///   (atom::mcp_call, "mcpToolCall", params) -> CallToolResult as text: a
+///       model's call ({server, tool, arguments, progressToken}); the
+///       caller hears (atom::mcp_progress, token, message) meanwhile;
+///   (atom::mcp_cancel, server, token): the caller gave the call up (the
+///       server is sent notifications/cancelled; a late answer is dropped).
+struct mcp_port {
+  caf::actor hub;  // invalid: no MCP at all
+  /// Bumped by the hub whenever the tools it offers change: a turn asks
+  /// only when it differs from what it has (0: no tools ever).
+  std::shared_ptr<const std::atomic<uint64_t>> tools_generation;
+};
 
 struct runtime_services {
   std::shared_ptr<const runtime_config> config;
@@ -34,6 +53,7 @@ struct runtime_services {
   std::shared_ptr<rules::rules_book> rules;      // null when there is no rules directory
   rules_actor rules_keeper;                      // writes amendments; invalid without rules
   std::shared_ptr<runtime_telemetry> telemetry;  // this runtime's counts, stats and keys
+  mcp_port mcp;
 };
 
 /// The error for a request that would start something the store cannot

@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "actors/core/atoms.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
@@ -16,6 +17,7 @@
 #include "actors/mcp/http_link.hpp"
 #include "actors/mcp/mcp_server.hpp"
 #include "actors/mcp/messages.hpp"
+#include "actors/mcp/tool_names.hpp"
 #include "actors/model/config/model_config.hpp"
 
 
@@ -38,6 +40,9 @@ struct hub_state {
   std::shared_ptr<http::client> http;
   /// Connections told of each startup state change.
   std::map<caf::actor_addr, caf::actor> subscribers;
+  /// The tools offered to models (mcp_port's JSON) and their generation.
+  std::string offer = "[]";
+  uint64_t offer_generation = 0;
 };
 
 using self_ptr = caf::stateful_actor<hub_state>*;
@@ -74,6 +79,47 @@ json base_status(const model_config::mcp_server& s, const char* runtime_status) 
           {"serverInfo", nullptr},
           {"toolsError", nullptr},
           {"httpOrigin", s.is_stdio() ? json() : json(origin_of(s.url))}};
+}
+
+/// The tools of every connected server, named for the model: a turn offers
+/// them with its other tools.
+json offered_tools(self_ptr self) {
+  std::vector<raw_tool> raw;
+  std::map<std::pair<std::string, std::string>, const json*> listed;
+  for (auto& [name, e] : self->state.servers) {
+    if (!e.actor || e.status.value("runtimeStatus", json()) != "connected") continue;
+    const auto& tools = e.status.value("tools", json::object());
+    if (!tools.is_object()) continue;
+    for (auto it = tools.begin(); it != tools.end(); ++it) {
+      raw.push_back({name, it.key()});
+      listed[{name, it.key()}] = &e.status["tools"][it.key()];
+    }
+  }
+  json out = json::array();
+  for (auto& t : qualify_tools(raw)) {
+    const auto& config = self->state.servers[t.server].config;
+    // Long enough for a call that waits for a restart, then runs.
+    auto deadline = config.tool_timeout + config.startup_timeout + std::chrono::seconds(5);
+    out.push_back({{"name", t.name},
+                   {"server", t.server},
+                   {"tool", t.tool},
+                   {"deadlineMs", deadline.count()},
+                   {"function", function_tool(t.name, *listed[{t.server, t.tool}])}});
+  }
+  return out;
+}
+
+/// After any change of the servers: a new generation when the tools
+/// offered changed, so turns ask for them again.
+void refresh_offer(self_ptr self) {
+  auto offer = offered_tools(self).dump(-1, ' ', false, json::error_handler_t::replace);
+  auto& st = self->state;
+  if (offer == st.offer) return;
+  st.offer = std::move(offer);
+  ++st.offer_generation;
+  if (st.options.tools_generation) st.options.tools_generation->store(st.offer_generation);
+  PARLEY_INFO("mcp event=tools_offered generation={} bytes={}", st.offer_generation,
+              st.offer.size());
 }
 
 void start_server(self_ptr self, const model_config::mcp_server& config) {
@@ -200,6 +246,7 @@ caf::expected<json> reload(self_ptr self) {
     start_server(self, wanted.at(name));
   }
   for (auto& name : added) start_server(self, wanted.at(name));
+  refresh_offer(self);
   PARLEY_INFO("mcp event=reload added={} removed={} changed={} unchanged={}", added.size(),
               gone.size(), changed.size(), wanted.size() - added.size() - changed.size());
   return json::object();
@@ -222,6 +269,7 @@ caf::behavior hub(self_ptr self, hub_options options) {
         e.status["runtimeStatus"] = "failed";
         e.status["toolsError"] = "parley's actor for this server stopped: "
                                  + caf::to_string(msg.reason) + "; reload to start it again";
+        refresh_offer(self);
         return;
       }
     }
@@ -245,11 +293,22 @@ caf::behavior hub(self_ptr self, hub_options options) {
         it->second.status = std::move(status);
         if (now != was)
           announce(self, name, startup_state(now), it->second.status.value("toolsError", json()));
+        refresh_offer(self);
       },
       [self](atom::subscribe, caf::actor& who) {
         if (!who) return;
         self->monitor(who);
         self->state.subscribers.emplace(who.address(), std::move(who));
+      },
+      [self](parley::atom::mcp_tools, uint64_t known) -> caf::result<uint64_t, std::string> {
+        auto& st = self->state;
+        if (known == st.offer_generation) return {st.offer_generation, std::string{}};
+        return {st.offer_generation, st.offer};
+      },
+      [self](parley::atom::mcp_cancel, std::string& server, std::string& token) {
+        auto it = self->state.servers.find(server);
+        if (it != self->state.servers.end() && it->second.actor)
+          self->send(it->second.actor, parley::atom::mcp_cancel::value, std::move(token));
       },
       [self](atom::call, std::string& method, std::string& params_text) -> caf::result<std::string> {
         auto params = json::parse(params_text, nullptr, false);
@@ -261,13 +320,16 @@ caf::behavior hub(self_ptr self, hub_options options) {
         };
         if (method == "mcpServerStatus/list") return answer(status_list(self, params));
         if (method == "config/mcpServer/reload") return answer(reload(self));
-        bool tool_call = method == "mcpServer/tool/call";
+        // A model's call from its turn: the client method's checks, with
+        // progress and cancellation for the turn (mcp_server.cpp).
+        bool model_call = method == "mcpToolCall";
+        bool tool_call = model_call || method == "mcpServer/tool/call";
         if (!tool_call && method != "mcpServer/resource/read")
           return make_error(errc::method_not_found, "method not found: `" + method + "`");
         auto server = required_string(params, "server");
         if (!server) return server.error();
         if (tool_call) {
-          for (auto field : {"threadId", "tool"})
+          for (auto field : {model_call ? "progressToken" : "threadId", "tool"})
             if (auto f = required_string(params, field); !f) return f.error();
         } else if (auto uri = required_string(params, "uri"); !uri) {
           return uri.error();

@@ -11,6 +11,12 @@
 //     "mcpServer/resource/read"  McpResourceReadParams     -> McpResourceReadResponse
 //     "config/mcpServer/reload"  (none)                    -> {}: config.toml read again;
 //                                servers added, removed or changed start or stop
+//     "mcpToolCall"              a model's call, from its turn: {server, tool,
+//                                arguments, progressToken} -> CallToolResult; the
+//                                turn hears (parley::atom::mcp_progress, token, line)
+//   (parley::atom::mcp_tools, known generation) -> (generation, tools JSON or "")
+//   (parley::atom::mcp_cancel, server, progressToken): a turn gave its call up
+// (core/services.hpp, mcp_port, says what a turn sees of these.)
 //
 // Subscriptions: (atom::subscribe, actor) from a client connection; it then
 // gets (atom::startup, params) at each change of a server's startup state,
@@ -22,6 +28,7 @@
 // Spawned detached: a reload reads config.toml on the hub's own thread,
 // never on a scheduler's.
 
+#include <atomic>
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <memory>
@@ -46,6 +53,8 @@ struct hub_options {
   std::vector<std::string> parent_environment;
   /// How each stdio server is confined (the runtime's sandbox settings).
   std::shared_ptr<const sandbox_settings> sandbox;
+  /// Bumped whenever the tools offered to models change (turns read it).
+  std::shared_ptr<std::atomic<uint64_t>> tools_generation;
 };
 
 caf::actor spawn_hub(caf::actor_system& system, hub_options options);

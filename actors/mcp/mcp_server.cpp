@@ -14,6 +14,7 @@
 #include <utility>
 #include <variant>
 
+#include "actors/core/atoms.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
@@ -65,6 +66,10 @@ struct pending {
   /// Its deadline and the key that set it, for the timeout's message.
   std::chrono::milliseconds deadline{0};
   std::string deadline_key = "tool_timeout_sec";
+  /// A model's call (mcpToolCall): its progressToken, and who hears its
+  /// progress (the turn).
+  std::string progress_token;
+  caf::actor caller;
 };
 
 /// A client's call that came while the server was starting.
@@ -72,6 +77,7 @@ struct waiting_call {
   std::string method;
   json params;
   caf::response_promise promise;
+  caf::actor caller;
 };
 
 struct server_state {
@@ -94,6 +100,8 @@ struct server_state {
   std::deque<waiting_call> waiting;
   std::set<int64_t> timed_out;
   std::deque<int64_t> timed_out_order;
+  /// Calls their callers gave up (notifications/cancelled sent).
+  std::set<int64_t> cancelled;
   // What the handshake and the listings found.
   json server_info;         // null until initialized
   json capabilities;        // null until initialized
@@ -157,6 +165,7 @@ void remember_timeout(self_ptr self, int64_t id) {
   st.timed_out_order.push_back(id);
   if (st.timed_out_order.size() > max_remembered_timeouts) {
     st.timed_out.erase(st.timed_out_order.front());
+    st.cancelled.erase(st.timed_out_order.front());
     st.timed_out_order.pop_front();
   }
 }
@@ -476,13 +485,14 @@ json tool_call_result(const json& r) {
 }
 
 void run_call(self_ptr self, const std::string& method, const json& params,
-              caf::response_promise promise) {
+              caf::response_promise promise, caf::actor caller) {
   auto& st = self->state;
   const auto& server = name_of(self);
   std::string mcp_method, what;
   json mcp_params;
   std::function<json(const json&)> shape;
-  if (method == "mcpServer/tool/call") {
+  bool model_call = method == "mcpToolCall";
+  if (model_call || method == "mcpServer/tool/call") {
     auto tool = params.value("tool", std::string{});
     // A tool the server does not list is still asked for, as Codex does
     // (the server answers, usually with isError); one config.toml leaves
@@ -501,6 +511,8 @@ void run_call(self_ptr self, const std::string& method, const json& params,
       mcp_params["arguments"] = params["arguments"];
     if (params.contains("_meta") && params["_meta"].is_object())
       mcp_params["_meta"] = params["_meta"];
+    // A model's call asks for progress under the token its turn chose.
+    if (model_call) mcp_params["_meta"] = {{"progressToken", params.value("progressToken", "")}};
     shape = tool_call_result;
   } else {
     mcp_method = "resources/read";
@@ -528,13 +540,57 @@ void run_call(self_ptr self, const std::string& method, const json& params,
     promise.deliver(shape(m.result).dump(-1, ' ', false, json::error_handler_t::replace));
   };
   p.on_failure = [promise](const std::string& why) mutable { promise.deliver(call_error(why)); };
+  if (model_call) {
+    p.progress_token = params.value("progressToken", "");
+    p.caller = std::move(caller);
+  }
   ask(self, mcp_method, std::move(mcp_params), std::move(p), st.options.config.tool_timeout);
+}
+
+/// A turn gave its call up (interrupted): the server is told
+/// (notifications/cancelled), and its answer, should it come, is dropped.
+void cancel_call(self_ptr self, const std::string& token) {
+  auto& st = self->state;
+  for (auto it = st.in_flight.begin(); it != st.in_flight.end(); ++it) {
+    if (it->second.progress_token != token || token.empty()) continue;
+    auto id = it->first;
+    auto p = std::move(it->second);
+    st.in_flight.erase(it);
+    remember_timeout(self, id);
+    st.cancelled.insert(id);
+    PARLEY_INFO("mcp event=call_cancelled server={} id={} what=\"{}\"", name_of(self), id, p.what);
+    send_line(self, notification_line("notifications/cancelled",
+                                      {{"requestId", id}, {"reason", "the turn was interrupted"}}));
+    p.on_failure("MCP server `" + name_of(self) + "`: " + p.what + " was cancelled");
+    return;
+  }
+  // Still waiting for the server to start: it is never sent.
+  for (auto it = st.waiting.begin(); it != st.waiting.end(); ++it) {
+    if (it->params.value("progressToken", "") != token || token.empty()) continue;
+    it->promise.deliver(call_error("cancelled before the server started"));
+    st.waiting.erase(it);
+    return;
+  }
+}
+
+/// notifications/progress for a model's call: to the turn that made it.
+void on_progress(self_ptr self, const json& params) {
+  if (!params.is_object()) return;
+  auto token = params.value("progressToken", json());
+  if (!token.is_string()) return;
+  for (auto& [id, p] : self->state.in_flight)
+    if (p.caller && p.progress_token == token.get<std::string>()) {
+      self->send(p.caller, parley::atom::mcp_progress::value, p.progress_token,
+                 params.dump(-1, ' ', false, json::error_handler_t::replace));
+      return;
+    }
+  PARLEY_DEBUG("mcp event=progress_unclaimed server={} token={}", name_of(self), token.dump());
 }
 
 void serve_waiting(self_ptr self) {
   auto waiting = std::move(self->state.waiting);
   self->state.waiting.clear();
-  for (auto& w : waiting) run_call(self, w.method, w.params, std::move(w.promise));
+  for (auto& w : waiting) run_call(self, w.method, w.params, std::move(w.promise), w.caller);
 }
 
 // -- from the child -----------------------------------------------------------
@@ -559,6 +615,7 @@ void on_notification(self_ptr self, incoming& m) {
     if (st.now == phase::starting && !st.protocol_version.empty()) st.relist = true;
     return;
   }
+  if (m.method == "notifications/progress") return on_progress(self, m.params);
   if (m.method == "notifications/message") {
     auto& st = self->state;
     if (st.messages_logged++ >= max_messages_logged) {
@@ -593,7 +650,10 @@ void on_line(self_ptr self, const std::string& line) {
   auto id = m.id.is_number_integer() ? m.id.get<int64_t>() : int64_t{-1};
   auto it = st.in_flight.find(id);
   if (it == st.in_flight.end()) {
-    if (st.timed_out.count(id))
+    if (st.cancelled.count(id))
+      PARLEY_WARN("mcp event=late_reply server={} id={} (its call was cancelled; dropped)",
+                  name_of(self), id);
+    else if (st.timed_out.count(id))
       PARLEY_WARN("mcp event=late_reply server={} id={} (its call had timed out; dropped)",
                   name_of(self), id);
     else
@@ -651,6 +711,7 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
         if (gen == self->state.generation) lost(self, how);
       },
       [self](atom::timer, uint64_t gen, int64_t id) { on_timer(self, gen, id); },
+      [self](parley::atom::mcp_cancel, std::string& token) { cancel_call(self, token); },
       [self](atom::restart, uint64_t gen) {
         auto& st = self->state;
         if (gen == st.generation && !st.cut_off && st.now == phase::failed) start(self);
@@ -660,9 +721,12 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
         auto promise = self->make_response_promise();
         json params = json::parse(params_text, nullptr, false);
         if (params.is_discarded()) params = json::object();
+        // Delegated by the hub: who asked is the request's source (a
+        // model's turn); the promise took it from the current message.
+        auto caller = caf::actor_cast<caf::actor>(promise.source());
         switch (st.now) {
           case phase::connected:
-            run_call(self, method, params, promise);
+            run_call(self, method, params, promise, caller);
             break;
           case phase::starting:
             if (st.waiting.size() >= max_waiting_calls) {
@@ -670,7 +734,7 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
                                          + "` is starting and has too many calls waiting"));
               break;
             }
-            st.waiting.push_back({method, std::move(params), promise});
+            st.waiting.push_back({method, std::move(params), promise, caller});
             break;
           case phase::failed:
             promise.deliver(call_error("MCP server `" + name_of(self) + "` is not connected: "

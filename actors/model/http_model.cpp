@@ -12,6 +12,7 @@
 #include "actors/core/log.hpp"
 #include "actors/model/model_request.hpp"
 #include "actors/model/response_steps.hpp"
+#include "actors/model/wire/tool_calls.hpp"
 #include "actors/model/tool_results.hpp"
 #include "actors/model/wire/chat_stream.hpp"
 #include "actors/model/wire/compaction.hpp"
@@ -392,7 +393,12 @@ void resume_input(self_ptr self, const model_context& ctx, std::vector<json> his
     auto first = at, last = at + 1;
     while (first != st.input.begin() && is_output_item(*(first - 1))) --first;
     while (last != st.input.end() && is_output_item(*last)) ++last;
-    auto plan = plan_response(std::vector<json>(first, last), st.client_tool_names);
+    // The resumed call is the turn's to answer whatever tool it named: an
+    // MCP server's tool is not offered again before its server is back.
+    auto names = st.client_tool_names;
+    if (wire::decode_tool_call(*at, names).kind == wire::call_kind::unknown)
+      names.insert(at->value("name", std::string{}));
+    auto plan = plan_response(std::vector<json>(first, last), names);
     bool after = false;
     for (auto& p : plan.steps) {
       if (after) st.ready.push_back(std::move(p));

@@ -67,7 +67,19 @@ runtime::runtime(runtime_config config) {
   process_reactor_options reactor_options;
   reactor_options.telemetry = telemetry_;
   reactor_ = std::make_shared<process_reactor>(std::move(reactor_options));
-  server_ = system_->spawn(server, config_, reactor_, std::move(rules), telemetry_);
+  // The MCP hub first: every turn reaches it (the tools it offers, calls).
+  auto tools_generation = std::make_shared<std::atomic<uint64_t>>(0);
+  mcp::hub_options mcp_options;
+  if (config_->model_settings) mcp_options.servers = config_->model_settings->mcp;
+  mcp_options.config_file = config_->config_file;
+  mcp_options.config_file_given = config_->config_file_given;
+  mcp_options.config_overrides = config_->config_overrides;
+  mcp_options.client_version = config_->cli_version;
+  mcp_options.sandbox = config_->sandbox;
+  mcp_options.tools_generation = tools_generation;
+  mcp_hub_ = mcp::spawn_hub(*system_, std::move(mcp_options));
+  server_ = system_->spawn(server, config_, reactor_, std::move(rules), telemetry_,
+                           mcp_port{mcp_hub_, tools_generation});
   caf::scoped_actor self{*system_};
   self->request(server_, std::chrono::seconds(10), atom::get::value)
       .receive([this](thread_manager_actor& threads) { threads_ = std::move(threads); },
@@ -82,14 +94,6 @@ runtime::runtime(runtime_config config) {
                                             + caf::to_string(err));
                  });
   if (config_->cluster) start_cluster_link();
-  mcp::hub_options mcp_options;
-  if (config_->model_settings) mcp_options.servers = config_->model_settings->mcp;
-  mcp_options.config_file = config_->config_file;
-  mcp_options.config_file_given = config_->config_file_given;
-  mcp_options.config_overrides = config_->config_overrides;
-  mcp_options.client_version = config_->cli_version;
-  mcp_options.sandbox = config_->sandbox;
-  mcp_hub_ = mcp::spawn_hub(*system_, std::move(mcp_options));
 }
 
 void runtime::start_cluster_link() {

@@ -20,6 +20,7 @@ server_actor::behavior_type server(server_actor::stateful_pointer<server_state> 
                                    std::shared_ptr<const runtime_config> config,
                                    std::shared_ptr<process_reactor> reactor,
                                    std::shared_ptr<rules::rules_book> rules,
-                                   std::shared_ptr<runtime_telemetry> telemetry);
+                                   std::shared_ptr<runtime_telemetry> telemetry,
+                                   mcp_port mcp);
 
 }  // namespace parley

@@ -76,6 +76,15 @@ void complete_current(self_ptr self, item_status status, step_result result) {
       item_completed(self, std::move(*item));
     }
     st.request.reset();
+  } else if (st.mcp) {
+    // An MCP call: completed or failed (never declined), with its time.
+    auto item = std::move(st.mcp->item);
+    item.status = status == item_status::completed ? item_status::completed : item_status::failed;
+    if (!item.duration_ms) item.duration_ms = protocol::unix_ms() - st.mcp->started_ms;
+    if (item.status == item_status::failed && !item.result && !item.error)
+      item.error = result.detail.empty() ? result.output : result.detail;
+    st.mcp.reset();
+    item_completed(self, std::move(item));
   }
   st.context.step_results.push_back(std::move(result));
 }
@@ -369,6 +378,11 @@ caf::result<atom::ok> on_steer(self_ptr self, protocol::user_message_item& msg) 
 }
 
 void next_step(self_ptr self) {
+  // The MCP tools the model is offered are current at each request.
+  with_mcp_tools(self, [self] { ask_model(self); });
+}
+
+void ask_model(self_ptr self) {
   auto& st = self->state;
   take_steered(self);
   st.reasoning_done_in_step = 0;  // what the model streams now answers this step
@@ -393,8 +407,14 @@ void next_step(self_ptr self) {
                 if (step.what == model_step::kind::run)
                   return run_command(self, step);
                 return change_files(self, step.patch, step.call_id);
-              case model_step::kind::ask_user:
               case model_step::kind::call_tool:
+                if (!self->state.settings.tools_allowed) return refuse_tool(self);
+                if (is_mcp_tool(self, step.tool))
+                  return call_mcp_tool(self, step,
+                                       step.call_id.empty() ? protocol::new_call_id()
+                                                            : step.call_id);
+                return ask_client(self, step);
+              case model_step::kind::ask_user:
               case model_step::kind::request_permissions:
                 if (!self->state.settings.tools_allowed) return refuse_tool(self);
                 return ask_client(self, step);
@@ -451,6 +471,7 @@ void interrupt(self_ptr self, const caf::error& reason) {
     }
     return;
   }
+  if (st.mcp) cancel_mcp_call(self);
   if (st.command) {
     // A running command: its exec dies with this turn (link) and kills the
     // process group; the item ends failed with what it printed so far.
@@ -525,7 +546,8 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
   self->state.context.last_request_tokens = settings.last_request_tokens;
   self->state.tokens = settings.tokens_before;
   for (const auto& t : settings.dynamic_tools)
-    self->state.context.offered_tools.push_back(protocol::model_function_tool(t));
+    self->state.client_tools.push_back(protocol::model_function_tool(t));
+  self->state.context.offered_tools = self->state.client_tools;
   self->state.settings = std::move(settings);
   // The user's own command asks no model: it gets none.
   if (!self->state.settings.shell) self->state.model = model_of(self);
@@ -547,6 +569,9 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
       [self](atom::delta, model_delta& d) { on_model_delta(self, d); },
       [self](atom::notice, model_notice& n) { on_model_notice(self, n); },
       [self](atom::steer, protocol::user_message_item& msg) { return on_steer(self, msg); },
+      [self](atom::mcp_progress, std::string& token, std::string& params) {
+        on_mcp_progress(self, token, params);
+      },
       [self](atom::pressure, bool on) {
         // The user's own command has no model; its output is capped.
         if (self->state.model)

@@ -7,6 +7,7 @@
 // pending: it is passed on to the approval, whose outcome ends the item, or
 // the command's process group is killed; the turn ends `interrupted`.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,6 +113,23 @@ struct request_step {
   std::optional<protocol::dynamic_tool_call_item> item;
 };
 
+/// An MCP tool offered to the model (from the hub's offer), by the name the
+/// model calls it.
+struct mcp_offered_tool {
+  std::string server;
+  std::string tool;
+  int64_t deadline_ms = 0;  // how long the turn waits for the hub's answer
+};
+
+/// A call of an MCP tool in progress (issue 30): its item, and the
+/// progressToken its server reports progress under.
+struct mcp_step {
+  protocol::mcp_tool_call_item item;
+  int64_t started_ms = 0;
+  std::string token;
+  int64_t deadline_ms = 0;
+};
+
 /// An agent message the model is streaming: started, not yet completed.
 struct streaming_message {
   protocol::agent_message_item item;
@@ -158,6 +176,14 @@ struct turn_state {
   std::optional<command_step> command;
   std::optional<patch_step> patch;
   std::optional<request_step> request;
+  std::optional<mcp_step> mcp;
+  /// The MCP tools offered to the model, by the name it calls them, as of
+  /// the hub's offer `mcp_generation` (0: none asked for yet).
+  std::map<std::string, mcp_offered_tool> mcp_tools;
+  uint64_t mcp_generation = 0;
+  /// The client's tools (offered first); context.offered_tools is these and
+  /// then the MCP tools' functions.
+  std::vector<nlohmann::json> client_tools;
   std::optional<uint64_t> pending_ask;
   /// Input the user steered in (turn/steer) that the model has not seen:
   /// shown and handed over at its next request.

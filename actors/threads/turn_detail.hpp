@@ -57,6 +57,8 @@ void store_context(self_ptr self, std::vector<nlohmann::json> items);
 
 /// Asks the model for the next step.
 void next_step(self_ptr self);
+/// Asks the model now, with the tools the turn has.
+void ask_model(self_ptr self);
 /// A short message from the runtime itself (e.g. why a patch did not apply).
 void say(self_ptr self, const std::vector<std::string>& deltas, const char* phase);
 /// Ends the item in progress with `status`; the model sees `result`.
@@ -110,6 +112,25 @@ void settle_request(self_ptr self, const approval_outcome& out);
 /// the deadline left) or its stored outcome handed to the model.
 void resume_request(self_ptr self, const action_record& a);
 
+// -- MCP tools (turn_mcp.cpp) --------------------------------------------------
+
+/// Runs `then` once the turn has the MCP hub's current offer of tools in
+/// its model context (at once when it has: the hub is asked only after its
+/// offer changed; a hub that does not answer leaves the tools as they were).
+void with_mcp_tools(self_ptr self, std::function<void()> then);
+/// Whether the model's tool `name` is an MCP server's.
+bool is_mcp_tool(self_ptr self, const std::string& name);
+/// The model calls an MCP tool: its mcpToolCall item, its start stored,
+/// then the call through the hub; the result or error goes to the model.
+void call_mcp_tool(self_ptr self, const model_step& step, const std::string& call_id);
+/// The turn is interrupted during a call: the item fails, the server is
+/// told to cancel it.
+void cancel_mcp_call(self_ptr self);
+/// A server's progress on the call in progress: item/mcpToolCall/progress.
+void on_mcp_progress(self_ptr self, const std::string& token, const std::string& params);
+/// A call whose start was stored before a restart: failed, never again.
+void resume_mcp_call(self_ptr self, const action_record& a);
+
 // -- the store's view of actions (turn_durable.cpp) ---------------------------
 
 /// The action in progress as the store keeps it (phase asked).
@@ -117,6 +138,7 @@ action_record action_of(const turn_state& st, const command_step& cmd, const std
 action_record action_of(const turn_state& st, const patch_step& p, const std::string& patch,
                         const std::string& digest);
 action_record action_of(const turn_state& st, const request_step& r, const std::string& digest);
+action_record action_of(const turn_state& st, const mcp_step& m);
 
 /// Stores that the request in progress is over (its outcome is with the
 /// model: a restart does not hand it over again), then runs `then`.

@@ -7,6 +7,7 @@
 // again, a decision is applied exactly once, and a start that may have
 // happened is never repeated: its item fails and the model is told so.
 
+#include "actors/approval/action_digest.hpp"
 #include "actors/approval/approval.hpp"
 #include "actors/core/action_records.hpp"
 #include "actors/core/log.hpp"
@@ -145,6 +146,16 @@ action_record action_of(const turn_state& st, const request_step& r, const std::
   return a;
 }
 
+action_record action_of(const turn_state& st, const mcp_step& m) {
+  auto a = action_base(st, m.item.id, "", m.started_ms);
+  a.request = "mcpToolCall";
+  a.request_params = {{"server", m.item.server},
+                      {"tool", m.item.tool},
+                      {"arguments", m.item.arguments}};
+  a.digest = request_digest(a.request, a.request_params.dump());
+  return a;
+}
+
 void record_done(self_ptr self, std::function<void()> then) {
   auto& st = self->state;
   auto r = st.action;
@@ -180,7 +191,7 @@ void record_started(self_ptr self, std::function<void()> start) {
           },
           [self](caf::error& err) {
             auto& s = self->state;
-            if (s.finished || (!s.command && !s.patch)) return;
+            if (s.finished || (!s.command && !s.patch && !s.mcp)) return;
             auto why = "not run: its start could not be stored (" + message_of(err) + ")";
             PARLEY_WARN("turn {} event=start_not_stored item={} error=\"{}\"", s.settings.turn_id,
                         s.action.item_id, message_of(err));
@@ -198,7 +209,9 @@ void resume(self_ptr self, const action_record& a) {
   st.context.resumed = true;
   st.context.resumed_call = a.item_id;
   st.action = a;
-  if (!a.request.empty())
+  if (a.request == "mcpToolCall")
+    resume_mcp_call(self, a);
+  else if (!a.request.empty())
     resume_request(self, a);
   else if (a.file_change)
     resume_patch(self, a);

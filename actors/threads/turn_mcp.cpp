@@ -1,0 +1,219 @@
+// A turn's MCP tools (issue 30): the tools of every connected MCP server,
+// offered to the model with the client's (asked of the MCP hub only when
+// its offer changed: a runtime without MCP servers costs a step nothing),
+// and the model's calls of them as mcpToolCall items: started, the call
+// through the hub with the server's tool_timeout_sec, progress as the
+// server reports it, completed with the result or failed with the error;
+// the model is told either, as Codex tells it, and the turn goes on.
+// An interrupt fails the item and cancels the call at the server. Never
+// twice: the call's start is stored before it is sent, and a turn that
+// goes on after a restart finds it failed, not called again.
+
+#include <caf/sec.hpp>
+#include <caf/send.hpp>
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "actors/core/action_records.hpp"
+#include "actors/core/errors.hpp"
+#include "actors/core/log.hpp"
+#include "actors/threads/turn_actions.hpp"
+#include "actors/threads/turn_detail.hpp"
+#include "protocol/ids.hpp"
+#include "protocol/mcp_tool_calls.hpp"
+
+namespace parley::turn_detail {
+
+namespace {
+
+using protocol::item_status;
+
+constexpr auto mcp_offer_timeout = std::chrono::seconds(2);
+
+/// What the model is told of a call that may have run when parley stopped.
+constexpr const char* mcp_lost_text
+    = "parley stopped while this MCP tool call ran; it was not called again, and whether it "
+      "finished is unknown";
+
+void take_mcp_offer(self_ptr self, uint64_t generation, const std::string& text) {
+  auto& st = self->state;
+  st.mcp_generation = generation;
+  if (text.empty()) return;  // unchanged
+  auto offer = protocol::json::parse(text, nullptr, false);
+  if (!offer.is_array()) return;
+  st.mcp_tools.clear();
+  st.context.offered_tools = st.client_tools;
+  for (const auto& t : offer) {
+    auto name = t.value("name", std::string{});
+    // A client's own tool of the same name wins (it was declared first).
+    bool taken = false;
+    for (const auto& c : st.client_tools) taken = taken || c.value("name", "") == name;
+    if (name.empty() || taken) continue;
+    st.mcp_tools[name] = {t.value("server", ""), t.value("tool", ""), t.value("deadlineMs", 0)};
+    st.context.offered_tools.push_back(t["function"]);
+  }
+  PARLEY_DEBUG("turn {} event=mcp_tools generation={} tools={}", st.settings.turn_id, generation,
+               st.mcp_tools.size());
+}
+
+/// The step's result for the model, from the server's result or an error.
+step_result mcp_told(const protocol::mcp_model_output& out) {
+  auto r = outcome(step_result::kind::answered);
+  r.output = out.text;
+  r.success = out.success;
+  if (out.content_items.is_array()) r.content_items = out.content_items;
+  return r;
+}
+
+void fail_mcp_call(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  st.mcp->item.error = why;
+  complete_current(self, item_status::failed, mcp_told(protocol::mcp_output_of_error(why)));
+}
+
+void on_mcp_result(self_ptr self, const std::string& token, const std::string& text) {
+  auto& st = self->state;
+  if (st.finished || !st.mcp || st.mcp->token != token) return;
+  auto result = protocol::json::parse(text, nullptr, false);
+  if (!result.is_object()) {
+    fail_mcp_call(self, "the MCP server's result was not an object");
+    return next_step(self);
+  }
+  st.mcp->item.result = protocol::mcp_item_result(result);
+  bool error = protocol::mcp_result_is_error(result);
+  PARLEY_INFO("turn {} event=mcp_call_done item={} server={} tool={} is_error={}",
+              st.settings.turn_id, st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool, error);
+  complete_current(self, error ? item_status::failed : item_status::completed,
+                   mcp_told(protocol::mcp_output_of_result(result)));
+  next_step(self);
+}
+
+void on_mcp_failure(self_ptr self, const std::string& token, const caf::error& err) {
+  auto& st = self->state;
+  if (st.finished || !st.mcp || st.mcp->token != token) return;
+  auto why = err == caf::sec::request_timeout
+                 ? "parley's MCP hub did not answer the call in time"
+                 : message_of(err);
+  PARLEY_INFO("turn {} event=mcp_call_failed item={} server={} tool={} error=\"{}\"",
+              st.settings.turn_id, st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool, why);
+  fail_mcp_call(self, why);
+  next_step(self);
+}
+
+/// Its start is stored: the call goes to the server through the hub.
+void send_mcp_call(self_ptr self) {
+  auto& st = self->state;
+  auto& m = *st.mcp;
+  protocol::json params = {{"server", m.item.server},
+                 {"tool", m.item.tool},
+                 {"arguments", m.item.arguments},
+                 {"progressToken", m.token}};
+  PARLEY_INFO("turn {} event=mcp_call item={} server={} tool={}", st.settings.turn_id, m.item.id,
+              m.item.server, m.item.tool);
+  auto token = m.token;
+  self->request(st.svc.mcp.hub, std::chrono::milliseconds(std::max<int64_t>(m.deadline_ms, 1000)),
+                atom::mcp_call::value, std::string{"mcpToolCall"},
+                params.dump(-1, ' ', false, protocol::json::error_handler_t::replace))
+      .then([self, token](std::string& result) { on_mcp_result(self, token, result); },
+            [self, token](caf::error& err) { on_mcp_failure(self, token, err); });
+}
+
+/// The call's item again from its stored action (a restart).
+protocol::mcp_tool_call_item mcp_item_of(const action_record& a) {
+  protocol::mcp_tool_call_item item;
+  item.id = a.item_id;
+  item.server = a.request_params.value("server", "");
+  item.tool = a.request_params.value("tool", "");
+  item.arguments = a.request_params.value("arguments", protocol::json(nullptr));
+  return item;
+}
+
+}  // namespace
+
+void with_mcp_tools(self_ptr self, std::function<void()> then) {
+  auto& st = self->state;
+  const auto& port = st.svc.mcp;
+  // The hub's offer is what the turn has: nothing to ask.
+  if (!port.hub || !port.tools_generation || port.tools_generation->load() == st.mcp_generation)
+    return then();
+  self->request(port.hub, mcp_offer_timeout, atom::mcp_tools::value, st.mcp_generation)
+      .then(
+          [self, then](uint64_t generation, std::string& text) {
+            take_mcp_offer(self, generation, text);
+            if (!self->state.finished) then();
+          },
+          [self, then](caf::error& err) {
+            // The model asks without them (or with the ones it had).
+            PARLEY_WARN("turn {} event=mcp_tools_unavailable error=\"{}\"",
+                        self->state.settings.turn_id, message_of(err));
+            if (!self->state.finished) then();
+          });
+}
+
+bool is_mcp_tool(self_ptr self, const std::string& name) {
+  return self->state.mcp_tools.count(name) > 0;
+}
+
+void call_mcp_tool(self_ptr self, const model_step& step, const std::string& call_id) {
+  auto& st = self->state;
+  const auto& offered = st.mcp_tools.at(step.tool);
+  mcp_step m;
+  m.item.id = call_id;
+  m.item.server = offered.server;
+  m.item.tool = offered.tool;
+  m.item.arguments = step.arguments.is_discarded() ? protocol::json(nullptr) : step.arguments;
+  m.started_ms = protocol::unix_ms();
+  m.token = "parley-" + call_id;
+  m.deadline_ms = offered.deadline_ms;
+  item_started(self, m.item, m.started_ms);
+  st.mcp = std::move(m);
+  if (step.arguments.is_discarded()) {
+    fail_mcp_call(self, "the arguments of `" + step.tool + "` are not JSON");
+    return next_step(self);
+  }
+  if (!st.mcp->item.arguments.is_object() && !st.mcp->item.arguments.is_null()) {
+    fail_mcp_call(self, "the arguments of `" + step.tool + "` are not a JSON object");
+    return next_step(self);
+  }
+  // Stored before it is sent: a restart never calls it again.
+  st.action = action_of(st, *st.mcp);
+  record_started(self, [self] { send_mcp_call(self); });
+}
+
+void cancel_mcp_call(self_ptr self) {
+  auto& st = self->state;
+  if (!st.mcp) return;
+  PARLEY_INFO("turn {} event=mcp_call_interrupted item={} server={} tool={}", st.settings.turn_id,
+              st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool);
+  // (A typed actor may not send() to the untyped hub: anonymously.)
+  if (st.svc.mcp.hub)
+    caf::anon_send(st.svc.mcp.hub, atom::mcp_cancel::value, st.mcp->item.server, st.mcp->token);
+  st.mcp->item.error = "the turn was interrupted";
+  auto r = mcp_told(protocol::mcp_output_of_error("the turn was interrupted; the call was cancelled"));
+  complete_current(self, item_status::failed, std::move(r));
+}
+
+void on_mcp_progress(self_ptr self, const std::string& token, const std::string& params) {
+  auto& st = self->state;
+  if (st.finished || !st.mcp || st.mcp->token != token) return;
+  auto message = protocol::mcp_progress_message(protocol::json::parse(params, nullptr, false));
+  auto& s = st.settings;
+  emit(self, protocol::mcp_tool_call_progress{s.thread_id, s.turn_id, st.mcp->item.id,
+                                              std::move(message)});
+}
+
+void resume_mcp_call(self_ptr self, const action_record& a) {
+  auto& st = self->state;
+  mcp_step m;
+  m.item = mcp_item_of(a);
+  m.started_ms = a.item_started_ms;
+  item_started(self, m.item, m.started_ms);
+  st.mcp = std::move(m);
+  PARLEY_INFO("turn {} event=resumed phase={} request=mcpToolCall item={} not_called_again",
+              st.settings.turn_id, to_string(a.at), a.item_id);
+  fail_mcp_call(self, mcp_lost_text);
+  next_step(self);
+}
+
+}  // namespace parley::turn_detail
