@@ -11,9 +11,15 @@ its first argument:
              valid notifications (progress for no request, and a few
              thousand log messages) as fast as the pipe takes them, then
              answers
+  counter    (mcp_turns; its second argument a log file) tools `slow`,
+             answered 2 s later while the server goes on reading, and
+             `crash`, which ends the process; every call and every
+             notifications/cancelled is appended to the log, a line each
 """
 import json
+import os
 import sys
+import threading
 import time
 
 MODE = sys.argv[1]
@@ -25,7 +31,7 @@ def send(obj):
 
 
 def answer(i, result):
-    send({"jsonrpc": "2.0", "id": i, "result": result})
+    send_locked({"jsonrpc": "2.0", "id": i, "result": result})
 
 
 TOOLS = {
@@ -33,7 +39,28 @@ TOOLS = {
               "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}}],
     "slow": [{"name": "wait", "inputSchema": {"type": "object"}}],
     "flood": [{"name": "flood", "inputSchema": {"type": "object"}}],
+    "counter": [{"name": "slow", "description": "Answers after 2 s",
+                 "inputSchema": {"type": "object"}},
+                {"name": "crash", "description": "Ends the server mid-call",
+                 "inputSchema": {"type": "object"}}],
 }
+LOCK = threading.Lock()
+
+
+def log(line):
+    with open(sys.argv[2], "a") as f:
+        f.write(line + "\n")
+
+
+def send_locked(obj):
+    with LOCK:
+        send(obj)
+
+
+def answer_later(i, seconds):
+    time.sleep(seconds)
+    send_locked({"jsonrpc": "2.0", "id": i,
+                 "result": {"content": [{"type": "text", "text": "slow done"}]}})
 
 FLOOD = ('{"jsonrpc":"2.0","method":"notifications/progress","params":'
          '{"progressToken":"nobody","progress":1}}\n' * 99
@@ -45,6 +72,17 @@ for line in sys.stdin:
     method, i = m.get("method"), m.get("id")
     if MODE == "silent":
         continue
+    if MODE == "counter":
+        if method == "notifications/cancelled":
+            log("cancelled %s" % m["params"].get("requestId"))
+            continue
+        if method == "tools/call":
+            name = m["params"]["name"]
+            log("call %s %s" % (name, i))
+            if name == "crash":
+                os._exit(3)
+            threading.Thread(target=answer_later, args=(i, 2), daemon=True).start()
+            continue
     if method == "initialize":
         if MODE == "malformed":
             sys.stdout.write("this is not JSON-RPC\n")

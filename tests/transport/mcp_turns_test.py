@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""MCP tools in a model's turns (issue 30), through the real `parley
+app-server` over stdio, the real mock model over loopback HTTP, the
+reference server `@modelcontextprotocol/server-everything` (npm, cached as
+mcp_servers caches it) and the fake server's `counter` mode:
+
+- the model is offered every connected server's tools as function tools
+  named mcp__SERVER__TOOL with their input schemas;
+- it calls `echo`, `get-sum` and the progress-reporting
+  `trigger-long-running-operation`: mcpToolCall items (inProgress with server,
+  tool and arguments; completed with the result), item/mcpToolCall/progress
+  under the call's item, and the function_call_output the model gets next
+  (the content array as JSON text, as Codex sends it);
+- a server that dies mid-call: the item fails naming it, the model is told,
+  the turn completes;
+- turn/interrupt during a call: the item fails, the turn is interrupted, the
+  server gets notifications/cancelled, and its late answer is dropped (logged);
+- parley killed (kill -9) during a call and started again: the call is not
+  made a second time (the fake server counts), its item fails as cut short,
+  the model is told so and the turn completes.
+Every line parley prints is checked against the Codex 0.169 schema.
+
+Usage: mcp_turns_test.py PARLEY_BINARY MOCK_BINARY SCHEMA_DIR NPM_CACHE_DIR
+Exit 77 (skipped) when npm or the registry cannot be had.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import app_server_peer  # noqa: E402
+
+PARLEY, MOCK, SCHEMA_DIR, CACHE = sys.argv[1:5]
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = os.path.join(HERE, "mcp_fake_server.py")
+PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
+FAILURES = []
+ALL_LINES = []
+
+
+def check(cond, what):
+    print("ok  " if cond else "FAIL", what, flush=True)
+    if not cond:
+        FAILURES.append(what)
+    return cond
+
+
+def install_everything():
+    index = os.path.join(CACHE, "node_modules", "@modelcontextprotocol", "server-everything",
+                         "dist", "index.js")
+    if os.path.exists(index):
+        return index
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        print("SKIPPED: npm or node is missing")
+        return None
+    os.makedirs(CACHE, exist_ok=True)
+    try:
+        r = subprocess.run(["npm", "install", "--prefix", CACHE, "--no-audit", "--no-fund", PACKAGE],
+                           capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        print("SKIPPED: npm install timed out")
+        return None
+    if r.returncode != 0 or not os.path.exists(index):
+        print("SKIPPED: npm install failed:", r.stderr[-300:])
+        return None
+    return index
+
+
+def text(*lines):
+    return "\n".join(lines)
+
+
+class Parley(app_server_peer.StdioPeer):
+    def __init__(self, root, mock):
+        home = os.path.join(root, "home")
+        os.makedirs(home, exist_ok=True)
+        env = dict(os.environ)
+        env.pop("CODEX_HOME", None)
+        env["MOCK_KEY"] = "sk-test"
+        self.stderr_file = os.path.join(root, "parley-%d.stderr" % len(ALL_LINES))
+        super().__init__([PARLEY, "app-server", "--home", home, "--cwd", root,
+                          "--config", os.path.join(root, "config.toml"),
+                          "-c", "model=mock-model", "-c", "model_provider=mock",
+                          "-c", "model_providers.mock.base_url=%s/v1" % mock.url,
+                          "-c", "model_providers.mock.env_key=MOCK_KEY"],
+                         env, self.stderr_file, client_name="mcp-turns-test")
+        ALL_LINES.append((self.lines, self.methods))
+
+    def wait_connected(self, names, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            r = self.call("mcpServerStatus/list", {})
+            up = {s["name"] for s in r["result"]["data"] if s["runtimeStatus"] == "connected"}
+            if set(names) <= up or time.monotonic() > deadline:
+                return up
+            time.sleep(0.05)
+
+    def events_of(self, turn, timeout=20):
+        """Every event of `turn` up to its turn/completed."""
+        events = []
+        while True:
+            m = self.wait(lambda m: (m.get("params") or {}).get("turnId") == turn
+                          or ((m.get("params") or {}).get("turn") or {}).get("id") == turn, timeout)
+            events.append(m)
+            if m.get("method") == "turn/completed":
+                return events
+
+
+def mcp_items(events, phase):
+    return [m["params"]["item"] for m in events
+            if m.get("method") == phase and m["params"]["item"]["type"] == "mcpToolCall"]
+
+
+def outputs(request):
+    return {i["call_id"]: i["output"] for i in request["body"].get("input", [])
+            if i.get("type") == "function_call_output"}
+
+
+def calls_logged(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.split() for line in f.read().splitlines()]
+
+
+def test_tools_and_calls(p, mock, thread):
+    events = p.events_of(p.start_turn(thread, text(
+        'mock: tool mcp__everything__echo {"message": "hello mcp"}',
+        'mock: tool mcp__everything__get-sum {"a": 2, "b": 3}',
+        'mock: tool mcp__everything__trigger-long-running-operation {"duration": 0.6, "steps": 3}',
+        "mock: say all three done")))
+    reqs = mock.requests()
+    tools = {t.get("name"): t for t in reqs[0]["body"].get("tools", [])} if reqs else {}
+    echo = tools.get("mcp__everything__echo", {})
+    check(echo.get("type") == "function"
+          and echo.get("parameters", {}).get("properties", {}).get("message", {}).get("type") == "string"
+          and "mcp__counter__slow" in tools and "mcp__counter__crash" in tools
+          and "mcp__everything__get-sum" in tools and "exec_command" in tools,
+          "the model is offered the servers' tools with their schemas beside its own (%d tools: %s)"
+          % (len(tools), sorted(tools)[:8]))
+    started = mcp_items(events, "item/started")
+    done = mcp_items(events, "item/completed")
+    check([(i["server"], i["tool"], i["status"]) for i in started]
+          == [("everything", "echo", "inProgress"), ("everything", "get-sum", "inProgress"),
+              ("everything", "trigger-long-running-operation", "inProgress")]
+          and started[0]["arguments"] == {"message": "hello mcp"},
+          "three mcpToolCall items start inProgress with server, tool and arguments: %s"
+          % [(i["tool"], i["arguments"]) for i in started])
+    check(len(done) == 3 and all(i["status"] == "completed" and i["error"] is None for i in done)
+          and "hello mcp" in json.dumps(done[0]["result"]["content"])
+          and "5" in json.dumps(done[1]["result"]) and isinstance(done[0]["durationMs"], int),
+          "and complete with their results: %s" % [(i["tool"], i["status"], i.get("result"))
+                                                  for i in done][:2])
+    progress = [m["params"] for m in events if m.get("method") == "item/mcpToolCall/progress"]
+    check(len(progress) >= 2 and len(done) == 3
+          and {p_["itemId"] for p_ in progress} == {done[2]["id"]}
+          and progress[-1]["message"] == "3/3",
+          "the long-running tool's progress arrives as item/mcpToolCall/progress: %s"
+          % [p_["message"] for p_ in progress])
+    check(events[-1]["params"]["turn"]["status"] == "completed", "the turn completes")
+    outs = outputs(reqs[-1]) if reqs else {}
+    if len(done) == 3:
+        check(len(reqs) == 4 and all(i["id"] in outs for i in done),
+              "each call's function_call_output goes back under its call id (%d requests)" % len(reqs))
+        try:
+            echoed = json.loads(outs.get(done[0]["id"], "null"))
+        except ValueError:
+            echoed = None
+        check(echoed == done[0]["result"]["content"],
+              "the model gets the content array as JSON text, as Codex sends it: %r"
+              % outs.get(done[0]["id"]))
+        check("5" in outs.get(done[1]["id"], ""), "and get-sum's answer: %r" % outs.get(done[1]["id"]))
+
+
+def test_server_dies_mid_call(p, mock, thread):
+    before = len(mock.requests())
+    events = p.events_of(p.start_turn(thread, text("mock: tool mcp__counter__crash",
+                                                   "mock: say the server died")))
+    done = mcp_items(events, "item/completed")
+    check(len(done) == 1 and done[0]["status"] == "failed" and done[0]["result"] is None
+          and "counter" in (done[0]["error"] or {}).get("message", ""),
+          "a server that dies mid-call fails the item, naming it: %s" % done)
+    check(events[-1]["params"]["turn"]["status"] == "completed", "the turn goes on and completes")
+    reqs = mock.requests()[before:]
+    out = outputs(reqs[-1]).get(done[0]["id"], "") if reqs and done else ""
+    check("counter" in out and "isError" not in out, "the model is told why: %r" % out[:200])
+
+
+def test_interrupt_mid_call(p, mock, thread, log):
+    p.wait_connected(["counter"])  # back after the crash
+    turn = p.start_turn(thread, text("mock: tool mcp__counter__slow", "mock: say never"))
+    p.wait(lambda m: m.get("method") == "item/started"
+           and m["params"]["item"]["type"] == "mcpToolCall" and m["params"]["turnId"] == turn)
+    deadline = time.monotonic() + 5
+    while not any(c[:2] == ["call", "slow"] for c in calls_logged(log)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    r = p.call("turn/interrupt", {"threadId": thread, "turnId": turn})
+    check("result" in r, "turn/interrupt is accepted: %s" % r)
+    events = p.events_of(turn)
+    done = mcp_items(events, "item/completed")
+    check(len(done) == 1 and done[0]["status"] == "failed",
+          "the call in flight fails with the interrupt: %s" % done)
+    check(events[-1]["params"]["turn"]["status"] == "interrupted", "the turn is interrupted")
+    deadline = time.monotonic() + 5
+    while not any(c[0] == "cancelled" for c in calls_logged(log)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    calls = [c for c in calls_logged(log) if c[:2] == ["call", "slow"]]
+    cancels = [c for c in calls_logged(log) if c[0] == "cancelled"]
+    check(calls and cancels and cancels[-1][1] == calls[-1][2],
+          "the server is sent notifications/cancelled for that request: %s" % calls_logged(log))
+    deadline = time.monotonic() + 5
+    while "its call was cancelled; dropped" not in p.log_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check("its call was cancelled; dropped" in p.log_text(),
+          "the server's late answer to it is logged and dropped")
+
+
+def test_kill_9_mid_call(root, mock, log):
+    p = Parley(root, mock)
+    p.wait_connected(["counter"])
+    thread = p.start_thread()
+    turn = p.start_turn(thread, text("mock: tool mcp__counter__slow", "mock: say after the restart"))
+    item = p.wait(lambda m: m.get("method") == "item/started"
+                  and m["params"]["item"]["type"] == "mcpToolCall")["params"]["item"]
+    deadline = time.monotonic() + 5
+    while len([c for c in calls_logged(log) if c[:2] == ["call", "slow"]]) < 2 \
+            and time.monotonic() < deadline:
+        time.sleep(0.02)
+    p.proc.kill()
+    p.proc.wait(timeout=30)
+    p.stderr.close()
+    before = len(mock.requests())
+    p = Parley(root, mock)
+    r = p.call("thread/resume", {"threadId": thread})
+    check("result" in r, "thread/resume after kill -9: %s" % str(r)[:200])
+    deadline = time.monotonic() + 15
+    status, items = None, []
+    while time.monotonic() < deadline:
+        t = p.call("thread/read", {"threadId": thread, "includeTurns": True})["result"]["thread"]
+        turns = [x for x in t["turns"] if x["id"] == turn]
+        status = turns[0]["status"] if turns else None
+        items = [i for i in (turns[0]["items"] if turns else []) if i["type"] == "mcpToolCall"]
+        if status == "completed":
+            break
+        time.sleep(0.1)
+    check(status == "completed", "the turn goes on after the restart and completes (%s)" % status)
+    check(len(items) == 1 and items[0]["id"] == item["id"] and items[0]["status"] == "failed"
+          and "not called again" in (items[0]["error"] or {}).get("message", ""),
+          "the call's item fails as cut short: %s" % items)
+    time.sleep(2.5)  # long enough for a second call to have come and been answered
+    calls = [c for c in calls_logged(log) if c[:2] == ["call", "slow"]]
+    check(len(calls) == 2, "the call was made once, not again after the restart "
+          "(slow calls in this run: %d, one of them the interrupt test's)" % len(calls))
+    sent = mock.requests()[before:]
+    out = outputs(sent[-1]).get(item["id"], "") if sent else ""
+    check("not called again" in out, "the model is told it was cut short: %r" % out[:200])
+    check(p.stop() == 0, "parley exits 0 when stdin closes")
+
+
+def validate_schema():
+    bundle_path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+    if not os.path.exists(bundle_path) or jsonschema is None:
+        print("NOTE: no Codex schema or no python3-jsonschema: shapes not validated")
+        return
+    with open(bundle_path) as f:
+        bundle = json.load(f)
+
+    def validator(name):
+        return jsonschema.Draft7Validator({"$ref": "#/definitions/" + name,
+                                           "definitions": bundle["definitions"]})
+
+    notes, requests = validator("ServerNotification"), validator("ServerRequest")
+    responses = {"thread/start": validator("v2/ThreadStartResponse"),
+                 "turn/start": validator("v2/TurnStartResponse"),
+                 "turn/interrupt": validator("v2/TurnInterruptResponse"),
+                 "thread/resume": validator("v2/ThreadResumeResponse"),
+                 "thread/read": validator("v2/ThreadReadResponse"),
+                 "mcpServerStatus/list": validator("v2/ListMcpServerStatusResponse")}
+    bad, checked, seen = [], 0, set()
+    for lines, ids in ALL_LINES:
+        for raw in lines:
+            m = json.loads(raw)
+            if "method" in m and "id" in m:
+                errs = list(requests.iter_errors(m))
+            elif "method" in m:
+                errs = list(notes.iter_errors({"method": m["method"], "params": m.get("params")}))
+                seen.add(m["method"])
+            elif "result" in m and ids.get(m.get("id")) in responses:
+                errs = list(responses[ids[m["id"]]].iter_errors(m["result"]))
+            else:
+                continue
+            checked += 1
+            bad += ["%s: %s" % (e.message[:160], raw[:240]) for e in errs[:1]]
+    check(not bad and "item/mcpToolCall/progress" in seen,
+          "%d lines valid against the Codex schema, progress among them %s" % (checked, bad[:3]))
+
+
+def main():
+    index = install_everything()
+    if index is None:
+        return 77
+    root = tempfile.mkdtemp(prefix="parley-mcp-turns-")
+    log = os.path.join(root, "counter.log")
+    with open(os.path.join(root, "config.toml"), "w") as f:
+        f.write('[mcp_servers.everything]\ncommand = "node"\nargs = [%s, "stdio"]\n'
+                'startup_timeout_sec = 20\ntool_timeout_sec = 15\n\n'
+                '[mcp_servers.counter]\ncommand = %s\nargs = [%s, "counter", %s]\n'
+                'tool_timeout_sec = 10\n'
+                % (json.dumps(index), json.dumps(sys.executable), json.dumps(FAKE), json.dumps(log)))
+    mock = app_server_peer.Mock(MOCK)
+    started = time.monotonic()
+    try:
+        p = Parley(root, mock)
+        up = p.wait_connected(["everything", "counter"])
+        check(up >= {"everything", "counter"}, "both servers connect (%s)" % sorted(up))
+        thread = p.start_thread()
+        for test in (lambda: test_tools_and_calls(p, mock, thread),
+                     lambda: test_server_dies_mid_call(p, mock, thread),
+                     lambda: test_interrupt_mid_call(p, mock, thread, log)):
+            try:
+                test()
+            except Exception as e:  # a hang is a failure of this test, not of the run
+                check(False, "raised %s: %s" % (type(e).__name__, e))
+        check(p.stop() == 0, "parley exits 0 when stdin closes")
+        try:
+            test_kill_9_mid_call(root, mock, log)
+        except Exception as e:
+            check(False, "kill -9: raised %s: %s" % (type(e).__name__, e))
+        validate_schema()
+    finally:
+        mock.stop()
+    print("%d failure(s) in %.1f s" % (len(FAILURES), time.monotonic() - started))
+    if not FAILURES:
+        shutil.rmtree(root, ignore_errors=True)
+    else:
+        print("kept", root)
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
