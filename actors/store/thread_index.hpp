@@ -126,11 +126,13 @@ class thread_index {
 
   /// Whether the search table (`threads_search`) holds every row, so a
   /// search term of 3+ characters is a lookup in it. An index from before
-  /// it (schema 5) gains it empty and fills it behind the lists
-  /// (fill_search); until then searches scan, as they did.
+  /// it (schema 5), or from before its key followed the list (6), gains it
+  /// empty and fills it behind the lists (fill_search); until then searches
+  /// scan, as they did.
   bool search_ready() const { return search_ready_; }
   /// Fills up to `rows` more rows into the search table in one
   /// transaction; how many it filled (0, and search_ready(), once whole).
+  /// After an upgrade from schema 6 its first step drops the old table.
   size_t fill_search(size_t rows);
   /// Merges up to `pages` pages of the search table's segments towards one
   /// (a fill in many small transactions leaves many, which every search
@@ -139,6 +141,9 @@ class thread_index {
   /// How the last list() answered its search term (tests, benchmarks).
   enum class search_plan { none, scan, lookup };
   search_plan last_search_plan() const { return last_search_plan_; }
+  /// How many of the search table's hits the last list() walked (the
+  /// default order's lookup; 0 otherwise).
+  size_t last_search_hits() const { return last_search_hits_; }
 
   /// Runs `f` in one transaction (bulk rebuilds).
   template <class F>
@@ -167,6 +172,16 @@ class thread_index {
   enum class list_plan { scan, lookup, probe };
   /// `hits`: the lookup's rowids, a JSON array.
   list_page list_by(const list_query& q, list_plan plan, const std::string& hits);
+  /// list_by's rows: up to a page and one more, in list order.
+  std::vector<index_entry> rows_by(const list_query& q, list_plan plan, const std::string& hits);
+  /// A search in the default order (created_at, newest first: the search
+  /// table's key order): its hits a batch at a time, each row read,
+  /// filtered and rechecked, until a page and one more matched and every
+  /// hit of that one's second is read. nullopt after search_lookup_max_hits
+  /// hits without a page (filters few pass): the caller scans.
+  std::optional<list_page> walk_hits(const list_query& q, const std::string& phrase);
+  /// Sets schema 6's search table aside (upgrade; fill_search drops it).
+  void set_aside_search_table_v6();
   /// The rowids of the rows the search table holds `phrase` in, up to
   /// `at_most` of them.
   std::vector<int64_t> search_hits(const std::string& phrase, size_t at_most);
@@ -178,18 +193,23 @@ class thread_index {
   sqlite3_stmt* set_file_ = nullptr;
   bool created_ = false;
   bool search_ready_ = true;
+  /// Schema 6's search table is still there, renamed (fill_search drops it).
+  bool old_search_table_ = false;
   search_plan last_search_plan_ = search_plan::none;
+  size_t last_search_hits_ = 0;
 };
 
 /// The shortest search term the search table answers (trigrams); shorter
 /// ones scan the rows, newest first.
 constexpr size_t search_lookup_min_chars = 3;
-/// The rows a search scans first (in list order, the index alone, then each
-/// row's text), before it asks the search table: a term in 1 of 10 threads
-/// or more fills a page of 50 among them, as fast as the scan alone.
+/// The rows a search in an order other than the default scans first (in
+/// list order, the index alone, then each row's text), before it asks the
+/// search table: a term in 1 of 10 threads or more fills a page of 50 among
+/// them, as fast as the scan alone.
 constexpr int64_t search_probe_rows = 512;
-/// The most hits of a term the lookup takes (each a row read and sorted);
-/// past it the ordered scan is cheaper (it meets a page of hits early).
+/// The most hits of a term the lookup takes (each a row read and sorted),
+/// and the most the default order's walk reads without a page; past it the
+/// ordered scan is cheaper (it meets a page of hits early).
 constexpr size_t search_lookup_max_hits = 2000;
 
 /// The opaque cursor for a list position (sort value + id).

@@ -13,7 +13,10 @@ many rollouts the index read again:
     while it runs), and the same threads listed after it;
   * an index from before the search table (schema 5) keeps its rows (no
     rollout read), fills the table behind the lists (logged), and a
-    searchTerm then lists what the scan listed, page after page.
+    searchTerm then lists what the scan listed, page after page;
+  * an index of schema 6 (its search table keyed by rowid) keeps its rows,
+    drops that table and fills the new one (keyed by the list's order)
+    behind the lists, and lists the same again.
 Exit 0 when every check held.
   store_restart_test.py --binary PARLEY --work DIR
 """
@@ -272,8 +275,52 @@ def main():
     db = sqlite3.connect(os.path.join(home, "parley-index.sqlite"))
     version = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
     rows = db.execute("SELECT count(*) FROM threads_search").fetchone()[0]
+    expect(version == "7" and rows == THREADS, "schema 7, every row in the search table")
+
+    # The index as schema 6 left it: a search table keyed by the rows' rowids.
+    db.executescript(
+        "DROP TRIGGER threads_search_insert; DROP TRIGGER threads_search_update;"
+        " DROP TRIGGER threads_search_delete; DROP TABLE threads_search;"
+        " CREATE VIRTUAL TABLE threads_search USING fts5(preview, name, tokenize='trigram');"
+        " CREATE TRIGGER threads_search_insert AFTER INSERT ON threads BEGIN"
+        " DELETE FROM threads_search WHERE rowid = new.rowid;"
+        " INSERT INTO threads_search(rowid, preview, name)"
+        " VALUES(new.rowid, new.preview, new.name); END;"
+        " CREATE TRIGGER threads_search_update AFTER UPDATE OF preview, name ON threads"
+        " WHEN old.preview IS NOT new.preview OR old.name IS NOT new.name BEGIN"
+        " DELETE FROM threads_search WHERE rowid = new.rowid;"
+        " INSERT INTO threads_search(rowid, preview, name)"
+        " VALUES(new.rowid, new.preview, new.name); END;"
+        " CREATE TRIGGER threads_search_delete AFTER DELETE ON threads BEGIN"
+        " DELETE FROM threads_search WHERE rowid = old.rowid; END;"
+        " INSERT INTO threads_search(rowid, preview, name)"
+        " SELECT rowid, preview, name FROM threads;"
+        " UPDATE meta SET value='6' WHERE key='schema_version';")
     db.close()
-    expect(version == "6" and rows == THREADS, "schema 6, every row in the search table")
+    s = Server(a.binary, home, log())
+    f = synced(s.log)
+    expect(not f["full"] and f["reread"] == 0,
+           "an index of schema 6 keeps its rows: %s" % f)
+    deadline = time.monotonic() + TIMEOUT
+    while not re.search(r"event=search_filled threads=%d " % THREADS,
+                        open(s.log, errors="replace").read()):
+        if time.monotonic() > deadline:
+            raise Failure("no `event=search_filled threads=%d` in %s" % (THREADS, s.log))
+        time.sleep(0.05)
+    for term in terms:
+        expect(list(s.list_all(limit=3, searchTerm=term)) == first_lists[term],
+               "after schema 6: searchTerm %r lists the same threads in the same order" % term)
+    s.close()
+    db = sqlite3.connect(os.path.join(home, "parley-index.sqlite"))
+    version = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    rows = db.execute("SELECT count(*) FROM threads_search").fetchone()[0]
+    old_keys = db.execute("SELECT count(*) FROM threads_search WHERE rowid > 0").fetchone()[0]
+    old_table = db.execute(
+        "SELECT count(*) FROM sqlite_master WHERE name LIKE 'threads_search_v6%'").fetchone()[0]
+    db.close()
+    expect(version == "7" and rows == THREADS and old_keys == 0 and old_table == 0,
+           "schema 7, every row in the search table by its new key, the old table gone"
+           " (version %s, rows %d, old keys %d, old tables %d)" % (version, rows, old_keys, old_table))
     print("store_restart: all checks held")
 
 

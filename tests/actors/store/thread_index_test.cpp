@@ -191,7 +191,9 @@ index_entry text_entry(int i, const std::string& preview,
   e.path = "/p/" + e.id;
   e.preview = preview;
   e.name = std::move(name);
-  e.created_at = 1000 + i / 2;  // ties broken by id
+  // Real times (the search table keys by the second since 2020), two
+  // threads a second: ties broken by id.
+  e.created_at = 1765000000 + i / 2;
   return e;
 }
 
@@ -310,10 +312,12 @@ TEST(thread_index_search, lookup_pages_with_a_cursor_and_filters) {
   EXPECT_EQ(seen, expected_ids(rows, "topic42"));
 }
 
-// A term with more hits than the lookup takes scans (it finds a page at
-// once), and lists the same threads; so does a term with a page of hits
-// among the newest rows (the first scan's).
-TEST(thread_index_search, a_common_term_scans) {
+// In the default order (created_at, newest first) a term's hits are
+// walked newest first: a common one reads a page of hits and one batch
+// more, not all of them. In another order a term with more hits than the
+// lookup takes scans (it finds a page at once), as does a term with a page
+// of hits among the newest rows (the first scan's); both list the same.
+TEST(thread_index_search, a_common_term_reads_a_page_of_hits) {
   thread_index idx{temp_db("search-common.sqlite")};
   std::map<std::string, index_entry> rows;
   for (int i = 0; i < static_cast<int>(search_lookup_max_hits) + 50; ++i) {
@@ -327,10 +331,26 @@ TEST(thread_index_search, a_common_term_scans) {
   q.search = "common";
   q.limit = 50;
   auto page = idx.list(q);
-  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
+  EXPECT_LE(idx.last_search_hits(), 51u + 2) << "a page and one more, and their second's ties";
   auto want = expected_ids(rows, "common");
   want.resize(50);
   std::vector<std::string> got;
+  for (auto& e : page.entries) got.push_back(e.id);
+  EXPECT_EQ(got, want);
+  // Page after page, each a walk from its cursor.
+  std::vector<thread_index::search_plan> plans;
+  q.limit = 97;
+  EXPECT_EQ(all_pages(idx, q, &plans), expected_ids(rows, "common"));
+  for (auto p : plans) EXPECT_EQ(p, thread_index::search_plan::lookup);
+  EXPECT_LE(idx.last_search_hits(), 98u + 2);
+  // updated_at: the scan for more than the lookup takes.
+  q.key = list_query::sort_key::updated_at;
+  q.descending = false;  // updated_at = 5000 - i: the newest created first
+  q.limit = 50;
+  page = idx.list(q);
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  got.clear();
   for (auto& e : page.entries) got.push_back(e.id);
   EXPECT_EQ(got, want);
   // 1, 11, 13, 15, ..., 1999: under the bound, but dense among the newest
@@ -342,6 +362,85 @@ TEST(thread_index_search, a_common_term_scans) {
   q.limit = 10000;
   EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "common word 1"));
   EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
+}
+
+// The walk's order is the list's although the search table keys a second's
+// threads by rowid, not id: many threads of one second, inserted in an
+// order unlike their ids, page by id across batches and pages; threads of
+// before 2020 (one key second for all) too; a thread whose created_at
+// changes moves in the table.
+TEST(thread_index_search, a_walk_keeps_the_list_order_within_a_second) {
+  thread_index idx{temp_db("search-ties.sqlite")};
+  std::map<std::string, index_entry> rows;
+  idx.batch([&] {
+    for (int i = 0; i < 700; ++i) {
+      int n = (i * 389) % 700;  // ids out of insertion (rowid) order
+      auto e = text_entry(n, "tie " + std::to_string(n) + (n % 3 ? " kept" : ""));
+      e.created_at = n < 300 ? 1765000500 : n < 400 ? 1000 + n % 7 : 1765000000 + n;
+      rows[e.id] = e;
+      idx.upsert(e);
+    }
+  });
+  list_query q;
+  q.search = "kept";
+  for (uint32_t limit : {1u, 7u, 50u, 299u, 1000u}) {
+    q.limit = limit;
+    std::vector<thread_index::search_plan> plans;
+    EXPECT_EQ(all_pages(idx, q, &plans), expected_ids(rows, "kept")) << "limit " << limit;
+    for (auto p : plans) EXPECT_EQ(p, thread_index::search_plan::lookup);
+  }
+  auto moved = rows.at("t-10450");
+  moved.created_at = 1765000500;  // into the crowded second
+  idx.upsert(moved);
+  rows[moved.id] = moved;
+  auto old = rows.at("t-10007");
+  old.created_at = 1790000000;  // the newest now
+  idx.upsert(old);
+  rows[old.id] = old;
+  q.limit = 13;
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "kept"));
+  q.limit = 1;
+  auto first = idx.list(q);
+  ASSERT_EQ(first.entries.size(), 1u);
+  EXPECT_EQ(first.entries[0].id, "t-10007");
+  // A thread inserted newer than the cursor shifts nothing.
+  q.limit = 40;
+  first = idx.list(q);
+  auto newer = text_entry(900, "newer kept");
+  newer.created_at = 1800000000;
+  idx.upsert(newer);
+  std::vector<std::string> seen;
+  for (auto& e : first.entries) seen.push_back(e.id);
+  q.cursor = first.next_cursor;
+  for (auto& id : all_pages(idx, q)) seen.push_back(id);
+  EXPECT_EQ(seen, expected_ids(rows, "kept"));
+}
+
+// Filters that few of a term's hits pass: past search_lookup_max_hits hits
+// without a page the walk gives way to the scan, which lists the same.
+TEST(thread_index_search, a_walk_gives_way_to_the_scan) {
+  thread_index idx{temp_db("search-filtered.sqlite")};
+  std::map<std::string, index_entry> rows;
+  for (int i = 0; i < static_cast<int>(search_lookup_max_hits) + 300; ++i) {
+    auto e = text_entry(i, "needle " + std::to_string(i));
+    e.cwd = i % 1000 == 3 ? "/rare" : "/common";
+    rows[e.id] = e;
+  }
+  idx.batch([&] {
+    for (auto& [id, e] : rows) idx.upsert(e);
+  });
+  list_query q;
+  q.search = "needle";
+  q.cwds = {"/rare"};
+  q.limit = 2;
+  std::vector<std::string> want;
+  for (auto& id : expected_ids(rows, "needle"))
+    if (rows[id].cwd == "/rare") want.push_back(id);
+  ASSERT_EQ(want.size(), 3u);
+  auto page = idx.list(q);
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  EXPECT_EQ(idx.last_search_hits(), search_lookup_max_hits + 1);
+  EXPECT_EQ(all_pages(idx, q), want);
 }
 
 // The search table follows the rows in the same transactions: a renamed
@@ -444,6 +543,102 @@ TEST(thread_index_search, an_index_from_before_the_search_table_is_filled_in_pla
   EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "needle"));
   EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
   EXPECT_EQ(expected_ids(rows, "needle").size(), 3u);
+}
+
+// Schema 6's search table, keyed by the rows' rowids, as that version made
+// it (the upgrade test's starting point).
+constexpr const char* search_table_v6
+    = "DROP TRIGGER threads_search_insert; DROP TRIGGER threads_search_update;"
+      " DROP TRIGGER threads_search_delete; DROP TABLE threads_search;"
+      " CREATE VIRTUAL TABLE threads_search USING fts5(preview, name, tokenize='trigram');"
+      " CREATE TRIGGER threads_search_insert AFTER INSERT ON threads BEGIN"
+      " DELETE FROM threads_search WHERE rowid = new.rowid;"
+      " INSERT INTO threads_search(rowid, preview, name)"
+      " VALUES(new.rowid, new.preview, new.name); END;"
+      " CREATE TRIGGER threads_search_update AFTER UPDATE OF preview, name ON threads"
+      " WHEN old.preview IS NOT new.preview OR old.name IS NOT new.name BEGIN"
+      " DELETE FROM threads_search WHERE rowid = new.rowid;"
+      " INSERT INTO threads_search(rowid, preview, name)"
+      " VALUES(new.rowid, new.preview, new.name); END;"
+      " CREATE TRIGGER threads_search_delete AFTER DELETE ON threads BEGIN"
+      " DELETE FROM threads_search WHERE rowid = old.rowid; END;"
+      " INSERT INTO threads_search(rowid, preview, name) SELECT rowid, preview, name FROM threads;"
+      " UPDATE meta SET value='6' WHERE key='schema_version'";
+
+int64_t count_sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* s = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK
+      && sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    n = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return n;
+}
+
+// An index of schema 6 keeps its rows; its search table (keyed by rowid) is
+// set aside at once and dropped by the fill's first step, the new one is
+// filled behind the lists (scans until then) and goes on after a restart,
+// before the drop or after it; writes meanwhile are the new triggers'.
+TEST(thread_index_search, an_index_of_schema_6_is_filled_again_in_place) {
+  auto path = temp_db("search-v6.sqlite");
+  std::map<std::string, index_entry> rows;
+  {
+    thread_index idx{path};
+    rows = fill_texts(idx);
+  }
+  exec_sql(path, search_table_v6);
+  ASSERT_EQ(count_sql(path, "SELECT count(*) FROM threads_search WHERE rowid > 0"),
+            static_cast<int64_t>(rows.size()));
+  {
+    thread_index idx{path};
+    EXPECT_FALSE(idx.created());
+    EXPECT_FALSE(idx.search_ready());
+    EXPECT_EQ(idx.size(), rows.size());
+    auto renamed = rows.at("t-10015");  // "needle lower": written before the drop
+    renamed.name = "renamed needle";
+    idx.upsert(renamed);
+    rows[renamed.id] = renamed;
+    list_query q;
+    q.search = "needle";
+    EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "needle"));
+    EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::scan);
+  }
+  EXPECT_EQ(count_sql(path, "SELECT count(*) FROM sqlite_master WHERE name='threads_search_v6'"), 1);
+  {
+    thread_index idx{path};  // a restart before the drop
+    EXPECT_EQ(idx.fill_search(4), 0u) << "the first step drops the old table";
+    EXPECT_FALSE(idx.search_ready());
+    EXPECT_EQ(idx.fill_search(4), 4u);
+  }
+  EXPECT_EQ(count_sql(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'threads_search_v6%'"),
+            0);
+  thread_index idx{path};  // a restart mid-fill
+  EXPECT_FALSE(idx.search_ready());
+  auto fresh = text_entry(900, "fresh needle");
+  idx.upsert(fresh);
+  rows[fresh.id] = fresh;
+  idx.remove("t-10014");
+  rows.erase("t-10014");
+  for (int i = 0; i < 100 && !idx.search_ready(); ++i) idx.fill_search(4);
+  ASSERT_TRUE(idx.search_ready());
+  for (auto& term : search_terms()) {
+    list_query q;
+    q.search = term;
+    q.limit = 2;
+    EXPECT_EQ(all_pages(idx, q), expected_ids(rows, term)) << "term [" << term << "]";
+  }
+  list_query q;
+  q.search = "needle";
+  EXPECT_EQ(all_pages(idx, q), expected_ids(rows, "needle"));
+  EXPECT_EQ(idx.last_search_plan(), thread_index::search_plan::lookup);
+  EXPECT_EQ(expected_ids(rows, "needle").size(), 2u);
+  EXPECT_EQ(count_sql(path, "SELECT count(*) FROM threads_search WHERE rowid > 0"), 0)
+      << "no entry keyed the old way";
+  EXPECT_EQ(count_sql(path, "SELECT count(*) FROM threads_search"),
+            static_cast<int64_t>(rows.size()));
+  EXPECT_EQ(count_sql(path, "SELECT value FROM meta WHERE key='schema_version'"), 7);
 }
 
 // An index of another version is rebuilt with its search table.
