@@ -472,8 +472,12 @@ std::vector<pending_entry> thread_index::pending() {
 std::optional<index_entry> thread_index::find(const std::string& id) {
   sqlite3_reset(find_);
   bind_text(find_, 1, id);
-  if (sqlite3_step(find_) == SQLITE_ROW) return read_row(find_);
-  return std::nullopt;
+  std::optional<index_entry> out;
+  if (sqlite3_step(find_) == SQLITE_ROW) out = read_row(find_);
+  // Reset at once: a statement left on its row keeps its read open, and
+  // SQLite refuses a DROP TABLE (the upgrade's) while one is.
+  sqlite3_reset(find_);
+  return out;
 }
 
 list_page thread_index::list(const list_query& q) {
