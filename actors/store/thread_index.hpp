@@ -51,6 +51,23 @@ struct index_entry {
   std::string tenant;
 };
 
+/// What a row says of its rollout (the reconcile's check), without the
+/// rest of the row, and the row's rowid.
+struct indexed_file {
+  int64_t rowid = 0;
+  std::string path;
+  int64_t file_size = 0;
+  int64_t file_mtime_ns = 0;
+  int64_t file_inode = 0;
+};
+
+/// A row's rowid, id and rollout path (the reconcile's sweep).
+struct indexed_path {
+  int64_t rowid = 0;
+  std::string id;
+  std::string path;
+};
+
 /// index_entry::pending for a pending action (0: none).
 int pending_code(const std::optional<action_record>& a);
 /// The phase a pending code names (nullopt: none, or unknown).
@@ -107,13 +124,14 @@ class thread_index {
   void set_file(const std::string& id, const std::string& path, int64_t size, int64_t mtime_ns,
                 int64_t inode);
   std::optional<index_entry> find(const std::string& id);
+  /// find()'s file columns alone (a reconcile asks it of every rollout).
+  std::optional<indexed_file> file_of(const std::string& id);
   list_page list(const list_query& q);
   /// Every (path, mtime, size) indexed, for the staleness scan.
   std::vector<index_entry> all();
-  /// Up to `limit` (id, path) pairs with ids after `after`, in id order: a
-  /// sweep over a million rows a page at a time, never all in memory.
-  std::vector<std::pair<std::string, std::string>> paths_after(const std::string& after,
-                                                              size_t limit);
+  /// Up to `limit` rows' (rowid, id, path) with ids after `after`, in id
+  /// order: a sweep over a million rows a page at a time, never all in memory.
+  std::vector<indexed_path> paths_after(const std::string& after, size_t limit);
   /// Threads last updated before `cutoff_s` (retention); with `idle_only`
   /// none with work pending; with `tenant` only that tenant's; at most
   /// `limit` (any of them), or all (0), oldest first.
@@ -189,6 +207,7 @@ class thread_index {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* upsert_ = nullptr;
   sqlite3_stmt* find_ = nullptr;
+  sqlite3_stmt* file_of_ = nullptr;
   sqlite3_stmt* remove_ = nullptr;
   sqlite3_stmt* set_file_ = nullptr;
   bool created_ = false;

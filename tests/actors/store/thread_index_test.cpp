@@ -102,6 +102,27 @@ TEST(thread_index, an_index_from_before_tenants_keeps_its_rows) {
   EXPECT_EQ(e->tenant, "default");
 }
 
+// The reconcile's lookups: a row's file columns and rowid alone (file_of),
+// and the sweep's pages (paths_after) with the same rowids.
+TEST(thread_index, file_of_and_paths_after_name_the_row) {
+  thread_index idx{temp_db("file-of.sqlite")};
+  for (int i = 0; i < 5; ++i) idx.upsert(entry(i));
+  idx.set_file("id-03", "/p/id-03", 11, 22, 33);
+  auto f = idx.file_of("id-03");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->path, "/p/id-03");
+  EXPECT_EQ(f->file_size, 11);
+  EXPECT_EQ(f->file_mtime_ns, 22);
+  EXPECT_EQ(f->file_inode, 33);
+  EXPECT_FALSE(idx.file_of("id-99"));
+  auto page = idx.paths_after("id-01", 2);
+  ASSERT_EQ(page.size(), 2u);
+  EXPECT_EQ(page[0].id, "id-02");
+  EXPECT_EQ(page[1].path, "/p/id-03");
+  EXPECT_EQ(page[1].rowid, f->rowid);
+  EXPECT_NE(page[0].rowid, page[1].rowid);
+}
+
 TEST(thread_index, filters) {
   thread_index idx{temp_db("filters.sqlite")};
   for (int i = 0; i < 20; ++i) idx.upsert(entry(i));
@@ -611,6 +632,7 @@ TEST(thread_index_search, an_index_of_schema_6_is_filled_again_in_place) {
     // A lookup first, as the start's reconcile makes: it leaves no
     // statement running that would lock the DROP out.
     ASSERT_TRUE(idx.find("t-10015"));
+    ASSERT_TRUE(idx.file_of("t-10015"));
     EXPECT_EQ(idx.fill_search(4), 0u) << "the first step drops the old table";
     EXPECT_FALSE(idx.search_ready());
     EXPECT_EQ(idx.fill_search(4), 4u);
