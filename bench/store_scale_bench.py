@@ -17,11 +17,12 @@ unloaded threads and `thread/resume` of unloaded threads (p50, p99).
 With --search-only it starts once, waits until the index is ready (its
 reconcile and, on an index from before the search table, the table's fill
 logged as done) and times only `thread/list` with a searchTerm, --rounds
-times each: up to 20 pages (cursor) of each of search_terms below.
+times each: up to 20 pages (cursor) of each of search_terms below, in the
+default order (created_at, newest first) or --sort-key updated_at.
 
   store_scale_bench.py --binary PARLEY --home DIR [--runs 3] [--writes 200]
                        [--pages 100] [--reads 300] [--resumes 100]
-                       [--search-only [--rounds 10]]
+                       [--search-only [--rounds 10] [--sort-key updated_at]]
 """
 import argparse
 import json
@@ -146,12 +147,14 @@ search_terms = {
 }
 
 
-def search_pages(s, term, rounds):
+def search_pages(s, term, rounds, sort_key=None):
     times = []
     for _ in range(rounds):
         cursor = None
         for _ in range(20):
             p = {"searchTerm": term, "limit": 50}
+            if sort_key:
+                p["sortKey"] = sort_key
             if cursor:
                 p["cursor"] = cursor
             ms, r = s.timed("thread/list", p)
@@ -198,6 +201,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--search-only", action="store_true")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--sort-key", choices=["created_at", "updated_at"], default=None)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     results = {}
@@ -208,7 +212,7 @@ def main():
         fill = wait_ready(a.log)
         print("index ready after %.1f s %s" % (time.monotonic() - t0, fill), flush=True)
         for name, term in search_terms.items():
-            times = search_pages(s, term, a.rounds)
+            times = search_pages(s, term, a.rounds, a.sort_key)
             print("search %-8s %-15r (%3d pages): %s" % (name, term, len(times), summary(times)),
                   flush=True)
         s.stop()
