@@ -13,6 +13,7 @@
 // the acknowledgement by the same connection, arrives first and is refused
 // here (logged, counted), never dropped on a dead actor unheard.
 
+#include <algorithm>
 #include <caf/sec.hpp>
 #include <chrono>
 
@@ -170,7 +171,27 @@ void ask_also(self_ptr self, const client_actor& client) {
   auto& st = self->state;
   if (st.resolved || st.waiting_stage != "client" || st.waiting_token == 0) return;
   PARLEY_DEBUG("approval key={} event=ask_also client={}", st.ask.key, name_of(client));
-  ask_one(self, client);
+  // Through the conversation, as the first ask: it answers once every event
+  // queued before this request has left, the item's start among them (this
+  // approval sent it before), so the client that joined sees the item
+  // before it is asked about it. Asked directly, the ask could overtake an
+  // item/started still in the conversation's mailbox or outbox: a command's
+  // start follows its waiting status, and a resume's offer can come between.
+  self->request(st.conversation, caf::infinite, atom::ask::value, ref_of(st.ask))
+      .then(
+          [self, client](client_list& clients) {
+            auto& s = self->state;
+            if (s.resolved || s.waiting_stage != "client" || s.waiting_token == 0) return;
+            // Still a subscriber (one that left meanwhile is not asked).
+            if (std::find(clients.begin(), clients.end(), client) != clients.end())
+              ask_one(self, client);
+          },
+          [self, client](caf::error& err) {
+            // The turn is over (its outcome follows) or the approval was
+            // refused at its first ask: nothing more to ask.
+            PARLEY_DEBUG("approval key={} event=ask_also_dropped client={} reason=\"{}\"",
+                         self->state.ask.key, name_of(client), message_of(err));
+          });
 }
 
 void client_deadline(self_ptr self) {

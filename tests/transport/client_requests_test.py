@@ -46,6 +46,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, SCHEMA_DIR = sys.argv[1:3]
 MOCK = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -59,44 +60,12 @@ def check(cond, what):
     return cond
 
 
-class Schema:
-    """Every line a peer read, against the Codex schema."""
-
-    RESPONSES = {"thread/start": "v2/ThreadStartResponse", "turn/start": "v2/TurnStartResponse",
-                 "thread/resume": "v2/ThreadResumeResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate_lines(self, lines, methods, who):
-        if self.bundle is None:
-            return
-        notes, reqs = self.v("ServerNotification"), self.v("ServerRequest")
-        bad = []
-        for raw in lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(reqs.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m["params"]}))
-            elif "result" in m and methods.get(m.get("id")) in self.RESPONSES:
-                errs = list(self.v(self.RESPONSES[methods[m["id"]]]).iter_errors(m["result"]))
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad, "%s: %d lines valid against the Codex schema %s" % (who, len(lines), bad[:3]))
-
-
-SCHEMA = Schema()
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "thread/start": "v2/ThreadStartResponse",
+    "turn/start": "v2/TurnStartResponse",
+    "thread/resume": "v2/ThreadResumeResponse",
+})
 
 
 class ExperimentalPeer(app_server_peer.StdioPeer):
@@ -140,7 +109,7 @@ class Server:
         code = self.peer.proc.wait(timeout=30)
         check(code == -9, "%s: killed with SIGKILL" % who)
         self.peer.stderr.close()
-        SCHEMA.validate_lines(self.peer.lines, self.peer.methods, who)
+        SCHEMA.check(check, self.peer, who)
 
     def rollout(self, thread):
         """The records of a thread's rollout, parsed."""
@@ -154,7 +123,7 @@ class Server:
     def stop(self, who):
         code = self.peer.stop()
         check(code == 0, "%s: parley exits 0" % who)
-        SCHEMA.validate_lines(self.peer.lines, self.peer.methods, who)
+        SCHEMA.check(check, self.peer, who)
         log = self.peer.log_text()
         shutil.rmtree(self.root, ignore_errors=True)
         return log
@@ -450,7 +419,7 @@ def test_two_clients_race():
     check("event=late_answer" in log or "event=unknown_response" in log,
           "the losing answer is refused and logged")
     other.close()
-    SCHEMA.validate_lines(other.lines, other.methods, "race (ws client)")
+    SCHEMA.check(check, other, "race (ws client)")
     s.stop("race")
 
 

@@ -31,6 +31,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR = sys.argv[1:4]
 FAILURES = []
@@ -44,46 +45,14 @@ def check(cond, what):
     return cond
 
 
-class Schema:
-    """Every line a peer read, against the Codex schema."""
-
-    RESPONSES = {"thread/start": "v2/ThreadStartResponse", "turn/start": "v2/TurnStartResponse",
-                 "thread/compact/start": "v2/ThreadCompactStartResponse",
-                 "thread/read": "v2/ThreadReadResponse", "thread/resume": "v2/ThreadResumeResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate(self, peer, who):
-        if self.bundle is None:
-            return
-        notes, reqs = self.v("ServerNotification"), self.v("ServerRequest")
-        bad = []
-        for raw in peer.lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(reqs.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m["params"]}))
-            elif "result" in m and peer.methods.get(m.get("id")) in self.RESPONSES:
-                errs = list(self.v(self.RESPONSES[peer.methods[m["id"]]]).iter_errors(m["result"]))
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad, "%s: %d lines valid against the Codex schema %s"
-              % (who, len(peer.lines), bad[:3]))
-
-
-SCHEMA = Schema()
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "thread/start": "v2/ThreadStartResponse",
+    "turn/start": "v2/TurnStartResponse",
+    "thread/compact/start": "v2/ThreadCompactStartResponse",
+    "thread/read": "v2/ThreadReadResponse",
+    "thread/resume": "v2/ThreadResumeResponse",
+})
 
 
 def error_of(reply):
@@ -157,7 +126,7 @@ def scripted():
     check(missing == (-32600, "Invalid request: missing field `threadId`"),
           "missing threadId: %s" % (missing,))
     check(p.stop() == 0, "parley exits 0")
-    SCHEMA.validate(p, "parley (scripted)")
+    SCHEMA.check(check, p, "parley (scripted)")
 
     records = rollout_of(home, thread)
     compacted = [r["payload"] for r in records if r["type"] == "compacted"]
@@ -245,7 +214,7 @@ def manual(server, who, kill):
         p.proc.wait(timeout=30)
     else:
         p.stop()
-    SCHEMA.validate(p, who + " (compaction)") if who == "parley" else None
+    SCHEMA.check(check, p, who + " (compaction)") if who == "parley" else None
     p = h.peer(server, who + "2.stderr")
     p.call("thread/resume", {"threadId": thread}, timeout=120)
     mock.forget()
@@ -253,7 +222,7 @@ def manual(server, who, kill):
     after = mock.requests()
     p.stop()
     if who == "parley":
-        SCHEMA.validate(p, "parley (resumed)")
+        SCHEMA.check(check, p, "parley (resumed)")
     mock.stop()
     return {"home": h, "thread": thread, "reply": r, "events": events,
             "summary_request": summary_request, "after": after, "later": later}
@@ -306,7 +275,7 @@ def auto(server, who):
     reqs = mock.requests()
     p.stop()
     if who == "parley":
-        SCHEMA.validate(p, "parley (auto)")
+        SCHEMA.check(check, p, "parley (auto)")
     mock.stop()
     shutil.rmtree(h.root, ignore_errors=True)
     items = lambda ev: [(m["method"], m["params"]["item"]["type"]) for m in ev

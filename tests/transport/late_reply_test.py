@@ -187,7 +187,7 @@ def still_serving(s, p, other, thread, what):
 
 def finish(s, other, what):
     other.close()
-    cr.SCHEMA.validate_lines(other.lines, other.methods, what + " (ws client)")
+    cr.SCHEMA.check(check, other, what + " (ws client)")
     return s.stop(what)
 
 

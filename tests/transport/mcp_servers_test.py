@@ -36,6 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, SCHEMA_DIR, CACHE = sys.argv[1:4]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,49 +74,13 @@ def install_everything():
     return index
 
 
-class Schema:
-    RESPONSES = {"mcpServerStatus/list": "v2/ListMcpServerStatusResponse",
-                 "mcpServer/tool/call": "v2/McpServerToolCallResponse",
-                 "mcpServer/resource/read": "v2/McpResourceReadResponse",
-                 "config/mcpServer/reload": "v2/McpServerRefreshResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate(self, peer):
-        if self.bundle is None:
-            return
-        notes = self.v("ServerNotification")
-        bad, seen = [], set()
-        for raw in peer.lines:
-            m = json.loads(raw)
-            method = peer.methods.get(m.get("id")) if "method" not in m else None
-            if "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m.get("params")}))
-            elif "result" in m and method in self.RESPONSES:
-                seen.add(method)
-                errs = list(self.v(self.RESPONSES[method]).iter_errors(m["result"]))
-            elif "error" in m:
-                e = m["error"]
-                errs = [] if isinstance(e.get("code"), int) and isinstance(e.get("message"), str) \
-                    else [type("E", (), {"message": "malformed error"})()]
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad and len(seen) == len(self.RESPONSES),
-              "%d lines valid against the Codex schema (%d of %d MCP replies seen) %s"
-              % (len(peer.lines), len(seen), len(self.RESPONSES), bad[:3]))
-
-
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "mcpServerStatus/list": "v2/ListMcpServerStatusResponse",
+    "mcpServer/tool/call": "v2/McpServerToolCallResponse",
+    "mcpServer/resource/read": "v2/McpResourceReadResponse",
+    "config/mcpServer/reload": "v2/McpServerRefreshResponse",
+})
 def toml_list(items):
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
@@ -191,7 +156,6 @@ def main():
     index = install_everything()
     if index is None:
         return 77
-    schema = Schema()
     root = tempfile.mkdtemp(prefix="parley-mcp-")
     config = os.path.join(root, "config.toml")
     everything = {"command": "node", "args": [index, "stdio"], "startup_timeout_sec": 20,
@@ -403,7 +367,7 @@ def main():
            if "event=unexpected_message" in line or "event=exception" in line
            or "event=unknown_reply" in line or "event=server_actor_died" in line]
     check(not odd, "no unexpected message, exception or stray reply in the log %s" % odd[:3])
-    schema.validate(peer)
+    SCHEMA.check(check, peer, "parley", all_replies=True)
     print("%.1f s, %d failures" % (time.monotonic() - started, len(FAILURES)))
     if not FAILURES:
         shutil.rmtree(root, ignore_errors=True)

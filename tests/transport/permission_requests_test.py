@@ -391,7 +391,7 @@ def test_two_clients_race():
         n = cr.counts(p)
         check(n["approvals"] == 0 and n["pendingRequests"] == 0, "nothing left pending: %s" % n)
         other.close()
-        cr.SCHEMA.validate_lines(other.lines, other.methods, "race (ws client)")
+        cr.SCHEMA.check(check, other, "race (ws client)")
     finally:
         s.stop("race")
         shutil.rmtree(out, ignore_errors=True)

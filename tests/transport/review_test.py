@@ -31,6 +31,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR = sys.argv[1:4]
 FAILURES = []
@@ -44,44 +45,14 @@ def check(cond, what):
     return cond
 
 
-class Schema:
-    RESPONSES = {"thread/start": "v2/ThreadStartResponse", "turn/start": "v2/TurnStartResponse",
-                 "review/start": "v2/ReviewStartResponse",
-                 "thread/read": "v2/ThreadReadResponse", "thread/resume": "v2/ThreadResumeResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate(self, peer, who):
-        if self.bundle is None:
-            return
-        notes, reqs = self.v("ServerNotification"), self.v("ServerRequest")
-        bad = []
-        for raw in peer.lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(reqs.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m["params"]}))
-            elif "result" in m and peer.methods.get(m.get("id")) in self.RESPONSES:
-                errs = list(self.v(self.RESPONSES[peer.methods[m["id"]]]).iter_errors(m["result"]))
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad, "%s: %d lines valid against the Codex schema %s"
-              % (who, len(peer.lines), bad[:3]))
-
-
-SCHEMA = Schema()
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "thread/start": "v2/ThreadStartResponse",
+    "turn/start": "v2/TurnStartResponse",
+    "review/start": "v2/ReviewStartResponse",
+    "thread/read": "v2/ThreadReadResponse",
+    "thread/resume": "v2/ThreadResumeResponse",
+})
 
 
 def error_of(reply):
@@ -260,7 +231,7 @@ def scripted():
     _, after = p.run_turn(thread, "say: after the review")
     check(after[-1]["params"]["turn"]["status"] == "completed", "the thread goes on")
     check(p.stop() == 0, "parley exits 0")
-    SCHEMA.validate(p, "parley (scripted)")
+    SCHEMA.check(check, p, "parley (scripted)")
 
     records = rollout_of(home, thread)
     done = [r["payload"]["item"] for r in records if r["type"] == "event_msg"
@@ -289,7 +260,7 @@ def scripted():
           .startswith("one bug"),
           "with the review's text rendered from the rollout")
     check(p.stop() == 0, "parley exits 0 (restart)")
-    SCHEMA.validate(p, "parley (restart)")
+    SCHEMA.check(check, p, "parley (restart)")
     shutil.rmtree(root, ignore_errors=True)
     return errors
 
@@ -349,7 +320,7 @@ def with_model(server, who):
     after = mock.requests()
     p.stop()
     if who == "parley":
-        SCHEMA.validate(p, "parley (HTTP model)")
+        SCHEMA.check(check, p, "parley (HTTP model)")
     mock.stop()
     return {"home": h, "thread": thread, "reply": r, "events": events,
             "review_reqs": review_reqs, "after": after}

@@ -37,6 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR = sys.argv[1:4]
 FAILURES = []
@@ -53,51 +54,18 @@ def check(cond, what):
     return cond
 
 
-class Schema:
-    """Every line a peer read, against the Codex schema."""
-
-    RESPONSES = {"thread/start": "v2/ThreadStartResponse", "thread/read": "v2/ThreadReadResponse",
-                 "thread/resume": "v2/ThreadResumeResponse", "turn/start": "v2/TurnStartResponse",
-                 "thread/list": "v2/ThreadListResponse",
-                 "thread/turns/list": "v2/ThreadTurnsListResponse",
-                 "thread/metadata/update": "v2/ThreadMetadataUpdateResponse",
-                 "thread/revert": "v2/ThreadRevertResponse",
-                 "thread/inject_items": "v2/ThreadInjectItemsResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate(self, peer, who):
-        if self.bundle is None:
-            return
-        notes, reqs = self.v("ServerNotification"), self.v("ServerRequest")
-        bad, seen = [], set()
-        for raw in peer.lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(reqs.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m["params"]}))
-            elif "result" in m and peer.methods.get(m.get("id")) in self.RESPONSES:
-                seen.add(peer.methods[m["id"]])
-                errs = list(self.v(self.RESPONSES[peer.methods[m["id"]]]).iter_errors(m["result"]))
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad, "%s: %d lines valid against the Codex schema (%d kinds of reply) %s"
-              % (who, len(peer.lines), len(seen), bad[:3]))
-
-
-SCHEMA = Schema()
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "thread/start": "v2/ThreadStartResponse",
+    "thread/read": "v2/ThreadReadResponse",
+    "thread/resume": "v2/ThreadResumeResponse",
+    "turn/start": "v2/TurnStartResponse",
+    "thread/list": "v2/ThreadListResponse",
+    "thread/turns/list": "v2/ThreadTurnsListResponse",
+    "thread/metadata/update": "v2/ThreadMetadataUpdateResponse",
+    "thread/revert": "v2/ThreadRevertResponse",
+    "thread/inject_items": "v2/ThreadInjectItemsResponse",
+})
 
 
 def error_of(reply):
@@ -142,13 +110,13 @@ class Home:
 
     def stop(self):
         code = self.peer.stop()
-        SCHEMA.validate(self.peer, "parley run %d" % self.runs)
+        SCHEMA.check(check, self.peer, "parley run %d" % self.runs)
         return code
 
     def kill9(self):
         self.peer.proc.send_signal(signal.SIGKILL)
         self.peer.proc.wait(timeout=30)
-        SCHEMA.validate(self.peer, "parley run %d (killed)" % self.runs)
+        SCHEMA.check(check, self.peer, "parley run %d (killed)" % self.runs)
 
     def rollouts(self, thread=""):
         return [p for p in glob.glob(os.path.join(self.home, "**", "rollout-*.jsonl*"),

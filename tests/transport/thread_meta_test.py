@@ -39,6 +39,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR = sys.argv[1:4]
 FAILURES = []
@@ -56,58 +57,26 @@ def check(cond, what):
     return cond
 
 
-class Schema:
-    """Every line a peer read, against the Codex schema."""
-
-    RESPONSES = {"thread/start": "v2/ThreadStartResponse", "thread/read": "v2/ThreadReadResponse",
-                 "thread/delete": "v2/ThreadDeleteResponse",
-                 "thread/items/list": "v2/ThreadItemsListResponse",
-                 "thread/goal/get": "v2/ThreadGoalGetResponse",
-                 "thread/goal/set": "v2/ThreadGoalSetResponse",
-                 "thread/goal/clear": "v2/ThreadGoalClearResponse",
-                 "config/value/write": "v2/ConfigWriteResponse",
-                 "config/batchWrite": "v2/ConfigWriteResponse",
-                 "modelProvider/list": "v2/ModelProviderListResponse",
-                 "modelProvider/capabilities/read": "v2/ModelProviderCapabilitiesReadResponse",
-                 "modelProvider/config/write": "v2/ModelProviderConfigWriteResponse",
-                 "permissionProfile/list": "v2/PermissionProfileListResponse",
-                 "experimentalFeature/list": "v2/ExperimentalFeatureListResponse",
-                 "experimentalFeature/enablement/set": "v2/ExperimentalFeatureEnablementSetResponse",
-                 "hooks/list": "v2/HooksListResponse", "thread/list": "v2/ThreadListResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate(self, peer, who):
-        if self.bundle is None:
-            return
-        notes, reqs = self.v("ServerNotification"), self.v("ServerRequest")
-        bad, seen = [], set()
-        for raw in peer.lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(reqs.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m["params"]}))
-            elif "result" in m and peer.methods.get(m.get("id")) in self.RESPONSES:
-                seen.add(peer.methods[m["id"]])
-                errs = list(self.v(self.RESPONSES[peer.methods[m["id"]]]).iter_errors(m["result"]))
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad, "%s: %d lines valid against the Codex schema (%d kinds of reply) %s"
-              % (who, len(peer.lines), len(seen), bad[:3]))
-
-
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "thread/start": "v2/ThreadStartResponse",
+    "thread/read": "v2/ThreadReadResponse",
+    "thread/delete": "v2/ThreadDeleteResponse",
+    "thread/items/list": "v2/ThreadItemsListResponse",
+    "thread/goal/get": "v2/ThreadGoalGetResponse",
+    "thread/goal/set": "v2/ThreadGoalSetResponse",
+    "thread/goal/clear": "v2/ThreadGoalClearResponse",
+    "config/value/write": "v2/ConfigWriteResponse",
+    "config/batchWrite": "v2/ConfigWriteResponse",
+    "modelProvider/list": "v2/ModelProviderListResponse",
+    "modelProvider/capabilities/read": "v2/ModelProviderCapabilitiesReadResponse",
+    "modelProvider/config/write": "v2/ModelProviderConfigWriteResponse",
+    "permissionProfile/list": "v2/PermissionProfileListResponse",
+    "experimentalFeature/list": "v2/ExperimentalFeatureListResponse",
+    "experimentalFeature/enablement/set": "v2/ExperimentalFeatureEnablementSetResponse",
+    "hooks/list": "v2/HooksListResponse",
+    "thread/list": "v2/ThreadListResponse",
+})
 def error_of(reply):
     e = reply.get("error") or {}
     return (e.get("code"), e.get("message"))
@@ -139,13 +108,13 @@ class Server:
 
     def stop(self):
         code = self.peer.stop()
-        self.schema.validate(self.peer, "parley run %d" % self.runs)
+        self.schema.check(check, self.peer, "parley run %d" % self.runs)
         return code
 
     def kill9(self):
         self.peer.proc.send_signal(signal.SIGKILL)
         self.peer.proc.wait(timeout=30)
-        self.schema.validate(self.peer, "parley run %d (killed)" % self.runs)
+        self.schema.check(check, self.peer, "parley run %d (killed)" % self.runs)
 
     def rollouts(self):
         return glob.glob(os.path.join(self.home, "**", "rollout-*.jsonl*"), recursive=True)
@@ -651,7 +620,7 @@ def compare_with_codex(codex, goal_errs, config_errs):
 
 
 def main():
-    schema = Schema()
+    schema = SCHEMA
     test_delete(schema)
     test_delete_memory(schema)
     test_items(schema)

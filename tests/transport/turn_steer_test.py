@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR = sys.argv[1:4]
 FAILURES = []
@@ -44,45 +45,14 @@ def text(t):
     return [{"type": "text", "text": t, "text_elements": []}]
 
 
-class Schema:
-    """Every line a peer read, against the Codex schema."""
-
-    RESPONSES = {"thread/start": "v2/ThreadStartResponse", "turn/start": "v2/TurnStartResponse",
-                 "turn/steer": "v2/TurnSteerResponse", "thread/read": "v2/ThreadReadResponse",
-                 "thread/resume": "v2/ThreadResumeResponse"}
-
-    def __init__(self):
-        path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-        self.bundle = None
-        if os.path.exists(path):
-            import jsonschema
-            with open(path) as f:
-                self.bundle = json.load(f)
-            self.v = lambda name: jsonschema.Draft7Validator(
-                {"$ref": "#/definitions/" + name, "definitions": self.bundle["definitions"]})
-        else:
-            print("note: no Codex schema at %s; shapes not validated" % SCHEMA_DIR)
-
-    def validate(self, peer, who):
-        if self.bundle is None:
-            return
-        notes, reqs = self.v("ServerNotification"), self.v("ServerRequest")
-        bad = []
-        for raw in peer.lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(reqs.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m["params"]}))
-            elif "result" in m and peer.methods.get(m.get("id")) in self.RESPONSES:
-                errs = list(self.v(self.RESPONSES[peer.methods[m["id"]]]).iter_errors(m["result"]))
-            else:
-                errs = []
-            bad += ["%s: %s" % (e.message[:200], raw[:300]) for e in errs[:1]]
-        check(not bad, "%s: %d lines valid against the Codex schema %s"
-              % (who, len(peer.lines), bad[:3]))
-
-
+# The replies whose results are checked against their Codex definitions.
+SCHEMA = codex_schema.Schema(SCHEMA_DIR, {
+    "thread/start": "v2/ThreadStartResponse",
+    "turn/start": "v2/TurnStartResponse",
+    "turn/steer": "v2/TurnSteerResponse",
+    "thread/read": "v2/ThreadReadResponse",
+    "thread/resume": "v2/ThreadResumeResponse",
+})
 def error_of(reply):
     e = reply.get("error") or {}
     return (e.get("code"), e.get("message"))
@@ -186,7 +156,7 @@ def scripted(schema):
     after = error_cases(p, thread, None)
     check(after["no active turn"] == (-32600, "no active turn to steer"), "after the turn")
     check(p.stop() == 0, "parley exits 0")
-    schema.validate(p, "parley (scripted)")
+    schema.check(check, p, "parley (scripted)")
 
     rollout = glob.glob(os.path.join(home, "sessions", "**", "*.jsonl"), recursive=True)
     records = [json.loads(line) for line in open(rollout[0])] if rollout else []
@@ -281,7 +251,7 @@ def with_model(parley_busy, parley_idle):
           and parley_tail == ["function_call", "function_call_output", "message"],
           "model turn: the next request sends it after the call and its output: %s" % shape)
     check(p.stop() == 0, "parley exits 0 (model)")
-    Schema().validate(p, "parley (model)")
+    SCHEMA.check(check, p, "parley (model)")
 
     # A later turn after a restart: the steered message is history.
     p = h.peer(args, "parley2.stderr")
@@ -334,7 +304,7 @@ def with_model(parley_busy, parley_idle):
 
 
 def main():
-    schema = Schema()
+    schema = SCHEMA
     idle, busy = scripted(schema)
     busy = dict(busy)
     # For the comparison: the turn id parley named in its mismatch message.

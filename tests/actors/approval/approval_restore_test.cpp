@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/support/restored_turns.hpp"
 
 namespace parley {
@@ -157,6 +159,39 @@ TEST_F(approval_restore_test, an_interrupt_before_any_client_came_back_stores_it
   ASSERT_EQ(decided.size(), 1u);
   EXPECT_EQ(decided[0].outcome, "cancelled");
   EXPECT_EQ(stored_turn_status(), protocol::turn_status::interrupted);
+}
+
+TEST_F(approval_restore_test, a_client_that_resumes_sees_the_item_start_before_it_is_asked_again) {
+  // The item's start waits in the conversation's outbox behind a record the
+  // store has not acknowledged yet (a rename here), when a client resumes
+  // and is offered the approval that waits: it is asked only once the start
+  // has left, as every client asked first is. (Asked directly, it got the
+  // request first and the item/started after it.)
+  auto conv = start_conversation();
+  stored->hold_appends = true;
+  protocol::thread_name_set_params rename;
+  rename.name = "renamed while restoring";
+  auto renamed = (*self)->request(conv, caf::infinite, atom::rename::value, rename);
+  run();
+  renamed.receive([](atom::ok) {}, [](caf::error& err) { FAIL() << caf::to_string(err); });
+  auto action = asked_with(30s);
+  restore(conv, action);
+  auto log = resume(conv);
+  EXPECT_TRUE(log->asks.empty()) << "asked before its item started: "
+                                 << ::testing::PrintToString(log->seen);
+
+  test::release_appends(*self, svc.store);
+  run();
+  const auto& seen = log->seen;
+  auto position = [&](const char* what) {
+    return std::find(seen.begin(), seen.end(), what) - seen.begin();
+  };
+  auto everything = static_cast<std::ptrdiff_t>(seen.size());
+  ASSERT_LT(position("item/started"), everything) << ::testing::PrintToString(seen);
+  ASSERT_LT(position("ask"), everything) << ::testing::PrintToString(seen);
+  EXPECT_LT(position("item/started"), position("ask")) << ::testing::PrintToString(seen);
+  ASSERT_EQ(log->asks.size(), 1u);  // asked once (the offer and the first ask are one prompt)
+  EXPECT_EQ(log->asks[0].item_id(), action.item_id);
 }
 
 TEST_F(approval_restore_test, approval_latency_is_measured_on_the_actor_clock) {
