@@ -107,6 +107,7 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
   o.parent_environment = self->state.options.parent_environment;
   o.sandbox = self->state.options.sandbox;
   o.http = self->state.http;
+  o.threads = self->state.options.threads;
   e.actor = spawn_server(self, std::move(o));
 }
 

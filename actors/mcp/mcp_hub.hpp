@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "actors/core/command_sandbox.hpp"
+#include "actors/core/interfaces.hpp"
 #include "actors/model/config/mcp_servers.hpp"
 
 namespace parley::mcp {
@@ -46,6 +47,8 @@ struct hub_options {
   std::vector<std::string> parent_environment;
   /// How each stdio server is confined (the runtime's sandbox settings).
   std::shared_ptr<const sandbox_settings> sandbox;
+  /// The runtime's thread manager: where the servers' elicitations go.
+  thread_manager_actor threads;
 };
 
 caf::actor spawn_hub(caf::actor_system& system, hub_options options);

@@ -89,6 +89,7 @@ runtime::runtime(runtime_config config) {
   mcp_options.config_overrides = config_->config_overrides;
   mcp_options.client_version = config_->cli_version;
   mcp_options.sandbox = config_->sandbox;
+  mcp_options.threads = threads_;
   mcp_hub_ = mcp::spawn_hub(*system_, std::move(mcp_options));
 }
 
