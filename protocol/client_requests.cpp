@@ -430,4 +430,39 @@ std::string model_grant_output(const json& granted) {
   return out.dump();
 }
 
+// -- mcpServer/elicitation/request ------------------------------------------------
+
+json decode_elicitation_answer(const json& result) {
+  using namespace client_request_codec;
+  require_object(result, "the answer");
+  auto action = string_field(result, "action", "McpServerElicitationRequestResponse");
+  if (action != "accept" && action != "decline" && action != "cancel")
+    throw_unknown_variant(action, {"accept", "decline", "cancel"});
+  json out = {{"action", action}};
+  auto content = result.find("content");
+  if (action == "accept" && content != result.end() && !content->is_null()) {
+    // MCP's ElicitResult carries the form's values as an object of
+    // primitives (or string lists); anything else is no answer.
+    require_object(*content, "`content`");
+    for (auto it = content->begin(); it != content->end(); ++it) {
+      const auto& v = it.value();
+      bool ok = v.is_string() || v.is_number() || v.is_boolean();
+      if (v.is_array()) {
+        ok = true;
+        for (const auto& item : v) ok = ok && item.is_string();
+      }
+      if (!ok)
+        throw decode_error("`content." + it.key()
+                           + "` must be a string, number, boolean or list of strings, not "
+                           + describe_value(v));
+    }
+    out["content"] = *content;
+  }
+  // The client's metadata goes to the server with it, as Codex sends it.
+  if (auto meta = result.find("_meta"); meta != result.end() && !meta->is_null())
+    out["_meta"] = *meta;
+  return out;
+}
+
 }  // namespace parley::protocol
+

@@ -16,6 +16,7 @@ namespace parley::protocol {
 constexpr const char* user_input_request_method = "item/tool/requestUserInput";
 constexpr const char* dynamic_tool_call_method = "item/tool/call";
 constexpr const char* permissions_approval_method = "item/permissions/requestApproval";
+constexpr const char* mcp_elicitation_method = "mcpServer/elicitation/request";
 
 // -- item/tool/requestUserInput ------------------------------------------------
 
@@ -113,5 +114,13 @@ bool grants_anything(const json& granted);
 /// {"read"?, "write"?} | null}, "scope": "turn" | "session"}. Nothing
 /// granted (a decline, no answer) is the empty grant for the turn.
 std::string model_grant_output(const json& granted);
+
+// -- mcpServer/elicitation/request ------------------------------------------------
+
+/// A McpServerElicitationRequestResponse, checked: {"action": "accept" |
+/// "decline" | "cancel", "content"?, "_meta"?}. Returns MCP's ElicitResult
+/// {action, content?, _meta?} (content only with accept, an object of
+/// primitives; the client's `_meta` passed on, as Codex). Throws decode_error.
+json decode_elicitation_answer(const json& result);
 
 }  // namespace parley::protocol

@@ -69,6 +69,10 @@ approval_request client_request_for(const approval_ask& ask) {
       r.binding.what = approval_binding::kind::dynamic_tool;
       r.method = protocol::dynamic_tool_call_method;
       break;
+    case client_request::elicitation:
+      r.binding.what = approval_binding::kind::elicitation;
+      r.method = protocol::mcp_elicitation_method;
+      break;
     case client_request::permissions:
     case client_request::none:
       r.binding.what = approval_binding::kind::permissions;
@@ -135,6 +139,8 @@ caf::expected<protocol::approval_decision> decode_decision(const approval_bindin
         return answered(protocol::decode_dynamic_tool_answer(result));
       case approval_binding::kind::permissions:
         return answered(protocol::decode_permissions_answer(result));
+      case approval_binding::kind::elicitation:
+        return answered(protocol::decode_elicitation_answer(result));
     }
     return protocol::decode_approval_result(result);
   } catch (const protocol::decode_error& e) {

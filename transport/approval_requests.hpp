@@ -15,7 +15,9 @@ namespace parley::rpc {
 /// What a server->client request was about, so an answer that names another
 /// thread, turn, item or action is refused.
 struct approval_binding {
-  enum class kind { command, file_change, v1_exec, v1_patch, user_input, dynamic_tool, permissions };
+  enum class kind {
+    command, file_change, v1_exec, v1_patch, user_input, dynamic_tool, permissions, elicitation
+  };
   kind what = kind::command;
   std::string thread_id;
   std::string turn_id;

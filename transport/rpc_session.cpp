@@ -128,10 +128,15 @@ const std::map<std::string, session::handler>& session::methods() {
   // The MCP servers' methods: answered by the runtime's MCP hub, params
   // and result as JSON (actors/mcp/mcp_hub.hpp says which shapes).
   // A tool call names a thread, as in Codex: one nobody has is "thread not
-  // found" (-32600); which thread it is changes nothing else yet.
+  // found" (-32600); the server's elicitations during the call go to that
+  // thread's clients (actors/mcp/elicitation.hpp).
   auto mcp = [](const char* name) -> handler {
     return [name](session& s, const call& c) {
-      auto ask = [&s, name, id = c.id, params = c.params] {
+      // A call's turnId is a turn's own (its server's elicitations go to
+      // that turn); a client's call has none, whatever it sends.
+      auto params = c.params;
+      if (params.is_object()) params.erase("turnId");
+      auto ask = [&s, name, id = c.id, params] {
         s.runtime_.mcp(name, params, s.reply_with<json>(id, [](const json& r) { return r; }));
       };
       auto t = c.params.is_object() ? c.params.find("threadId") : c.params.end();

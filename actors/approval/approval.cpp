@@ -81,6 +81,10 @@ nlohmann::json audit_fields(const approval_ask& ask) {
     } else if (ask.request == client_request::dynamic_tool) {
       j["tool"] = p.value("tool", "");
       j["namespace"] = p.value("namespace", nlohmann::json());
+    } else if (ask.request == client_request::elicitation) {
+      // Which server asked, and how; never what the user typed.
+      j["server"] = p.value("serverName", "");
+      j["mode"] = p.value("mode", "");
     } else {
       j["permissions"] = p.value("permissions", nlohmann::json::object());
     }
@@ -414,6 +418,15 @@ void on_hook_reply(self_ptr self, uint64_t token, const hooks::verdict& v) {
 /// hook's denies.
 void on_deadline(self_ptr self, uint64_t token) {
   auto& s = self->state;
+  if (!s.started) {
+    // Handed out (an MCP server's elicitation) and never started: its
+    // asker went away before it could. Nobody waits for it.
+    if (token == 0) {
+      PARLEY_INFO("approval key={} event=abandoned (never started)", s.ask.key);
+      self->quit();
+    }
+    return;
+  }
   if (s.resolved || token != s.waiting_token) return;  // answered in time
   s.waiting_token = 0;
   if (s.waiting_stage == "client") return client_deadline(self);

@@ -156,6 +156,10 @@ void ask_clients(self_ptr self) {
   }
   auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       st.svc.config->approval_timeout);
+  // An MCP server's elicitation is not stored: its question lives in the
+  // server's process, which a restart of parley ends (the server asks
+  // again, or not). Asked at once, under the same deadline.
+  if (st.ask.request == client_request::elicitation) return open_client_stage(self, timeout);
   st.record.deadline_ms = protocol::unix_ms() + timeout.count();
   // Stored before any client sees it, with its deadline as a time of day,
   // so a restart asks it again with what is left; the live deadline is the

@@ -12,6 +12,7 @@ using answer     = caf::atom_constant<caf::atom("answer")>;     // a host's deci
 using withdraw   = caf::atom_constant<caf::atom("withdraw")>;   // clear a pending ask
 using awaiting   = caf::atom_constant<caf::atom("awaiting")>;   // an approval waits on someone
 using settled    = caf::atom_constant<caf::atom("settled")>;    // an approval has its outcome
+using elicit     = caf::atom_constant<caf::atom("elicit")>;     // an MCP server asks a thread's user
 using grant      = caf::atom_constant<caf::atom("grant")>;      // remember a session grant
 using decide     = caf::atom_constant<caf::atom("decide")>;     // run an approval to its outcome
 using open       = caf::atom_constant<caf::atom("open")>;       // thread/start

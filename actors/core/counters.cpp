@@ -31,6 +31,8 @@ const char* to_string(client_request x) {
       return "dynamicTool";
     case client_request::permissions:
       return "permissions";
+    case client_request::elicitation:
+      return "mcpElicitation";
   }
   return "approval";
 }

@@ -116,7 +116,8 @@ using approval_actor = caf::typed_actor<
     caf::reacts_to<atom::ask, client_actor>,
     // An async in-process hook's answer (the stage's token).
     caf::reacts_to<atom::hook_reply, uint64_t, hooks::verdict>,
-    // A stage's deadline passed (the stage's token).
+    // A stage's deadline passed (the stage's token). Token 0 before it
+    // started: its asker never started it; it quits.
     caf::reacts_to<atom::deadline, uint64_t>>;
 
 /// Receives what a running subprocess produces: its output in chunks, then
@@ -215,6 +216,12 @@ using conversation_actor = caf::typed_actor<
     caf::replies_to<atom::ask, approval_ref>::with<client_list>,
     // The approval has its outcome (and has voided every prompt still open).
     caf::reacts_to<atom::settled, approval_ref>,
+    // -- from an MCP server's actor --
+    // An MCP server's elicitation for this thread's user (ask.request ==
+    // elicitation; ask.request_turn the turn whose call it is, or empty):
+    // an approval actor of its own, not started (the asker sends
+    // atom::decide and owns it: an exit signal withdraws it).
+    caf::replies_to<atom::elicit, approval_ask>::with<approval_actor>,
     // Remember "acceptForSession" (an exact command) for this thread.
     caf::reacts_to<atom::grant, std::string>,
     // Remember an execpolicy amendment (a command prefix) for this thread.
@@ -285,6 +292,10 @@ using thread_manager_actor = caf::typed_actor<
     // before tenants); "" for a thread nobody has; an error when the store
     // cannot say.
     caf::replies_to<atom::tenant, std::string>::with<std::string>,
+    // An MCP server's elicitation for a loaded thread (ask.thread_id): the
+    // conversation's approval actor for it ("thread not loaded: " when the
+    // thread is not loaded here).
+    caf::replies_to<atom::elicit, approval_ask>::with<approval_actor>,
     // Live counts of runtime objects.
     caf::replies_to<atom::stats>::with<runtime_counts>,
     // A client disconnected.

@@ -55,6 +55,7 @@ enum class client_request {
   user_input,    ///< item/tool/requestUserInput: the model's questions
   dynamic_tool,  ///< item/tool/call: a tool the client declared
   permissions,   ///< item/permissions/requestApproval: more sandbox permissions
+  elicitation,   ///< mcpServer/elicitation/request: an MCP server asks the user
 };
 const char* to_string(client_request x);
 

@@ -23,7 +23,10 @@ bool supported_protocol_version(const std::string& version) {
 
 json initialize_params(const std::string& client_version) {
   return {{"protocolVersion", requested_protocol_version},
-          {"capabilities", json::object()},
+          // Elicitation in form mode (MCP 2025-06-18: `elicitation: {}`):
+          // a server's question is shown to the thread whose call asked.
+          // No roots, no sampling.
+          {"capabilities", {{"elicitation", json::object()}}},
           {"clientInfo", {{"name", "parley"}, {"title", "parley"}, {"version", client_version}}}};
 }
 

@@ -29,8 +29,8 @@ constexpr const char* requested_protocol_version = "2025-06-18";
 /// published revisions since 2024-11-05).
 bool supported_protocol_version(const std::string& version);
 
-/// `initialize`'s params: the revision, no client capabilities (parley
-/// offers no roots, sampling or elicitation yet), and who parley is.
+/// `initialize`'s params: the revision, the client capabilities (form-mode
+/// elicitation; no roots, no sampling), and who parley is.
 json initialize_params(const std::string& client_version);
 
 std::string request_line(int64_t id, const std::string& method, const json& params);

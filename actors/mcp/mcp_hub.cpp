@@ -153,6 +153,7 @@ void start_server(self_ptr self, const model_config::mcp_server& config) {
   o.parent_environment = self->state.options.parent_environment;
   o.sandbox = self->state.options.sandbox;
   o.http = self->state.http;
+  o.threads = self->state.options.threads;
   e.actor = spawn_server(self, std::move(o));
 }
 
@@ -294,6 +295,11 @@ caf::behavior hub(self_ptr self, hub_options options) {
         if (now != was)
           announce(self, name, startup_state(now), it->second.status.value("toolsError", json()));
         refresh_offer(self);
+      },
+      [self](atom::threads, thread_manager_actor& manager) {
+        self->state.options.threads = manager;
+        for (auto& [name, e] : self->state.servers)
+          if (e.actor) self->send(e.actor, atom::threads::value, manager);
       },
       [self](atom::subscribe, caf::actor& who) {
         if (!who) return;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "actors/core/command_sandbox.hpp"
+#include "actors/core/interfaces.hpp"
 #include "actors/model/config/mcp_servers.hpp"
 
 namespace parley::mcp {
@@ -55,6 +56,10 @@ struct hub_options {
   std::shared_ptr<const sandbox_settings> sandbox;
   /// Bumped whenever the tools offered to models change (turns read it).
   std::shared_ptr<std::atomic<uint64_t>> tools_generation;
+  /// The runtime's thread manager: where the servers' elicitations go. The
+  /// hub is spawned before it (every turn reaches the hub), so the runtime
+  /// hands it over with (atom::threads, manager) once it exists.
+  thread_manager_actor threads;
 };
 
 caf::actor spawn_hub(caf::actor_system& system, hub_options options);

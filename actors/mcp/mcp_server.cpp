@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <variant>
@@ -19,6 +20,7 @@
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
 #include "actors/mcp/child_env.hpp"
+#include "actors/mcp/elicitation.hpp"
 #include "actors/mcp/framing.hpp"
 #include "actors/mcp/http_link.hpp"
 #include "actors/mcp/messages.hpp"
@@ -43,6 +45,11 @@ constexpr size_t max_waiting_calls = 1000;
 constexpr size_t max_remembered_timeouts = 1000;
 // notifications/message lines logged per start.
 constexpr size_t max_messages_logged = 2000;
+// Elicitations declined at once (flood, no thread) logged per start.
+constexpr size_t max_refusals_logged = 100;
+// How long the thread manager may take to hand over an elicitation's
+// approval actor (it answers at once; this is only a backstop).
+constexpr auto elicitation_handover = 10s;
 
 enum class phase { starting, connected, failed };
 
@@ -70,6 +77,23 @@ struct pending {
   /// progress (the turn).
   std::string progress_token;
   caf::actor caller;
+  /// A tools/call's thread and turn: where the server's elicitations go
+  /// while it is in flight.
+  std::optional<call_owner> owner;
+};
+
+/// A server's elicitation/create, asked of a thread's clients.
+struct elicitation_entry {
+  /// The server's request id, answered once, and the start it came from.
+  json request_id;
+  uint64_t generation = 0;
+  std::string thread_id;
+  /// The thread's approval actor for it; invalid while the thread is asked
+  /// for one.
+  approval_actor approval;
+  /// Its thread's calls ended (or the server stopped) before it was
+  /// answered: cancelled.
+  bool withdrawn = false;
 };
 
 /// A client's call that came while the server was starting.
@@ -113,6 +137,11 @@ struct server_state {
   json resource_templates = json::array();
   /// tools/list_changed came while the tools were being listed.
   bool relist = false;
+  /// Elicitations pending, by parley's own number for each.
+  std::map<uint64_t, elicitation_entry> elicitations;
+  uint64_t next_elicitation = 1;
+  /// Elicitations refused since the start (logged up to a bound).
+  size_t elicitations_refused = 0;
 };
 
 using self_ptr = caf::stateful_actor<server_state>*;
@@ -170,7 +199,10 @@ void remember_timeout(self_ptr self, int64_t id) {
   }
 }
 
-/// Fails everything in flight and waiting with `why`.
+void withdraw_orphans(self_ptr self);
+
+/// Fails everything in flight and waiting with `why`; the elicitations,
+/// whose calls these were, are withdrawn.
 void fail_all(self_ptr self, const std::string& why) {
   auto& st = self->state;
   auto in_flight = std::move(st.in_flight);
@@ -179,6 +211,7 @@ void fail_all(self_ptr self, const std::string& why) {
   auto waiting = std::move(st.waiting);
   st.waiting.clear();
   for (auto& w : waiting) w.promise.deliver(call_error(why));
+  withdraw_orphans(self);
 }
 
 void forget_listing(self_ptr self) {
@@ -400,6 +433,7 @@ void start(self_ptr self) {
   st.now = phase::starting;
   st.error.clear();
   st.messages_logged = 0;
+  st.elicitations_refused = 0;
   forget_listing(self);
   if (!cfg.is_stdio()) return start_http(self);
   child_spec spec;
@@ -492,6 +526,7 @@ void run_call(self_ptr self, const std::string& method, const json& params,
   json mcp_params;
   std::function<json(const json&)> shape;
   bool model_call = method == "mcpToolCall";
+  std::optional<call_owner> owner;
   if (model_call || method == "mcpServer/tool/call") {
     auto tool = params.value("tool", std::string{});
     // A tool the server does not list is still asked for, as Codex does
@@ -514,6 +549,9 @@ void run_call(self_ptr self, const std::string& method, const json& params,
     // A model's call asks for progress under the token its turn chose.
     if (model_call) mcp_params["_meta"] = {{"progressToken", params.value("progressToken", "")}};
     shape = tool_call_result;
+    // Whose call it is: the server's elicitations go to that thread (a
+    // turn's call names its turn; a client's call has none).
+    owner = call_owner{params.value("threadId", std::string{}), params.value("turnId", std::string{})};
   } else {
     mcp_method = "resources/read";
     what = "resources/read `" + params.value("uri", std::string{}) + "`";
@@ -544,6 +582,7 @@ void run_call(self_ptr self, const std::string& method, const json& params,
     p.progress_token = params.value("progressToken", "");
     p.caller = std::move(caller);
   }
+  p.owner = std::move(owner);
   ask(self, mcp_method, std::move(mcp_params), std::move(p), st.options.config.tool_timeout);
 }
 
@@ -595,9 +634,141 @@ void serve_waiting(self_ptr self) {
 
 // -- from the child -----------------------------------------------------------
 
+// -- elicitations (elicitation.hpp) -------------------------------------------
+
+std::vector<call_owner> call_owners(self_ptr self) {
+  std::vector<call_owner> out;
+  for (const auto& [id, p] : self->state.in_flight)
+    if (p.owner) out.push_back(*p.owner);
+  return out;
+}
+
+/// Answers the server's elicitation, once; never a later start's process
+/// (its ids are another's).
+void answer_elicitation(self_ptr self, uint64_t token, const json& result, const char* how) {
+  auto& st = self->state;
+  auto it = st.elicitations.find(token);
+  if (it == st.elicitations.end()) return;
+  auto e = std::move(it->second);
+  st.elicitations.erase(it);
+  PARLEY_INFO("mcp event=elicitation_answered server={} elicitation={} thread={} outcome={} "
+              "action={}",
+              name_of(self), token, e.thread_id, how, result.value("action", ""));
+  if (e.generation == st.generation) send_line(self, result_line(e.request_id, result));
+}
+
+/// An elicitation nobody is asked: declined at once (fail closed), logged
+/// up to a bound per start.
+void decline_at_once(self_ptr self, const json& id, const std::string& why) {
+  auto& st = self->state;
+  if (st.elicitations_refused < max_refusals_logged)
+    PARLEY_WARN("mcp event=elicitation_declined server={} id={} why=\"{}\"", name_of(self),
+                id.dump(), why);
+  else if (st.elicitations_refused == max_refusals_logged)
+    PARLEY_WARN("mcp event=elicitation_declines_suppressed server={} after={}", name_of(self),
+                max_refusals_logged);
+  ++st.elicitations_refused;
+  send_line(self, result_line(id, elicit_result("decline")));
+}
+
+/// What the server is told: the client's answer as MCP's ElicitResult; a
+/// cancel (an interrupt, a withdrawal) cancels; anything else declines:
+/// the deadline, an error or malformed answer, nobody to ask.
+json result_of(const approval_outcome& out) {
+  using kind = approval_outcome::kind;
+  if (out.how == kind::decided && out.decision.answer.is_object()
+      && out.decision.answer.contains("action"))
+    return out.decision.answer;
+  if (out.how == kind::cancelled) return elicit_result("cancel");
+  return elicit_result("decline");
+}
+
+/// Its thread's calls have ended (or the server stopped): the question is
+/// moot. The approval settles cancelled (its prompts voided), and its
+/// outcome answers the server.
+void withdraw_elicitation(self_ptr self, uint64_t token, elicitation_entry& e) {
+  if (e.withdrawn) return;
+  e.withdrawn = true;
+  PARLEY_INFO("mcp event=elicitation_withdrawn server={} elicitation={} thread={}",
+              name_of(self), token, e.thread_id);
+  if (e.approval) self->send_exit(e.approval, make_error(errc::interrupted, "call ended"));
+}
+
+void withdraw_orphans(self_ptr self) {
+  auto owners = call_owners(self);
+  for (auto& [token, e] : self->state.elicitations) {
+    bool asked_by_live_call = false;
+    for (const auto& o : owners) asked_by_live_call = asked_by_live_call || o.thread_id == e.thread_id;
+    if (!asked_by_live_call) withdraw_elicitation(self, token, e);
+  }
+}
+
+void run_elicitation(self_ptr self, uint64_t token, approval_actor approval) {
+  auto& st = self->state;
+  auto it = st.elicitations.find(token);
+  if (it == st.elicitations.end()) return;
+  it->second.approval = approval;
+  if (it->second.withdrawn) {
+    // Its call ended while the thread was asked: never started.
+    self->send_exit(approval, make_error(errc::interrupted, "call ended"));
+    return answer_elicitation(self, token, elicit_result("cancel"), "withdrawn");
+  }
+  self->request(approval, caf::infinite, parley::atom::decide::value)
+      .then(
+          [self, token](approval_outcome& out) {
+            answer_elicitation(self, token, result_of(out), to_string(out.how));
+          },
+          [self, token](caf::error& err) {
+            PARLEY_WARN("mcp event=elicitation_failed server={} elicitation={} error=\"{}\"",
+                        name_of(self), token, message_of(err));
+            answer_elicitation(self, token, elicit_result("decline"), "failed");
+          });
+}
+
+void on_elicitation(self_ptr self, incoming& m) {
+  auto& st = self->state;
+  if (auto problem = elicitation_problem(m.params); !problem.empty()) {
+    PARLEY_WARN("mcp event=elicitation_malformed server={} id={} problem=\"{}\"", name_of(self),
+                m.id.dump(), problem);
+    return send_line(self, error_line(m.id, -32602, "invalid elicitation/create: " + problem));
+  }
+  if (st.elicitations.size() >= max_pending_elicitations)
+    return decline_at_once(self, m.id,
+                           std::to_string(st.elicitations.size())
+                               + " elicitations of this server are pending already (at most "
+                               + std::to_string(max_pending_elicitations) + ")");
+  auto route = route_elicitation(call_owners(self));
+  if (!route.owner) return decline_at_once(self, m.id, route.why_not);
+  if (!st.options.threads) return decline_at_once(self, m.id, "this parley has no threads");
+  auto token = st.next_elicitation++;
+  auto& e = st.elicitations[token];
+  e.request_id = m.id;
+  e.generation = st.generation;
+  e.thread_id = route.owner->thread_id;
+  approval_ask ask;
+  ask.thread_id = route.owner->thread_id;
+  ask.request = client_request::elicitation;
+  ask.request_turn = route.owner->turn_id;
+  ask.request_item = "mcp-elicitation-" + name_of(self) + "-" + std::to_string(token);
+  ask.request_params = elicitation_request_params(name_of(self), *route.owner, m.params);
+  PARLEY_INFO("mcp event=elicitation_asked server={} elicitation={} id={} thread={} turn={}",
+              name_of(self), token, m.id.dump(), route.owner->thread_id,
+              route.owner->turn_id.empty() ? "null" : route.owner->turn_id);
+  self->request(st.options.threads, elicitation_handover, parley::atom::elicit::value, std::move(ask))
+      .then([self, token](approval_actor& approval) { run_elicitation(self, token, approval); },
+            [self, token](caf::error& err) {
+              // The thread is not loaded here, or its turn is over.
+              PARLEY_INFO("mcp event=elicitation_not_asked server={} elicitation={} why=\"{}\"",
+                          name_of(self), token, message_of(err));
+              answer_elicitation(self, token, elicit_result("decline"), "not_asked");
+            });
+}
+
 void on_server_request(self_ptr self, incoming& m) {
   if (m.method == "ping") return send_line(self, result_line(m.id, json::object()));
-  // parley declared no client capability (roots, sampling, elicitation).
+  if (m.method == "elicitation/create") return on_elicitation(self, m);
+  // parley declared no other client capability (no roots, no sampling):
+  // roots/list, sampling/createMessage and anything else are unknown.
   PARLEY_INFO("mcp event=server_request server={} method={} answer=method_not_found",
               name_of(self), m.method);
   send_line(self, error_line(m.id, -32601, "parley does not offer `" + m.method
@@ -663,6 +834,7 @@ void on_line(self_ptr self, const std::string& line) {
   auto p = std::move(it->second);
   st.in_flight.erase(it);
   p.on_answer(m);
+  if (p.owner) withdraw_orphans(self);
 }
 
 void on_timer(self_ptr self, uint64_t gen, int64_t id) {
@@ -683,6 +855,7 @@ void on_timer(self_ptr self, uint64_t gen, int64_t id) {
   PARLEY_WARN("mcp event=call_timeout server={} id={} what=\"{}\"", name_of(self), id, p.what);
   p.on_failure("MCP server `" + name_of(self) + "` did not answer " + p.what + " within "
                + seconds(p.deadline) + " (" + p.deadline_key + ")");
+  if (p.owner) withdraw_orphans(self);
 }
 
 caf::behavior server_behavior(self_ptr self, server_options options) {
@@ -712,6 +885,9 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
       },
       [self](atom::timer, uint64_t gen, int64_t id) { on_timer(self, gen, id); },
       [self](parley::atom::mcp_cancel, std::string& token) { cancel_call(self, token); },
+      [self](atom::threads, thread_manager_actor& manager) {
+        self->state.options.threads = std::move(manager);
+      },
       [self](atom::restart, uint64_t gen) {
         auto& st = self->state;
         if (gen == st.generation && !st.cut_off && st.now == phase::failed) start(self);

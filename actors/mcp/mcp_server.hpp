@@ -16,11 +16,20 @@
 //     reload, since starting it again would only repeat that;
 //   - a call unanswered within tool_timeout fails; a late answer is
 //     logged and dropped.
+// A server's elicitation/create (elicitation.hpp) goes to the thread whose
+// tools/call is in flight, as a pending request owned by an approval actor
+// of that thread (first answer wins, deadline, serverRequest/resolved);
+// the answer goes back as MCP's ElicitResult. At most
+// max_pending_elicitations per server; one whose thread has no call in
+// flight any more is withdrawn (cancel). sampling/createMessage,
+// roots/list and anything else: "method not found".
 // Nothing a server sends reaches parley's stdout; its stderr goes to the log.
 //
 // Requests (each answered once, JSON as text):
 //   (atom::call, method, params) -> result
-//     method "mcpServer/tool/call": {tool, arguments?, _meta?} -> McpServerToolCallResponse
+//     method "mcpServer/tool/call": {tool, arguments?, _meta?, threadId, turnId?}
+//       -> McpServerToolCallResponse; threadId (and a turn's call's turnId)
+//       say whose the server's elicitations during the call are
 //     method "mcpServer/resource/read": {uri} -> McpResourceReadResponse
 
 #include <caf/actor.hpp>
@@ -31,8 +40,9 @@
 #include <vector>
 
 #include "actors/core/command_sandbox.hpp"
-#include "actors/model/http/client.hpp"
+#include "actors/core/interfaces.hpp"
 #include "actors/model/config/mcp_servers.hpp"
+#include "actors/model/http/client.hpp"
 
 namespace parley::mcp {
 
@@ -50,6 +60,9 @@ struct server_options {
   std::shared_ptr<const sandbox_settings> sandbox;
   /// The client a streamable-HTTP server (`url`) is reached through.
   std::shared_ptr<http::client> http;
+  /// Where a server's elicitation goes to be asked (the thread's
+  /// conversation spawns its approval); invalid: every one is declined.
+  thread_manager_actor threads;
 };
 
 /// Spawns the server's actor (linked to the caller when `self` is given).

@@ -16,6 +16,7 @@ using timer   = caf::atom_constant<caf::atom("mcptimer")>;   // a server's own t
 using restart = caf::atom_constant<caf::atom("mcprestart")>; // start again after a backoff
 using subscribe = caf::atom_constant<caf::atom("mcpsub")>;   // a connection wants startup updates
 using startup = caf::atom_constant<caf::atom("mcpstartup")>; // one: mcpServer/startupStatus/updated params
+using threads = caf::atom_constant<caf::atom("mcpthreads")>; // the runtime's thread manager, for elicitations
 // clang-format on
 
 }  // namespace parley::mcp::atom

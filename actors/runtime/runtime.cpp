@@ -94,6 +94,8 @@ runtime::runtime(runtime_config config) {
                                             + caf::to_string(err));
                  });
   if (config_->cluster) start_cluster_link();
+  // The servers' elicitations go to the threads (the hub was spawned first).
+  caf::anon_send(mcp_hub_, mcp::atom::threads::value, threads_);
 }
 
 void runtime::start_cluster_link() {

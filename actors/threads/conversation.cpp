@@ -397,6 +397,8 @@ conversation_actor::behavior_type conversation(
       },
       [self](atom::ask, const approval_ref& ref) { return clients_to_ask(self, ref); },
       [self](atom::settled, const approval_ref& ref) { settle_ask(self, ref); },
+      // -- from an MCP server's actor --
+      [self](atom::elicit, approval_ask& ask) { return start_elicitation(self, ask); },
   };
 }
 

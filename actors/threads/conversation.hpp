@@ -41,6 +41,10 @@ struct waiting_approval {
   usage_grant usage;
   /// Set when a limit refused it: it is never asked, and fails closed.
   caf::error refused;
+  /// An MCP server's elicitation during this turn: cancelled when the turn
+  /// ends (its call cannot outlive it). Empty for every other approval,
+  /// which its turn owns.
+  std::string elicitation_turn;
 };
 
 struct active_turn {

@@ -155,6 +155,11 @@ void mark_turns(const turn_marks& marks, std::vector<protocol::turn>& turns);
 /// event queued before has left.
 caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref);
 
+/// An MCP server's elicitation for this thread (atom::elicit): its approval
+/// actor, spawned with the thread's services, not started. Refused when its
+/// turn (if it names one) is not the active one.
+caf::result<approval_actor> start_elicitation(self_ptr self, approval_ask& ask);
+
 /// An approval waits on someone: the thread shows waitingOnApproval, and a
 /// client that subscribes meanwhile is offered to it.
 void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& approval);

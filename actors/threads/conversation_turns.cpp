@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "actors/approval/approval.hpp"
 #include "actors/core/tenant.hpp"
 #include "actors/core/log.hpp"
 #include "actors/store/response_items.hpp"
@@ -388,6 +389,11 @@ void finalize_turn(self_ptr self, turn_result result) {
   st.last_ended = done;
   auto turn_id = st.active->id;
   bool told_error = st.active->store_error.has_value();
+  // An MCP server's elicitation of the turn is cancelled with it (the
+  // approval settles "interrupt" and voids the clients' prompts).
+  for (auto& [key, w] : st.approvals)
+    if (!w.elicitation_turn.empty() && w.elicitation_turn == turn_id)
+      self->send_exit(w.handle, make_error(errc::interrupted, "turn ended"));
   st.active.reset();
   st.meta.updated_at = now_ms / 1000;
   update_status(self);
@@ -442,10 +448,44 @@ void mark_turns(const turn_marks& marks, std::vector<protocol::turn>& turns) {
 
 // -- approvals ----------------------------------------------------------------
 
+namespace {
+
+/// An MCP server's elicitation from a client's own tool call
+/// (mcpServer/tool/call) belongs to the thread, not to a turn.
+bool turnless(const approval_ref& ref) {
+  return ref.request == client_request::elicitation && ref.turn_id.empty();
+}
+
+/// Whether the approval's turn (if it has one) is the active one.
+bool of_live_turn(const conversation_state& st, const approval_ref& ref) {
+  return turnless(ref) || (st.active && st.active->id == ref.turn_id);
+}
+
+}  // namespace
+
+caf::result<approval_actor> start_elicitation(self_ptr self, approval_ask& ask) {
+  auto& st = self->state;
+  ask.key = st.svc.telemetry->next_ask_key();
+  ask.tenant = st.meta.tenant;
+  ask.cwd = st.settings.cwd;
+  // Its turn must be the active one; a turnless one needs only the thread.
+  approval_ref ref{ask.key, ask.request_turn, ask.request_item, client_request::elicitation};
+  if (!of_live_turn(st, ref))
+    return make_error(errc::withdrawn, "the turn of this elicitation is over");
+  // Not linked: the MCP server's actor owns it (an exit signal from it
+  // withdraws it), and it ends by its own deadline once started. One its
+  // asker never starts (gone before the handle reached it) ends on the
+  // deadline of token 0.
+  auto handle = self->spawn(approval, caf::actor_cast<conversation_actor>(self), std::move(ask),
+                            approval_plan{}, st.svc, nullptr, action_record{}, false);
+  self->delayed_send(handle, std::chrono::seconds(30), atom::deadline::value, uint64_t{0});
+  return handle;
+}
+
 caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
   auto rp = self->make_response_promise<client_list>();
-  if (!st.active || st.active->id != ref.turn_id) {
+  if (!of_live_turn(st, ref)) {
     rp.deliver(make_error(errc::withdrawn, "the turn of this approval is over"));
     return rp;
   }
@@ -463,19 +503,24 @@ caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) 
 
 void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& approval) {
   auto& st = self->state;
-  if (!st.active || st.active->id != ref.turn_id) return;
-  // A question shows waitingOnUserInput; a client tool's call waits on no
-  // person (no flag, and it never lets the thread park).
-  if (ref.request == client_request::user_input)
+  if (!of_live_turn(st, ref)) return;
+  // A question (and an MCP server's elicitation in a turn) shows
+  // waitingOnUserInput; a client tool's call waits on no person (no flag,
+  // and it never lets the thread park). A turnless elicitation sets no
+  // flag: the thread's status is its turns'.
+  if (turnless(ref)) {
+    // no turn to flag
+  } else if (ref.request == client_request::user_input || ref.request == client_request::elicitation)
     st.active->waiting_input.insert(ref.item_id);
   else if (ref.request != client_request::dynamic_tool)
     st.active->waiting.insert(ref.item_id);
   waiting_approval w;
   w.handle = approval;
+  if (ref.request == client_request::elicitation) w.elicitation_turn = ref.turn_id;
   w.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
+  auto owner = !turnless(ref) && st.active->owner ? st.active->owner.id() : 0;
   auto admitted = acquire_usage(st.svc.telemetry, usage_kind::pending_approvals,
-                                tenant_or_default(st.meta.tenant),
-                                st.active->owner ? st.active->owner.id() : 0, st.svc.config->limits);
+                                tenant_or_default(st.meta.tenant), owner, st.svc.config->limits);
   if (admitted)
     w.usage = std::move(*admitted);
   else

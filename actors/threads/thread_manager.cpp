@@ -422,6 +422,11 @@ thread_manager_actor::behavior_type thread_manager(
         if (!conv) return std::move(conv.error());
         return self->delegate(*conv, atom::interrupt::value, params.turn_id);
       },
+      [self](atom::elicit, approval_ask& ask) -> caf::result<approval_actor> {
+        auto conv = find(self, ask.thread_id, "thread not loaded: ");
+        if (!conv) return std::move(conv.error());
+        return self->delegate(*conv, atom::elicit::value, std::move(ask));
+      },
       [self](atom::shell, protocol::thread_shell_command_params& params,
              client_actor client) -> caf::result<atom::ok> {
         auto conv = find(self, params.thread_id, "thread not found: ");

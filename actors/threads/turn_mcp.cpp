@@ -108,7 +108,10 @@ void send_mcp_call(self_ptr self) {
   protocol::json params = {{"server", m.item.server},
                  {"tool", m.item.tool},
                  {"arguments", m.item.arguments},
-                 {"progressToken", m.token}};
+                 {"progressToken", m.token},
+                 // Where the server's elicitations during the call go.
+                 {"threadId", st.settings.thread_id},
+                 {"turnId", st.settings.turn_id}};
   PARLEY_INFO("turn {} event=mcp_call item={} server={} tool={}", st.settings.turn_id, m.item.id,
               m.item.server, m.item.tool);
   auto token = m.token;

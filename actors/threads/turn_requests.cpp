@@ -33,6 +33,7 @@ const char* tool_name_of(client_request what) {
     case client_request::permissions:
       return "request_permissions";
     case client_request::none:
+    case client_request::elicitation:  // an MCP server's, never a turn's step
       break;
   }
   return "the request";

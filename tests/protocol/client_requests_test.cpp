@@ -141,5 +141,26 @@ TEST(client_requests, an_answer_grants_only_what_was_asked) {
             json::parse(R"({"permissions": {"network": null, "file_system": null}, "scope": "turn"})"));
 }
 
+TEST(client_requests, an_elicitation_answer_becomes_mcps_elicit_result) {
+  auto accepted = decode_elicitation_answer(json::parse(
+      R"({"action": "accept", "content": {"name": "Ada", "n": 3, "ok": true, "l": ["a"]},
+          "_meta": {"client": 1}})"));
+  EXPECT_EQ(accepted, json::parse(R"({"action": "accept", "_meta": {"client": 1},
+                                     "content": {"name": "Ada", "n": 3, "ok": true, "l": ["a"]}})"));
+  // Content only with an accept.
+  EXPECT_EQ(decode_elicitation_answer(json::parse(R"({"action": "decline", "content": {"x": 1}})")),
+            json::parse(R"({"action": "decline"})"));
+  EXPECT_EQ(decode_elicitation_answer(json::parse(R"({"action": "cancel", "content": null})")),
+            json::parse(R"({"action": "cancel"})"));
+  EXPECT_EQ(decode_elicitation_answer(json::parse(R"({"action": "accept"})")),
+            json::parse(R"({"action": "accept"})"));
+  for (const char* bad : {R"({})", R"({"action": "maybe"})", R"({"action": 1})", R"("accept")",
+                          R"({"action": "accept", "content": [1]})",
+                          R"({"action": "accept", "content": {"x": {"y": 1}}})",
+                          R"({"action": "accept", "content": {"x": [1]}})"}) {
+    EXPECT_THROW(decode_elicitation_answer(json::parse(bad)), decode_error) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace parley::protocol

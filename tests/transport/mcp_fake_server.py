@@ -15,6 +15,13 @@ its first argument:
              answered 2 s later while the server goes on reading, and
              `crash`, which ends the process; every call and every
              notifications/cancelled is appended to the log, a line each
+  elicit     (mcp_elicitation) the handshake, then asks parley's user:
+             on notifications/initialized an elicitation/create with no call
+             in flight; tools `ask` (one form; the call's result is the
+             answer it got, as JSON), `malformed` (a schema with an object
+             field), `flood` (20 at once; the result lists every answer),
+             `others` (sampling/createMessage and roots/list) and `report`
+             (what the one asked with no call in flight got)
 """
 import json
 import os
@@ -67,9 +74,68 @@ FLOOD = ('{"jsonrpc":"2.0","method":"notifications/progress","params":'
          + '{"jsonrpc":"2.0","method":"notifications/message","params":'
          '{"level":"info","data":"flooding"}}\n') * 5000
 
+ASKED = {}  # our request id -> what to do with its answer
+REPORT = {}
+NEXT = [0]
+
+
+def ask_parley(method, params, then):
+    NEXT[0] += 1
+    rid = "fake-%d" % NEXT[0]
+    ASKED[rid] = then
+    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+
+
+def form(message, properties):
+    return {"message": message, "requestedSchema": {"type": "object", "properties": properties}}
+
+
+def elicit_call(i, name, args):
+    """A tools/call of the `elicit` mode: answered once what it asked is."""
+    done = lambda result: answer(i, {"content": [{"type": "text", "text": json.dumps(result)}]})  # noqa
+    if name == "ask":
+        ask_parley("elicitation/create",
+                   form(args.get("message", "Your name?"), {"name": {"type": "string", "title": "Name"}}),
+                   done)
+    elif name == "malformed":
+        ask_parley("elicitation/create", form("Bad form", {"x": {"type": "object"}}), done)
+    elif name == "flood":
+        got = []
+
+        def one(result):
+            got.append(result)
+            if len(got) == 20:
+                done(got)
+        for n in range(20):
+            ask_parley("elicitation/create", form("Flood %d" % n, {"n": {"type": "integer"}}), one)
+    elif name == "others":
+        got = {}
+
+        def keep(key):
+            def store(result):
+                got[key] = result
+                if len(got) == 2:
+                    done(got)
+            return store
+        ask_parley("sampling/createMessage", {"messages": [], "maxTokens": 10}, keep("sampling"))
+        ask_parley("roots/list", {}, keep("roots"))
+    else:
+        done(REPORT)
+
+
+TOOLS["elicit"] = [{"name": n, "inputSchema": {"type": "object"}}
+                   for n in ("ask", "malformed", "flood", "others", "report")]
+
 for line in sys.stdin:
     m = json.loads(line)
     method, i = m.get("method"), m.get("id")
+    if method is None and i in ASKED:
+        ASKED.pop(i)(m.get("result") if "result" in m else {"error": m.get("error")})
+        continue
+    if MODE == "elicit" and method == "notifications/initialized":
+        ask_parley("elicitation/create", form("Nobody called", {"a": {"type": "string"}}),
+                   lambda result: REPORT.update(nocall=result))
+        continue
     if MODE == "silent":
         continue
     if MODE == "counter":
@@ -106,6 +172,9 @@ for line in sys.stdin:
             sys.stdout.write(FLOOD)
             sys.stdout.flush()
             answer(i, {"content": [{"type": "text", "text": "flooded"}]})
+            continue
+        if MODE == "elicit":
+            elicit_call(i, m["params"]["name"], args)
             continue
         if MODE == "slow":
             time.sleep(2)

@@ -22,7 +22,9 @@ TEST(mcp_framing, requests_and_notifications_are_one_line_of_json_rpc) {
   auto init = initialize_params("1.2.3");
   EXPECT_EQ(init["protocolVersion"], requested_protocol_version);
   EXPECT_EQ(init["clientInfo"]["name"], "parley");
-  EXPECT_TRUE(init["capabilities"].is_object());
+  // Form-mode elicitation only (MCP 2025-06-18's empty object); no roots,
+  // no sampling.
+  EXPECT_EQ(init["capabilities"], json({{"elicitation", json::object()}}));
 }
 
 TEST(mcp_framing, invalid_utf8_in_arguments_does_not_throw) {

@@ -1,0 +1,104 @@
+// An MCP server's elicitation/create, judged before anybody is asked: which
+// thread it goes to (or why none), what a malformed one is, and what a
+// client is sent.
+
+#include <gtest/gtest.h>
+
+#include "actors/mcp/elicitation.hpp"
+
+namespace parley::mcp {
+namespace {
+
+json form(json properties, json extra = json::object()) {
+  json params = {{"message", "Who are you?"},
+                 {"requestedSchema", {{"type", "object"}, {"properties", std::move(properties)}}}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) params[it.key()] = it.value();
+  return params;
+}
+
+TEST(elicitation_judge, goes_to_the_one_thread_with_calls_in_flight) {
+  auto r = route_elicitation({{"t1", ""}});
+  ASSERT_TRUE(r.owner);
+  EXPECT_EQ(r.owner->thread_id, "t1");
+  EXPECT_EQ(r.owner->turn_id, "");
+  r = route_elicitation({{"t1", "turn-a"}, {"t1", "turn-a"}});
+  ASSERT_TRUE(r.owner);
+  EXPECT_EQ(r.owner->turn_id, "turn-a");
+}
+
+TEST(elicitation_judge, a_thread_with_calls_of_two_turns_names_no_turn) {
+  auto r = route_elicitation({{"t1", "turn-a"}, {"t1", ""}});
+  ASSERT_TRUE(r.owner);
+  EXPECT_EQ(r.owner->thread_id, "t1");
+  EXPECT_EQ(r.owner->turn_id, "");
+}
+
+TEST(elicitation_judge, no_call_or_calls_of_two_threads_go_nowhere) {
+  auto none = route_elicitation({});
+  EXPECT_FALSE(none.owner);
+  EXPECT_NE(none.why_not.find("no tools/call"), std::string::npos);
+  auto two = route_elicitation({{"t1", ""}, {"t2", ""}, {"t1", ""}});
+  EXPECT_FALSE(two.owner);
+  EXPECT_NE(two.why_not.find("2 threads"), std::string::npos);
+}
+
+TEST(elicitation_judge, a_form_of_every_field_kind_is_fine) {
+  auto params = form({{"name", {{"type", "string"}, {"title", "Name"}, {"minLength", 1}}},
+                      {"email", {{"type", "string"}, {"format", "email"}}},
+                      {"age", {{"type", "integer"}, {"minimum", 0}, {"maximum", 150}}},
+                      {"ok", {{"type", "boolean"}, {"default", false}}},
+                      {"pet", {{"type", "string"}, {"enum", {"cat", "dog"}}, {"enumNames", {"Cat", "Dog"}}}},
+                      {"hero", {{"type", "string"}, {"oneOf", {{{"const", "h1"}, {"title", "Superman"}}}}}},
+                      {"tools", {{"type", "array"}, {"items", {{"type", "string"}, {"enum", {"a", "b"}}}}}},
+                      {"fish", {{"type", "array"}, {"items", {{"anyOf", {{{"const", "f"}, {"title", "F"}}}}}}}}});
+  params["requestedSchema"]["required"] = {"name"};
+  EXPECT_EQ(elicitation_problem(params), "");
+  // MCP 2025-06-18 has no `mode`: form is meant.
+  EXPECT_EQ(elicitation_problem(form(json::object(), {{"mode", "form"}})), "");
+}
+
+TEST(elicitation_judge, malformed_requests_say_what_is_wrong) {
+  EXPECT_NE(elicitation_problem(json::array()), "");
+  EXPECT_NE(elicitation_problem({{"message", "x"}}).find("requestedSchema"), std::string::npos);
+  auto no_message = form(json::object());
+  no_message.erase("message");
+  EXPECT_NE(elicitation_problem(no_message).find("message"), std::string::npos);
+  auto not_object = form(json::object());
+  not_object["requestedSchema"]["type"] = "array";
+  EXPECT_NE(elicitation_problem(not_object), "");
+  EXPECT_NE(elicitation_problem(form({{"x", {{"type", "object"}}}})).find("properties.x"),
+            std::string::npos);
+  EXPECT_NE(elicitation_problem(form({{"x", "string"}})), "");
+  EXPECT_NE(elicitation_problem(form({{"x", {{"type", "string"}, {"pattern", ".*"}}}})).find("pattern"),
+            std::string::npos);
+  EXPECT_NE(elicitation_problem(form({{"x", {{"type", "array"}, {"items", {{"type", "number"}}}}}})), "");
+  auto extra = form(json::object());
+  extra["requestedSchema"]["additionalProperties"] = false;
+  EXPECT_NE(elicitation_problem(extra), "");
+  EXPECT_NE(elicitation_problem(form({{"x", {{"type", "string"}, {"maxLength", -1}}}})), "");
+  auto required = form(json::object());
+  required["requestedSchema"]["required"] = {1};
+  EXPECT_NE(elicitation_problem(required), "");
+}
+
+TEST(elicitation_judge, url_mode_is_not_offered) {
+  json url = {{"mode", "url"}, {"message", "log in"}, {"url", "https://x"}, {"elicitationId", "e"}};
+  EXPECT_NE(elicitation_problem(url).find("not offered"), std::string::npos);
+}
+
+TEST(elicitation_judge, the_client_is_sent_codex_params) {
+  auto params = form({{"n", {{"type", "string"}}}}, {{"_meta", {{"k", 1}}}});
+  auto p = elicitation_request_params("everything", {"t1", ""}, params);
+  EXPECT_EQ(p["threadId"], "t1");
+  EXPECT_TRUE(p["turnId"].is_null());
+  EXPECT_EQ(p["serverName"], "everything");
+  EXPECT_EQ(p["mode"], "form");
+  EXPECT_EQ(p["message"], "Who are you?");
+  EXPECT_EQ(p["requestedSchema"], params["requestedSchema"]);
+  EXPECT_EQ(p["_meta"], params["_meta"]);
+  EXPECT_EQ(elicitation_request_params("s", {"t1", "turn-a"}, params)["turnId"], "turn-a");
+  EXPECT_EQ(elicit_result("decline"), json({{"action", "decline"}}));
+}
+
+}  // namespace
+}  // namespace parley::mcp
