@@ -13,6 +13,7 @@
 #include "actors/model/config/environment_policy.hpp"
 #include "actors/model/config/model_config.hpp"
 #include "actors/mcp/mcp_hub.hpp"
+#include "actors/mcp/messages.hpp"
 #include "actors/runtime/server.hpp"
 #include "actors/core/command_sandbox.hpp"
 #include "actors/threads/process_reactor.hpp"
