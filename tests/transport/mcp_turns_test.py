@@ -6,6 +6,8 @@ mcp_servers caches it) and the fake server's `counter` mode:
 
 - the model is offered every connected server's tools as function tools
   named mcp__SERVER__TOOL with their input schemas;
+- a call whose server asks the user (an elicitation) names the turn, the
+  thread waits on user input, and the answer reaches the result and the model;
 - it calls `echo`, `get-sum` and the progress-reporting
   `trigger-long-running-operation`: mcpToolCall items (inProgress with server,
   tool and arguments; completed with the result), item/mcpToolCall/progress
@@ -219,6 +221,36 @@ def test_interrupt_mid_call(p, mock, thread, log):
           "the server's late answer to it is logged and dropped")
 
 
+def test_elicitation_in_a_turn(p, mock, thread):
+    """A model's call whose server asks the user (server-everything's
+    trigger-elicitation-request): the question names the turn, the thread
+    waits on user input, the answer reaches the tool's result and the model."""
+    before = len(mock.requests())
+    turn = p.start_turn(thread, text("mock: tool mcp__everything__trigger-elicitation-request {}",
+                                     "mock: say answered"))
+    ask = p.wait(lambda m: m.get("method") == "mcpServer/elicitation/request" and "id" in m)
+    a = ask["params"]
+    check(a["threadId"] == thread and a["turnId"] == turn and a["serverName"] == "everything",
+          "the server's question during a model's call names the thread and the turn (%s)"
+          % {k: a.get(k) for k in ("threadId", "turnId", "serverName", "mode")})
+    waiting = [m for m in p.kept if m.get("method") == "thread/status/changed"
+               and m["params"]["status"].get("activeFlags")]
+    p.write({"id": ask["id"], "result": {"action": "accept",
+                                         "content": {"name": "Grace Hopper", "check": True}}})
+    events = p.events_of(turn)
+    done = mcp_items(events, "item/completed")
+    said = json.dumps(done[0]["result"]) if done and done[0].get("result") else ""
+    check(len(done) == 1 and done[0]["status"] == "completed" and "Grace Hopper" in said,
+          "the answer reaches the tool's result (%s)" % said[:120])
+    sent = outputs(mock.requests()[before:][-1]) if mock.requests()[before:] else {}
+    check(done and "Grace Hopper" in sent.get(done[0]["id"], ""),
+          "and the model's function_call_output")
+    check(any("waitingOnUserInput" in json.dumps(m["params"]) for m in waiting)
+          or any(m.get("method") == "thread/status/changed" and "waitingOnUserInput"
+                 in json.dumps(m["params"]) for m in events + p.kept),
+          "the thread shows it waits on user input")
+
+
 def test_kill_9_mid_call(root, mock, log):
     p = Parley(root, mock)
     p.wait_connected(["counter"])
@@ -324,7 +356,8 @@ def main():
         thread = p.start_thread()
         for test in (lambda: test_tools_and_calls(p, mock, thread),
                      lambda: test_server_dies_mid_call(p, mock, thread),
-                     lambda: test_interrupt_mid_call(p, mock, thread, log)):
+                     lambda: test_interrupt_mid_call(p, mock, thread, log),
+                     lambda: test_elicitation_in_a_turn(p, mock, thread)):
             try:
                 test()
             except Exception as e:  # a hang is a failure of this test, not of the run
