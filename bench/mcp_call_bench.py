@@ -27,20 +27,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"  # as ctest mcp_servers
 FAKE = os.path.join(HERE, "..", "tests", "transport", "mcp_fake_server.py")
-
-
-def install_everything(cache):
-    """The reference server's entry point, installed once; None if it cannot be."""
-    index = os.path.join(cache, "node_modules", "@modelcontextprotocol", "server-everything",
-                         "dist", "index.js")
-    if not os.path.exists(index):
-        r = subprocess.run(["npm", "install", "--prefix", cache, "--no-audit", "--no-fund",
-                            PACKAGE], capture_output=True, text=True)
-        if r.returncode != 0:
-            return None
-    return index
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "transport"))
+from mcp_npm import install_everything  # noqa: E402  (as ctest mcp_servers installs it)
 
 
 def write_config(path, servers):

@@ -33,8 +33,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import app_server_peer  # noqa: E402
+from mcp_npm import install_everything  # noqa: E402
 
-PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
 failures = []
 
 
@@ -50,21 +50,6 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
-
-
-def install_everything(cache):
-    index = os.path.join(cache, "node_modules", "@modelcontextprotocol", "server-everything",
-                         "dist", "index.js")
-    if os.path.exists(index):
-        return index
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        return None
-    try:
-        r = subprocess.run(["npm", "install", "--prefix", cache, "--no-audit", "--no-fund", PACKAGE],
-                           capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        return None
-    return index if r.returncode == 0 and os.path.exists(index) else None
 
 
 def start_everything(index, port, log):

@@ -35,13 +35,17 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import mcp_npm  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR, CACHE = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "mcp_fake_server.py")
-PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
 FAILURES = []
 ALL_LINES = []
+
+
+def install_everything():
+    return mcp_npm.install_everything(CACHE)
 
 
 def check(cond, what):
@@ -49,27 +53,6 @@ def check(cond, what):
     if not cond:
         FAILURES.append(what)
     return cond
-
-
-def install_everything():
-    index = os.path.join(CACHE, "node_modules", "@modelcontextprotocol", "server-everything",
-                         "dist", "index.js")
-    if os.path.exists(index):
-        return index
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        print("SKIPPED: npm or node is missing")
-        return None
-    os.makedirs(CACHE, exist_ok=True)
-    try:
-        r = subprocess.run(["npm", "install", "--prefix", CACHE, "--no-audit", "--no-fund", PACKAGE],
-                           capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        print("SKIPPED: npm install timed out")
-        return None
-    if r.returncode != 0 or not os.path.exists(index):
-        print("SKIPPED: npm install failed:", r.stderr[-300:])
-        return None
-    return index
 
 
 def text(*lines):
