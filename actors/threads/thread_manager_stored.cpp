@@ -248,6 +248,26 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
               });
 }
 
+/// Unloads a loaded thread and runs `then` once it is gone from the table:
+/// its "ok" comes before it quits, and a thread/read or thread/resume that
+/// arrives in between would still find it loaded (a deleted thread read back
+/// from a conversation about to quit). If it does not answer, `then` runs
+/// anyway: the store's refusal or success is the answer either way.
+void unload_then(self_ptr self, const std::string& id, const conversation_actor& conv,
+                 std::function<void()> then) {
+  self->request(conv, store_timeout, atom::shutdown::value)
+      .then(
+          [self, id, conv, then](atom::ok) mutable {
+            auto& threads = self->state.threads;
+            auto i = threads.find(id);
+            if (i != threads.end() && i->second == conv)
+              self->state.on_unloaded.emplace(id, std::move(then));
+            else
+              then();  // already gone
+          },
+          [then](caf::error&) mutable { then(); });
+}
+
 void archive_thread(self_ptr self, const std::string& id, bool archive, client_actor client,
                     owed_reply<protocol::thread> rp) {
   if (!archive || self->state.threads.count(id) == 0)
@@ -264,9 +284,7 @@ void archive_thread(self_ptr self, const std::string& id, bool archive, client_a
                   make_error(errc::invalid_request, "no rollout found for thread id " + id));
             auto i = self->state.threads.find(id);
             if (i == self->state.threads.end()) return store_it();
-            self->request(i->second, store_timeout, atom::shutdown::value)
-                .then([store_it](atom::ok) mutable { store_it(); },
-                      [store_it](caf::error&) mutable { store_it(); });
+            unload_then(self, id, i->second, store_it);
           },
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
@@ -297,9 +315,7 @@ void delete_thread(self_ptr self, const std::string& id, client_actor client,
             // Loaded: unloaded first, its turn interrupted and stored as
             // such, its subscribers told (status notLoaded, thread/closed);
             // nothing it appends afterwards is kept.
-            self->request(i->second, store_timeout, atom::shutdown::value)
-                .then([erase_it](atom::ok) mutable { erase_it(); },
-                      [erase_it](caf::error&) mutable { erase_it(); });
+            unload_then(self, t.meta.id, i->second, erase_it);
           },
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
