@@ -168,6 +168,12 @@ using conversation_actor = caf::typed_actor<
     // the store unless excluded, no thread/started.
     caf::replies_to<atom::resume, client_actor,
                     protocol::thread_resume_params>::with<protocol::thread_session_response>,
+    // The same for a thread just loaded with a turn to go on with: the
+    // client is subscribed in the same step as the turn restarts, so it
+    // sees every event of it (one message: a restore sent before the
+    // resume could run its turn's first events before the resume arrived).
+    caf::replies_to<atom::resume, client_actor, protocol::thread_resume_params,
+                    resumed_turn>::with<protocol::thread_session_response>,
     // Stop sending this client the thread's events: "unsubscribed" | "notSubscribed".
     caf::replies_to<atom::unsub, client_actor>::with<std::string>,
     // thread/name/set on a loaded thread.

@@ -334,6 +334,14 @@ conversation_actor::behavior_type conversation(
       [self](atom::resume, client_actor client, const protocol::thread_resume_params& params) {
         return resume_thread(self, std::move(client), params);
       },
+      [self](atom::resume, client_actor client, const protocol::thread_resume_params& params,
+             resumed_turn& pending) {
+        // In one step: the session the reply describes has the turn, and
+        // the turn's events, which reach this actor after this step, find
+        // the client subscribed.
+        restore_turn(self, pending);
+        return resume_thread(self, std::move(client), params);
+      },
       [self](atom::unsub, const client_actor& client) { return unsubscribe(self, client); },
       [self](atom::rename, const protocol::thread_name_set_params& params) {
         return rename_thread(self, params);

@@ -92,6 +92,11 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
 conversation_actor load_conversation(self_ptr self, stored_thread stored,
                                      conversation_settings settings, usage_grant usage);
 
+/// The same, the pending turn handed back instead of sent, for a caller
+/// that sends it together with its own first request.
+std::pair<conversation_actor, std::optional<resumed_turn>> spawn_stored(
+    self_ptr self, stored_thread stored, conversation_settings settings, usage_grant usage);
+
 /// Loads a thread whose turn has an action pending so the turn goes on
 /// (nothing if it is loaded already).
 void restore_stored(self_ptr self, const std::string& id);

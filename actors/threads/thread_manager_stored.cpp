@@ -116,13 +116,19 @@ resumed_turn resumed_of(const stored_thread& t) {
 
 }  // namespace
 
-conversation_actor load_conversation(self_ptr self, stored_thread stored,
-                                     conversation_settings settings, usage_grant usage) {
+std::pair<conversation_actor, std::optional<resumed_turn>> spawn_stored(
+    self_ptr self, stored_thread stored, conversation_settings settings, usage_grant usage) {
   auto pending = stored.pending ? std::optional<resumed_turn>{resumed_of(stored)} : std::nullopt;
   auto meta = std::move(stored.meta);
   meta.turns.clear();  // history stays in the store
   meta.status = protocol::thread_status::idle();
   auto conv = spawn_conversation(self, std::move(meta), std::move(settings), std::move(usage));
+  return {std::move(conv), std::move(pending)};
+}
+
+conversation_actor load_conversation(self_ptr self, stored_thread stored,
+                                     conversation_settings settings, usage_grant usage) {
+  auto [conv, pending] = spawn_stored(self, std::move(stored), std::move(settings), std::move(usage));
   // Before anything a client sends it: the turn goes on from its action.
   if (pending) self->send(conv, atom::restore::value, std::move(*pending));
   return conv;
@@ -209,8 +215,14 @@ void resume_thread(self_ptr self, protocol::thread_resume_params params, client_
                         auto admitted = admit_thread(self, stored.meta.tenant, client);
                         if (!admitted) return rp.deliver(std::move(admitted.error()));
                         auto settings = settings_for(stored.meta, params.overrides, *now.svc.config);
-                        conv = load_conversation(self, std::move(stored), std::move(settings),
-                                                 std::move(*admitted));
+                        auto [loaded, pending] = spawn_stored(
+                            self, std::move(stored), std::move(settings), std::move(*admitted));
+                        // Its turn goes on in the same message as the client
+                        // joins: it sees the turn's events from the first.
+                        if (pending)
+                          return rp.delegate(loaded, atom::resume::value, std::move(client),
+                                             params, std::move(*pending));
+                        conv = loaded;
                       }
                       rp.delegate(conv, atom::resume::value, std::move(client), params);
                     },

@@ -125,7 +125,10 @@ class Server:
         check(code == 0, "%s: parley exits 0" % who)
         SCHEMA.check(check, self.peer, who)
         log = self.peer.log_text()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if FAILURES:  # kept, logs and rollouts, for whoever reads the failure
+            print("kept for inspection: %s" % self.root, flush=True)
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
         return log
 
 
@@ -680,6 +683,9 @@ def test_durable_requests():
 
     s = Server(experimental=True, root=s.root)
     p = s.peer
+    # Lists never wait for the index: killed early, the first run may not
+    # have created it, and this start rebuilds it behind the lists.
+    p.wait_index_ready()
     status = listed_status(p)
     check(status.get(asking) == {"type": "active", "activeFlags": ["waitingOnUserInput"]},
           "thread/list after the restart: the question's thread waits on user input: %s"
@@ -704,7 +710,9 @@ def test_durable_requests():
     shown = [m for m in p.kept if m.get("method") == "item/started"
              and m["params"]["item"]["type"] == "dynamicToolCall"]
     check(shown and shown[-1]["params"]["item"]["id"] == c_old["params"]["callId"],
-          "its item is shown again before the call")
+          "its item is shown again before the call: %s" % [
+              (m.get("method"), m.get("id")) for m in map(json.loads, p.lines)
+              if calling in json.dumps(m.get("params", {})) or "result" in m][-12:])
     p.write({"id": call["id"], "result": {"contentItems": [{"type": "inputText", "text": "A!"}],
                                           "success": True}})
     events = until_completed(p, c_turn)
@@ -718,6 +726,9 @@ def test_durable_requests():
 
     s = Server(experimental=True, root=s.root)
     p = s.peer
+    # Lists never wait for the index: killed early, the first run may not
+    # have created it, and this start rebuilds it behind the lists.
+    p.wait_index_ready()
     status = listed_status(p)
     check(all(v == {"type": "notLoaded"} for v in status.values()),
           "nothing waits after the second restart: %s" % status)
