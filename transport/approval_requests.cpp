@@ -73,6 +73,10 @@ approval_request client_request_for(const approval_ask& ask) {
       r.binding.what = approval_binding::kind::elicitation;
       r.method = protocol::mcp_elicitation_method;
       break;
+    case client_request::mcp_approval:
+      r.binding.what = approval_binding::kind::mcp_approval;
+      r.method = protocol::mcp_elicitation_method;
+      break;
     case client_request::permissions:
     case client_request::none:
       r.binding.what = approval_binding::kind::permissions;
@@ -141,6 +145,18 @@ caf::expected<protocol::approval_decision> decode_decision(const approval_bindin
         return answered(protocol::decode_permissions_answer(result));
       case approval_binding::kind::elicitation:
         return answered(protocol::decode_elicitation_answer(result));
+      case approval_binding::kind::mcp_approval: {
+        // An MCP tool call's approval: only `accept` may run it; `decline`
+        // and `cancel` are decisions that run nothing (stored and audited
+        // so). The turn reads the answer's scope (protocol/mcp_tool_approval).
+        auto answer = protocol::decode_elicitation_answer(result);
+        auto action = answer.value("action", "");
+        auto d = action == "accept"    ? protocol::approval_decision::accept()
+                 : action == "decline" ? protocol::approval_decision::decline()
+                                       : protocol::approval_decision::cancel();
+        d.answer = std::move(answer);
+        return d;
+      }
     }
     return protocol::decode_approval_result(result);
   } catch (const protocol::decode_error& e) {

@@ -16,7 +16,8 @@ namespace parley::rpc {
 /// thread, turn, item or action is refused.
 struct approval_binding {
   enum class kind {
-    command, file_change, v1_exec, v1_patch, user_input, dynamic_tool, permissions, elicitation
+    command, file_change, v1_exec, v1_patch, user_input, dynamic_tool, permissions, elicitation,
+    mcp_approval
   };
   kind what = kind::command;
   std::string thread_id;

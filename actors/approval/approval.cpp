@@ -81,6 +81,10 @@ nlohmann::json audit_fields(const approval_ask& ask) {
     } else if (ask.request == client_request::dynamic_tool) {
       j["tool"] = p.value("tool", "");
       j["namespace"] = p.value("namespace", nlohmann::json());
+    } else if (ask.request == client_request::mcp_approval) {
+      // Which server's tool the model would call (the item names the call).
+      j["server"] = p.value("serverName", "");
+      j["message"] = p.value("message", "");
     } else if (ask.request == client_request::elicitation) {
       // Which server asked, and how; never what the user typed.
       j["server"] = p.value("serverName", "");

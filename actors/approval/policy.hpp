@@ -16,11 +16,18 @@ struct session_grants {
   std::set<std::string> commands;                 // exact command strings
   std::vector<std::vector<std::string>> prefixes;  // argv prefixes
   std::set<std::string> paths;                    // files accepted for the session
+  /// MCP tools whose calls were accepted for the session (mcp_tool_key).
+  std::set<std::string> mcp_tools;
 
   bool covers(const std::string& command) const;
   /// Every one of `files` (absolute) was accepted for the session.
   bool covers_paths(const std::vector<std::string>& files) const;
 };
+
+/// How session_grants::mcp_tools names a server's tool.
+inline std::string mcp_tool_key(const std::string& server, const std::string& tool) {
+  return server + '\n' + tool;  // neither name holds a newline that matters here
+}
 
 enum class policy_verdict {
   run,      // run without asking

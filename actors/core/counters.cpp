@@ -33,6 +33,8 @@ const char* to_string(client_request x) {
       return "permissions";
     case client_request::elicitation:
       return "mcpElicitation";
+    case client_request::mcp_approval:
+      return "mcpToolApproval";
   }
   return "approval";
 }

@@ -234,6 +234,8 @@ using conversation_actor = caf::typed_actor<
     caf::reacts_to<atom::grant, std::vector<std::string>>,
     // Remember files accepted for the session.
     caf::reacts_to<atom::grant, path_grant>,
+    // Remember an MCP tool whose calls were accepted for the session.
+    caf::reacts_to<atom::grant, mcp_tool_grant>,
     // Remember permissions a client granted for the session (more sandbox).
     caf::reacts_to<atom::grant, sandbox_grant>,
     // The turn's model context, to store in order with its items.

@@ -56,6 +56,10 @@ enum class client_request {
   dynamic_tool,  ///< item/tool/call: a tool the client declared
   permissions,   ///< item/permissions/requestApproval: more sandbox permissions
   elicitation,   ///< mcpServer/elicitation/request: an MCP server asks the user
+  /// mcpServer/elicitation/request with `_meta.codex_approval_kind =
+  /// "mcp_tool_call"`: may the model's call of an MCP tool run (stored, as
+  /// a command's approval; only an accept runs it).
+  mcp_approval,
 };
 const char* to_string(client_request x);
 
@@ -101,6 +105,13 @@ struct approval_ref {
   /// What the thread's status says while it waits: waitingOnApproval, or
   /// waitingOnUserInput for a question (a client tool's call sets neither).
   client_request request = client_request::none;
+};
+
+/// An MCP tool whose calls were accepted for the rest of the session (an
+/// approval answered with `_meta.persist = "session"`).
+struct mcp_tool_grant {
+  std::string server;
+  std::string tool;
 };
 
 /// Files accepted for the rest of the session ("acceptForSession" on a patch).
@@ -559,6 +570,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::path_grant)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::mcp_tool_grant)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::sandbox_grant)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::hooks::verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_result)

@@ -22,7 +22,8 @@ class rules_book;  // actors/approval/rules_book.hpp
 /// a dependency of the turn). Messages, JSON as text:
 ///   (atom::mcp_tools, uint64_t known) -> (uint64_t generation, std::string tools):
 ///       the tools offered to models, a JSON array of {name, server, tool,
-///       deadlineMs, function} (function: the Responses function tool); ""
+///       deadlineMs, annotations, title, description, approvalMode, function}
+///       (function: the Responses function tool); ""
 ///       when `known` is the generation already;
 ///   (atom::mcp_call, "mcpToolCall", params) -> CallToolResult as text: a
 ///       model's call ({server, tool, arguments, progressToken}); the

@@ -100,11 +100,23 @@ json offered_tools(self_ptr self) {
     const auto& config = self->state.servers[t.server].config;
     // Long enough for a call that waits for a restart, then runs.
     auto deadline = config.tool_timeout + config.startup_timeout + std::chrono::seconds(5);
+    const auto& listed_tool = *listed[{t.server, t.tool}];
+    // What a turn needs to decide whether a call asks a person first, and
+    // to show what it asks about (protocol/mcp_tool_approval.hpp).
+    auto text_of = [&](const char* key) {
+      auto i = listed_tool.find(key);
+      return i != listed_tool.end() && i->is_string() ? i->get<std::string>() : std::string{};
+    };
+    auto annotations = listed_tool.value("annotations", json());
     out.push_back({{"name", t.name},
                    {"server", t.server},
                    {"tool", t.tool},
                    {"deadlineMs", deadline.count()},
-                   {"function", function_tool(t.name, *listed[{t.server, t.tool}])}});
+                   {"annotations", annotations.is_object() ? annotations : json()},
+                   {"title", text_of("title")},
+                   {"description", text_of("description")},
+                   {"approvalMode", config.approval_mode(t.tool)},
+                   {"function", function_tool(t.name, listed_tool)}});
   }
   return out;
 }
@@ -238,6 +250,8 @@ caf::expected<json> reload(self_ptr self) {
       gone.push_back(name);
     else if (it->second != e.config)
       changed.push_back(name);
+    else
+      e.config.tool_approval_modes = it->second.tool_approval_modes;  // no restart
   }
   for (auto& [name, s] : wanted)
     if (!self->state.servers.count(name)) added.push_back(name);

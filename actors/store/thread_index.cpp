@@ -461,7 +461,11 @@ void thread_index::remove(const std::string& id) {
 
 int pending_code(const std::optional<action_record>& a) {
   if (!a) return 0;
-  if (a->at == action_record::phase::asked && a->request == "userInput") return question_asked_code;
+  // A question, and an MCP tool call's approval (asked as an elicitation):
+  // the thread waits on user input.
+  if (a->at == action_record::phase::asked
+      && (a->request == "userInput" || a->request == "mcpToolCall"))
+    return question_asked_code;
   if (a->at == action_record::phase::asked && a->request == "dynamicToolCall")
     return tool_call_asked_code;
   return 1 + static_cast<int>(a->at);

@@ -72,7 +72,8 @@ struct indexed_path {
 int pending_code(const std::optional<action_record>& a);
 /// The phase a pending code names (nullopt: none, or unknown).
 std::optional<action_record::phase> phase_of_code(int code);
-/// The codes of an asked question (the thread waits on user input) and of
+/// The codes of an asked question or MCP tool call approval (the thread
+/// waits on user input) and of
 /// an asked client tool's call (active, waiting on no person).
 constexpr int question_asked_code = 5;
 constexpr int tool_call_asked_code = 6;

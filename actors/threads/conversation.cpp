@@ -394,6 +394,9 @@ conversation_actor::behavior_type conversation(
         self->state.grants.paths.insert(g.paths.begin(), g.paths.end());
       },
       [self](atom::grant, const sandbox_grant& g) { self->state.granted.merge(g); },
+      [self](atom::grant, const mcp_tool_grant& g) {
+        self->state.grants.mcp_tools.insert(mcp_tool_key(g.server, g.tool));
+      },
       [self](atom::append, context_record& r) { on_turn_context(self, r); },
       [self](atom::append, compacted_record& r) { on_turn_compacted(self, r); },
       [self](atom::append, action_record& r) { return store_action(self, r); },

@@ -13,6 +13,7 @@
 #include "actors/threads/review_prompt.hpp"
 #include "actors/threads/turn.hpp"
 #include "protocol/ids.hpp"
+#include "protocol/mcp_tool_approval.hpp"
 
 namespace parley::conversation_detail {
 
@@ -472,6 +473,15 @@ caf::result<approval_actor> start_elicitation(self_ptr self, approval_ask& ask) 
   approval_ref ref{ask.key, ask.request_turn, ask.request_item, client_request::elicitation};
   if (!of_live_turn(st, ref))
     return make_error(errc::withdrawn, "the turn of this elicitation is over");
+  // The thread's policy may say nobody is to be asked (Codex: `never`, or
+  // granular without mcp_elicitations): the server's asker declines it.
+  if (protocol::elicitations_rejected(st.settings.policy)) {
+    PARLEY_INFO("conversation {} event=elicitation_declined_by_policy server={} turn={}",
+                st.meta.id, ask.request_params.value("serverName", ""),
+                ask.request_turn.empty() ? "null" : ask.request_turn);
+    return make_error(errc::withdrawn,
+                      "the thread's approval policy declines MCP elicitations without asking");
+  }
   // Not linked: the MCP server's actor owns it (an exit signal from it
   // withdraws it), and it ends by its own deadline once started. One its
   // asker never starts (gone before the handle reached it) ends on the
@@ -510,7 +520,8 @@ void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& 
   // flag: the thread's status is its turns'.
   if (turnless(ref)) {
     // no turn to flag
-  } else if (ref.request == client_request::user_input || ref.request == client_request::elicitation)
+  } else if (ref.request == client_request::user_input || ref.request == client_request::elicitation
+             || ref.request == client_request::mcp_approval)
     st.active->waiting_input.insert(ref.item_id);
   else if (ref.request != client_request::dynamic_tool)
     st.active->waiting.insert(ref.item_id);

@@ -212,6 +212,7 @@ void on_outcome(self_ptr self, uint64_t key, approval_outcome out) {
     return end_interrupted(self, *st.interrupting);
   }
   if (st.request) return settle_request(self, out);
+  if (st.mcp) return settle_mcp_approval(self, out);
   if (st.command)
     settle(self, out, item_status::failed, [&] { run_accepted(self, out.decision); });
   else

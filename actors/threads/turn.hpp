@@ -119,6 +119,14 @@ struct mcp_offered_tool {
   std::string server;
   std::string tool;
   int64_t deadline_ms = 0;  // how long the turn waits for the hub's answer
+  /// What decides whether a call asks a person first, and what the
+  /// question shows (protocol/mcp_tool_approval.hpp): the tool's
+  /// annotations as listed (null: none), its approval_mode, title and
+  /// description.
+  nlohmann::json annotations;
+  std::string approval_mode = "auto";
+  std::string title;
+  std::string description;
 };
 
 /// A call of an MCP tool in progress (issue 30): its item, and the
@@ -128,6 +136,10 @@ struct mcp_step {
   int64_t started_ms = 0;
   std::string token;
   int64_t deadline_ms = 0;
+  /// The tool's approval_mode ("auto", "prompt", "approve") and, when a
+  /// person was asked, the question's params (stored with the call).
+  std::string approval_mode = "auto";
+  nlohmann::json approval;
 };
 
 /// An agent message the model is streaming: started, not yet completed.

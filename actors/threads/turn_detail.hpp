@@ -128,7 +128,14 @@ void call_mcp_tool(self_ptr self, const model_step& step, const std::string& cal
 void cancel_mcp_call(self_ptr self);
 /// A server's progress on the call in progress: item/mcpToolCall/progress.
 void on_mcp_progress(self_ptr self, const std::string& token, const std::string& params);
+/// The outcome of the person asked whether the call may run: only an
+/// explicit accept calls it (accepted for the session: later calls of the
+/// tool in the thread run unasked); anything else fails the item as Codex
+/// says it, or ends the turn interrupted when the ask was cancelled.
+void settle_mcp_approval(self_ptr self, const approval_outcome& out);
 /// A call whose start was stored before a restart: failed, never again.
+/// One asked of a person and not started: asked again, or its stored
+/// decision applied once.
 void resume_mcp_call(self_ptr self, const action_record& a);
 
 // -- the store's view of actions (turn_durable.cpp) ---------------------------

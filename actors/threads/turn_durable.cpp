@@ -153,6 +153,13 @@ action_record action_of(const turn_state& st, const mcp_step& m) {
                       {"tool", m.item.tool},
                       {"arguments", m.item.arguments}};
   a.digest = request_digest(a.request, a.request_params.dump());
+  // Asked of a person: the question again after a restart (the digest
+  // stays the call's).
+  if (!m.approval.is_null()) {
+    a.request_params["approval"] = m.approval;
+    a.request_params["approvalMode"] = m.approval_mode;
+    a.request_params["deadlineMs"] = m.deadline_ms;
+  }
   return a;
 }
 

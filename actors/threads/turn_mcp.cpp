@@ -8,6 +8,11 @@
 // An interrupt fails the item and cancels the call at the server. Never
 // twice: the call's start is stored before it is sent, and a turn that
 // goes on after a restart finds it failed, not called again.
+// A call that needs a person's approval first (the tool's annotations, its
+// approval_mode, the policy: protocol/mcp_tool_approval.hpp) is asked
+// through an approval actor as an mcpServer/elicitation/request, stored
+// before it is asked (a restart asks again); only an explicit accept
+// calls the tool, and anything else fails the item as Codex says it.
 
 #include <caf/sec.hpp>
 #include <caf/send.hpp>
@@ -21,6 +26,7 @@
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
 #include "protocol/ids.hpp"
+#include "protocol/mcp_tool_approval.hpp"
 #include "protocol/mcp_tool_calls.hpp"
 
 namespace parley::turn_detail {
@@ -50,7 +56,15 @@ void take_mcp_offer(self_ptr self, uint64_t generation, const std::string& text)
     bool taken = false;
     for (const auto& c : st.client_tools) taken = taken || c.value("name", "") == name;
     if (name.empty() || taken) continue;
-    st.mcp_tools[name] = {t.value("server", ""), t.value("tool", ""), t.value("deadlineMs", 0)};
+    mcp_offered_tool o;
+    o.server = t.value("server", "");
+    o.tool = t.value("tool", "");
+    o.deadline_ms = t.value("deadlineMs", 0);
+    o.annotations = t.value("annotations", protocol::json());
+    o.approval_mode = t.value("approvalMode", "auto");
+    o.title = t.value("title", "");
+    o.description = t.value("description", "");
+    st.mcp_tools[name] = std::move(o);
     st.context.offered_tools.push_back(t["function"]);
   }
   PARLEY_DEBUG("turn {} event=mcp_tools generation={} tools={}", st.settings.turn_id, generation,
@@ -122,6 +136,64 @@ void send_mcp_call(self_ptr self) {
             [self, token](caf::error& err) { on_mcp_failure(self, token, err); });
 }
 
+protocol::mcp_approval_mode mode_of(const std::string& text) {
+  return protocol::mcp_approval_mode_of(text).value_or(protocol::mcp_approval_mode::automatic);
+}
+
+/// Whether the call waits for a person: as Codex decides, and not when the
+/// tool's calls were accepted for the session already.
+bool needs_approval(self_ptr self, const mcp_offered_tool& offered) {
+  auto& st = self->state;
+  auto mode = mode_of(offered.approval_mode);
+  if (!protocol::mcp_call_needs_approval(offered.annotations, mode, st.settings.policy,
+                                         st.settings.sandbox))
+    return false;
+  if (protocol::mcp_session_approval_offered(mode)
+      && st.settings.grants.mcp_tools.count(mcp_tool_key(offered.server, offered.tool))) {
+    PARLEY_INFO("turn {} event=mcp_call_approved_for_session item={} server={} tool={}",
+                st.settings.turn_id, st.mcp->item.id, offered.server, offered.tool);
+    return false;
+  }
+  return true;
+}
+
+/// The question to the clients, from the call's stored approval params.
+approval_ask mcp_ask(const turn_state& st) {
+  const auto& s = st.settings;
+  approval_ask ask;
+  ask.thread_id = s.thread_id;
+  ask.tenant = s.tenant;
+  ask.request = client_request::mcp_approval;
+  ask.request_turn = s.turn_id;
+  ask.request_item = st.mcp->item.id;
+  ask.cwd = s.cwd;
+  ask.digest = st.action.digest;
+  ask.request_params = st.mcp->approval;
+  return ask;
+}
+
+/// Asks a person whether the call may run; stored before it is asked.
+void ask_mcp_approval(self_ptr self, const mcp_offered_tool& offered) {
+  auto& st = self->state;
+  auto& m = *st.mcp;
+  protocol::mcp_approval_subject subject;
+  subject.thread_id = st.settings.thread_id;
+  subject.turn_id = st.settings.turn_id;
+  subject.call_id = m.item.id;
+  subject.server = m.item.server;
+  subject.tool = m.item.tool;
+  subject.arguments = m.item.arguments;
+  subject.title = offered.title;
+  subject.description = offered.description;
+  subject.mode = mode_of(offered.approval_mode);
+  m.approval = protocol::mcp_approval_request_params(subject);
+  st.action = action_of(st, m);
+  PARLEY_INFO("turn {} event=mcp_approval_asked item={} server={} tool={} mode={}",
+              st.settings.turn_id, m.item.id, m.item.server, m.item.tool, offered.approval_mode);
+  // The item has started already: the approval asks after it.
+  ask_approval(self, mcp_ask(st), approval_plan{}, nullptr, false);
+}
+
 /// The call's item again from its stored action (a restart).
 protocol::mcp_tool_call_item mcp_item_of(const action_record& a) {
   protocol::mcp_tool_call_item item;
@@ -179,8 +251,52 @@ void call_mcp_tool(self_ptr self, const model_step& step, const std::string& cal
     fail_mcp_call(self, "the arguments of `" + step.tool + "` are not a JSON object");
     return next_step(self);
   }
-  // Stored before it is sent: a restart never calls it again.
+  st.mcp->approval_mode = offered.approval_mode;
   st.action = action_of(st, *st.mcp);
+  if (needs_approval(self, offered)) return ask_mcp_approval(self, offered);
+  // Stored before it is sent: a restart never calls it again.
+  record_started(self, [self] { send_mcp_call(self); });
+}
+
+void settle_mcp_approval(self_ptr self, const approval_outcome& out) {
+  auto& st = self->state;
+  auto& m = *st.mcp;
+  using kind = approval_outcome::kind;
+  if (out.how == kind::transport_closed || out.how == kind::cancelled) {
+    // As any approval: nobody can answer any more, or the turn is cancelled.
+    PARLEY_INFO("turn {} event=mcp_approval_cancelled item={} how={}", st.settings.turn_id,
+                m.item.id, to_string(out.how));
+    fail_mcp_call(self, protocol::mcp_cancelled_text);
+    return end_turn(self, protocol::turn_status::interrupted);
+  }
+  auto mode = mode_of(m.approval_mode);
+  auto answer = protocol::mcp_approval_answer::decline;  // a timeout, an error: fail closed
+  if (out.how == kind::decided && out.decision.allows_run())
+    answer = protocol::decode_mcp_approval_answer(out.decision.answer, m.item.id, mode);
+  else if (out.how == kind::decided && out.decision.value == protocol::approval_decision::kind::cancel)
+    answer = protocol::mcp_approval_answer::cancel;
+  PARLEY_INFO("turn {} event=mcp_approval_settled item={} server={} tool={} how={} answer={}",
+              st.settings.turn_id, m.item.id, m.item.server, m.item.tool, to_string(out.how),
+              to_string(answer));
+  switch (answer) {
+    case protocol::mcp_approval_answer::decline:
+      fail_mcp_call(self, protocol::mcp_rejected_text);
+      return next_step(self);
+    case protocol::mcp_approval_answer::cancel:
+      fail_mcp_call(self, protocol::mcp_cancelled_text);
+      return next_step(self);
+    case protocol::mcp_approval_answer::accept_for_session: {
+      // Later calls of the tool in this thread run unasked (in memory, as
+      // Codex keeps them: gone when the thread unloads).
+      mcp_tool_grant g{m.item.server, m.item.tool};
+      st.settings.grants.mcp_tools.insert(mcp_tool_key(g.server, g.tool));
+      self->send(st.conversation, atom::grant::value, std::move(g));
+      break;
+    }
+    case protocol::mcp_approval_answer::accept:
+      break;
+  }
+  // Accepted: stored as started before it is sent (never twice).
   record_started(self, [self] { send_mcp_call(self); });
 }
 
@@ -211,8 +327,25 @@ void resume_mcp_call(self_ptr self, const action_record& a) {
   mcp_step m;
   m.item = mcp_item_of(a);
   m.started_ms = a.item_started_ms;
+  m.token = "parley-" + a.item_id;
+  m.deadline_ms = a.request_params.value("deadlineMs", int64_t{75'000});
+  m.approval_mode = a.request_params.value("approvalMode", "auto");
+  m.approval = a.request_params.value("approval", protocol::json());
   item_started(self, m.item, m.started_ms);
   st.mcp = std::move(m);
+  bool asked_of_a_person = !st.mcp->approval.is_null();
+  if (asked_of_a_person && a.at == action_record::phase::asked) {
+    // Asked again as it was: the same question, what is left of its deadline.
+    PARLEY_INFO("turn {} event=resumed phase=asked request=mcpToolCall item={}",
+                st.settings.turn_id, a.item_id);
+    return ask_approval(self, mcp_ask(st), approval_plan{}, nullptr, true);
+  }
+  if (asked_of_a_person && a.at == action_record::phase::decided) {
+    // Decided before the server stopped, not called: the decision, once.
+    PARLEY_INFO("turn {} event=resumed phase=decided request=mcpToolCall item={}",
+                st.settings.turn_id, a.item_id);
+    return settle_mcp_approval(self, outcome_of(a));
+  }
   PARLEY_INFO("turn {} event=resumed phase={} request=mcpToolCall item={} not_called_again",
               st.settings.turn_id, to_string(a.at), a.item_id);
   fail_mcp_call(self, mcp_lost_text);

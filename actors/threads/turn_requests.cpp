@@ -34,6 +34,7 @@ const char* tool_name_of(client_request what) {
       return "request_permissions";
     case client_request::none:
     case client_request::elicitation:  // an MCP server's, never a turn's step
+    case client_request::mcp_approval:  // the turn's MCP call (turn_mcp.cpp)
       break;
   }
   return "the request";

@@ -56,6 +56,19 @@ mcp_server read_server(const std::string& name, const toml::node& node) {
     s.enabled_tools = detail::read_string_array(*n, sub("enabled_tools"));
   if (auto* n = t.get("disabled_tools"))
     s.disabled_tools = detail::read_string_array(*n, sub("disabled_tools"));
+  if (auto* n = t.get("tools")) {
+    for (auto& [tool, table] : detail::read_table(*n, sub("tools"))) {
+      auto tool_key = sub("tools") + "." + std::string{tool.str()};
+      const auto& tt = detail::read_table(table, tool_key);
+      auto* mode = tt.get("approval_mode");
+      if (!mode) continue;
+      auto value = detail::read_string(*mode, tool_key + ".approval_mode");
+      if (value != "auto" && value != "prompt" && value != "approve")
+        detail::fail(mode, tool_key + ".approval_mode",
+                     "expected \"auto\", \"prompt\" or \"approve\", got \"" + value + "\"");
+      s.tool_approval_modes[std::string{tool.str()}] = value;
+    }
+  }
   if (auto* n = t.get("sandbox_mode")) {
     auto mode = detail::read_string(*n, sub("sandbox_mode"));
     if (mode == "read-only")
@@ -94,6 +107,11 @@ bool mcp_server::tool_enabled(const std::string& tool) const {
   };
   if (enabled_tools && !has(*enabled_tools)) return false;
   return !has(disabled_tools);
+}
+
+std::string mcp_server::approval_mode(const std::string& tool) const {
+  auto i = tool_approval_modes.find(tool);
+  return i == tool_approval_modes.end() ? "auto" : i->second;
 }
 
 bool operator==(const mcp_server& a, const mcp_server& b) {

@@ -18,6 +18,9 @@
 //   sandbox_writable_roots = ["/srv/data"]
 //   sandbox_network = true
 //
+//   [mcp_servers.everything.tools.echo]
+//   approval_mode = "prompt"             # "auto" (default), "prompt" or "approve"
+//
 //   [mcp_servers.remote]
 //   url = "https://example.com/mcp"      # streamable HTTP
 //   bearer_token_env_var = "REMOTE_TOKEN"           # Authorization: Bearer $REMOTE_TOKEN
@@ -70,6 +73,10 @@ struct mcp_server {
   /// Not set: every tool the server lists.
   std::optional<std::vector<std::string>> enabled_tools;
   std::vector<std::string> disabled_tools;
+  /// `[mcp_servers.NAME.tools.TOOL] approval_mode`, by tool: whether a
+  /// model's call of it asks a person first ("auto": as its annotations
+  /// say; "prompt": always; "approve": never). Tools not named are "auto".
+  std::map<std::string, std::string> tool_approval_modes;
 
   /// How the server is confined (a stdio server only).
   enum class sandbox { read_only, workspace_write, danger_full_access };
@@ -82,9 +89,13 @@ struct mcp_server {
   /// Whether a tool the server lists is used (enabled_tools, then
   /// disabled_tools).
   bool tool_enabled(const std::string& tool) const;
+  /// The tool's approval_mode ("auto" when not configured).
+  std::string approval_mode(const std::string& tool) const;
 };
 
-/// Field by field: a reload restarts a server whose table changed.
+/// Field by field: a reload restarts a server whose table changed. The
+/// tools' approval modes are not compared: a reload takes them without a
+/// restart (they matter to the calls, not to the server).
 bool operator==(const mcp_server& a, const mcp_server& b);
 inline bool operator!=(const mcp_server& a, const mcp_server& b) { return !(a == b); }
 

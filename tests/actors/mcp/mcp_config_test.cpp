@@ -140,6 +140,39 @@ TEST(mcp_config, a_changed_table_compares_unequal) {
   EXPECT_TRUE(a.config->mcp.at("everything") != b.config->mcp.at("everything"));
 }
 
+TEST(mcp_config, tool_approval_modes_are_read_and_checked) {
+  const char* text = R"(
+[mcp_servers.probe]
+command = "probe"
+[mcp_servers.probe.tools.delete_file]
+approval_mode = "prompt"
+[mcp_servers.probe.tools.read_file]
+approval_mode = "approve"
+[mcp_servers.probe.tools.echo]
+description = "ignored: only approval_mode is parley's"
+)";
+  auto r = parse(text, "config.toml");
+  ASSERT_TRUE(r) << r.error;
+  const auto& p = r.config->mcp.at("probe");
+  EXPECT_EQ(p.approval_mode("delete_file"), "prompt");
+  EXPECT_EQ(p.approval_mode("read_file"), "approve");
+  EXPECT_EQ(p.approval_mode("echo"), "auto");     // a table without the key
+  EXPECT_EQ(p.approval_mode("unnamed"), "auto");  // Codex's default
+  auto bad = parse("[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.a.tools.t]\n"
+                   "approval_mode = \"always\"\n",
+                   "c.toml");
+  EXPECT_FALSE(bad);
+  EXPECT_NE(bad.error.find("mcp_servers.a.tools.t.approval_mode"), std::string::npos) << bad.error;
+  EXPECT_NE(bad.error.find("\"auto\", \"prompt\" or \"approve\""), std::string::npos)
+      << bad.error;
+  // A reload takes a changed mode without restarting the server.
+  auto changed = parse(text, "config.toml",
+                       {"mcp_servers.probe.tools.delete_file.approval_mode=\"approve\""});
+  ASSERT_TRUE(changed) << changed.error;
+  EXPECT_EQ(changed.config->mcp.at("probe").approval_mode("delete_file"), "approve");
+  EXPECT_TRUE(changed.config->mcp.at("probe") == p);
+}
+
 TEST(mcp_child_env, inherits_a_few_passes_named_sets_given) {
   auto r = parse(two_servers, "config.toml");
   ASSERT_TRUE(r) << r.error;

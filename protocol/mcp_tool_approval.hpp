@@ -1,0 +1,84 @@
+#pragma once
+// Whether a model's call of an MCP tool needs a person's approval, and how
+// it is asked, as Codex 0.169 decides and asks (issue 30). Pure: shared by
+// the turn (actors/threads), the hub's offer (actors/mcp) and the tests.
+//
+// The decision takes the tool's annotations (tools/list), its
+// `[mcp_servers.S.tools.T] approval_mode` and the turn's policies:
+//   - approval `never` with a danger-full-access (or external) sandbox: runs;
+//   - mode `auto` (the default) and no annotations at all: runs;
+//   - otherwise the annotations say whether it may change the world:
+//     destructiveHint true asks; readOnlyHint true runs; else a missing
+//     destructiveHint or openWorldHint counts as true (asks);
+//   - mode `prompt` asks even for a read-only tool; mode `approve` never asks.
+// The question is an mcpServer/elicitation/request (form mode, no fields)
+// whose `_meta` says `codex_approval_kind = "mcp_tool_call"`, with the
+// tool's params; an explicit accept runs the call, anything else does not.
+
+#include <optional>
+#include <string>
+
+#include "protocol/json_codec.hpp"
+#include "protocol/types.hpp"
+
+namespace parley::protocol {
+
+/// `[mcp_servers.S.tools.T] approval_mode` (Codex's AppToolApproval).
+enum class mcp_approval_mode { automatic, prompt, approve };
+const char* to_string(mcp_approval_mode x);
+/// "auto", "prompt" or "approve"; nullopt for anything else.
+std::optional<mcp_approval_mode> mcp_approval_mode_of(const std::string& text);
+
+/// Whether the call must be approved by a person first. `annotations`: the
+/// tool's ToolAnnotations as listed (null or absent: none).
+bool mcp_call_needs_approval(const json& annotations, mcp_approval_mode mode,
+                             const approval_policy& policy, const sandbox_policy& sandbox);
+
+/// Whether an MCP server's own elicitations are declined without asking
+/// anyone: approval `never`, or granular with mcp_elicitations false (as
+/// Codex). An MCP tool call's approval is not one of them: it is asked
+/// under every policy but full access, as Codex asks it.
+bool elicitations_rejected(const approval_policy& policy);
+
+/// Whether "accept for the session" is offered (and honoured): only for a
+/// tool in mode `auto`, as Codex keys its session approvals.
+bool mcp_session_approval_offered(mcp_approval_mode mode);
+
+/// What the approval asks about.
+struct mcp_approval_subject {
+  std::string thread_id;
+  std::string turn_id;
+  std::string call_id;
+  std::string server;
+  std::string tool;
+  json arguments;         // the call's arguments (object or null)
+  std::string title;      // the tool's title, if it has one
+  std::string description;  // the tool's description, if it has one
+  mcp_approval_mode mode = mcp_approval_mode::automatic;
+};
+
+/// The question's text: `Allow the S MCP server to run tool "T"?`.
+std::string mcp_approval_message(const std::string& server, const std::string& tool);
+
+/// McpServerElicitationRequestParams of the approval (threadId, turnId,
+/// serverName, mode "form", message, an empty requestedSchema, and `_meta`:
+/// codex_approval_kind, persist ("session" when offered), tool_title,
+/// tool_description, tool_params, tool_params_display).
+json mcp_approval_request_params(const mcp_approval_subject& s);
+
+/// How a person answered (McpServerElicitationRequestResponse).
+enum class mcp_approval_answer { accept, accept_for_session, decline, cancel };
+const char* to_string(mcp_approval_answer x);
+/// Reads the answer as Codex does: `accept` runs (with `_meta.persist =
+/// "session"`, for the session; an answer naming the question
+/// `mcp_tool_call_approval_<callId>` may pick "Allow for this session"),
+/// `decline` and `cancel` do not; anything malformed cancels. A mode other
+/// than `auto` never remembers.
+mcp_approval_answer decode_mcp_approval_answer(const json& answer, const std::string& call_id,
+                                               mcp_approval_mode mode);
+
+/// What the model and the item are told of a call that did not run.
+constexpr const char* mcp_rejected_text = "user rejected MCP tool call";
+constexpr const char* mcp_cancelled_text = "user cancelled MCP tool call";
+
+}  // namespace parley::protocol

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""A stdio MCP server whose tools carry annotations, for mcp_approvals: each
+call is appended to LOG ("call TOOL ARGS-JSON"), so a test counts how often
+a tool really ran.
+
+  delete_file  destructiveHint: true     (Codex asks before calling it)
+  read_file    readOnlyHint: true        (runs unasked)
+  plain        no annotations            (runs unasked in `auto` mode)
+  wipe         destructiveHint: true, title and description (its approval_mode
+               in the test's config decides)
+  ask          readOnlyHint: true; asks the user through elicitation/create
+               and answers with the action it got back
+
+Usage: mcp_annotated_server.py LOG
+"""
+import json
+import sys
+
+TOOLS = [
+    {"name": "delete_file", "inputSchema": {"type": "object"},
+     "annotations": {"destructiveHint": True}},
+    {"name": "read_file", "inputSchema": {"type": "object"},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "plain", "inputSchema": {"type": "object"}},
+    {"name": "wipe", "title": "Wipe the disk", "description": "Erases everything.",
+     "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
+    {"name": "ask", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+]
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    log = sys.argv[1]
+    waiting = {}  # our elicitation's id -> the tools/call it answers
+    for line in sys.stdin:
+        m = json.loads(line)
+        if "method" not in m:
+            call = waiting.pop(m.get("id"), None)
+            if call is not None:
+                action = (m.get("result") or {}).get("action", "error")
+                send({"jsonrpc": "2.0", "id": call,
+                      "result": {"content": [{"type": "text", "text": "asked: " + action}]}})
+            continue
+        if "id" not in m:
+            continue
+        i, method, params = m["id"], m["method"], m.get("params") or {}
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": i, "result": {
+                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "annotated", "version": "1"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": i, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            name, args = params.get("name"), params.get("arguments") or {}
+            with open(log, "a") as f:
+                f.write("call %s %s\n" % (name, json.dumps(args, sort_keys=True)))
+            if name == "ask":
+                eid = "e%s" % i
+                waiting[eid] = i
+                send({"jsonrpc": "2.0", "id": eid, "method": "elicitation/create", "params": {
+                    "message": "Go on?", "requestedSchema": {"type": "object", "properties": {}}}})
+                continue
+            send({"jsonrpc": "2.0", "id": i,
+                  "result": {"content": [{"type": "text", "text": "%s done" % name}]}})
+        else:
+            send({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "no"}})
+
+
+if __name__ == "__main__":
+    main()
