@@ -267,17 +267,24 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
 /// anyway: the store's refusal or success is the answer either way.
 void unload_then(self_ptr self, const std::string& id, const conversation_actor& conv,
                  std::function<void()> then) {
+  auto once_gone = [self, id, conv](std::function<void()> next) {
+    auto& threads = self->state.threads;
+    auto i = threads.find(id);
+    if (i != threads.end() && i->second == conv)
+      self->state.on_unloaded.emplace(id, std::move(next));
+    else
+      next();  // already gone
+  };
   self->request(conv, store_timeout, atom::shutdown::value)
-      .then(
-          [self, id, conv, then](atom::ok) mutable {
-            auto& threads = self->state.threads;
-            auto i = threads.find(id);
-            if (i != threads.end() && i->second == conv)
-              self->state.on_unloaded.emplace(id, std::move(then));
-            else
-              then();  // already gone
-          },
-          [then](caf::error&) mutable { then(); });
+      .then([once_gone, then](atom::ok) mutable { once_gone(std::move(then)); },
+            [once_gone, then](caf::error& err) mutable {
+              // Gone already (a second archive or delete whose request
+              // reached it as it quit): its down message, which may come
+              // after this error, runs the waiters in the order they came,
+              // so the first request is still the first the store sees.
+              if (err == caf::sec::request_receiver_down) return once_gone(std::move(then));
+              then();
+            });
 }
 
 void archive_thread(self_ptr self, const std::string& id, bool archive, client_actor client,
