@@ -163,10 +163,17 @@ json status_json(self_ptr self) {
   auto& st = self->state;
   const auto& cfg = st.options.config;
   // stdio: no auth (as Codex says); HTTP: a bearer token when one is
-  // configured (OAuth is not done, so never oAuth or notLoggedIn).
+  // configured (OAuth is not done, so never oAuth or notLoggedIn); else
+  // unsupported once the server has answered without one, unknown while it
+  // has not (Codex says unknown when it cannot reach the server to ask).
   bool bearer = !cfg.bearer_token_env_var.empty() || cfg.http_headers.count("Authorization") > 0;
+  const char* auth = cfg.is_stdio()        ? "unsupported"
+                     : bearer              ? "bearerToken"
+                     : st.server_info.is_null() ? "unknown"
+                                                : "unsupported";
   json s = {{"name", name_of(self)},
-            {"authStatus", bearer && !cfg.is_stdio() ? "bearerToken" : "unsupported"},
+            {"authStatus", auth},
+            {"pluginId", nullptr},  // no plugins: every server is config.toml's
             {"tools", st.tools},
             {"resources", st.resources},
             {"resourceTemplates", st.resource_templates},
