@@ -890,6 +890,9 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
       [self](atom::exited, uint64_t gen, std::string& how) {
         if (gen == self->state.generation) lost(self, how);
       },
+      [self](atom::reopen, uint64_t gen) {
+        if (gen == self->state.generation && self->state.child) self->state.child->reopen();
+      },
       [self](atom::timer, uint64_t gen, int64_t id) { on_timer(self, gen, id); },
       [self](parley::atom::mcp_cancel, std::string& token) { cancel_call(self, token); },
       [self](atom::threads, thread_manager_actor& manager) {
