@@ -213,6 +213,7 @@ const std::map<std::string, session::handler>& session::methods() {
       {"mcpServer/tool/call", mcp("mcpServer/tool/call")},
       {"mcpServer/resource/read", mcp("mcpServer/resource/read")},
       {"config/mcpServer/reload", mcp("config/mcpServer/reload")},
+      {"mcpServer/oauth/login", mcp("mcpServer/oauth/login")},
       {"fs/readFile", file("fs/readFile")},
       {"fs/writeFile", file("fs/writeFile")},
       {"fs/createDirectory", file("fs/createDirectory")},

@@ -1,15 +1,19 @@
 #include "actors/mcp/http_link.hpp"
 
 #include <caf/send.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "actors/core/log.hpp"
 #include "actors/mcp/messages.hpp"
 #include "actors/model/wire/sse_parser.hpp"
 
@@ -39,6 +43,14 @@ struct http_link::shared {
   std::set<http::request_id> live;
   std::set<http::request_id> paused;  // waiting for the actor to catch up
   size_t unhandled = 0;
+  // The GET stream: its state, where to resume it, the reconnection time
+  // the server asked for, and the openings in a row that brought nothing.
+  enum class stream_state { not_yet, open, waiting, refused, given_up };
+  stream_state stream = stream_state::not_yet;
+  std::string last_event_id;
+  std::optional<long> retry_ms;
+  int fruitless = 0;
+  std::string name;  // the server's, for the log
 
   // Each under `lock`.
   void deliver(std::string line) {
@@ -55,6 +67,25 @@ struct http_link::shared {
     if (stopped || ended) return;
     ended = true;
     caf::anon_send(sink, atom::cut::value, generation, reason);
+  }
+  /// The GET stream ended or could not be had: asked for again after the
+  /// server's reconnection time (1 s unless it said), doubled for each
+  /// opening in a row that brought nothing, at most 30 s; after
+  /// `max_fruitless` such openings, never again.
+  void stream_ended(bool brought_events, const std::string& how) {
+    if (stopped || ended) return;
+    fruitless = brought_events ? 0 : fruitless + 1;
+    if (fruitless >= http_link::max_fruitless_streams) {
+      stream = stream_state::given_up;
+      PARLEY_WARN("mcp event=get_stream_given_up server={} how=\"{}\" tries={}", name, how, fruitless);
+      return;
+    }
+    stream = stream_state::waiting;
+    long delay = std::clamp<long>(retry_ms.value_or(1000), 100, 30'000);
+    for (int i = 1; i < fruitless && delay < 30'000; ++i) delay = std::min<long>(delay * 2, 30'000);
+    PARLEY_INFO("mcp event=get_stream_ended server={} how=\"{}\" resume_in_ms={} last_event_id=\"{}\"",
+                name, how, delay, last_event_id);
+    caf::delayed_anon_send(sink, std::chrono::milliseconds(delay), atom::reopen::value, generation);
   }
 };
 
@@ -196,6 +227,71 @@ class message_sink final : public http::sink {
   wire::sse_parser parser_{http_link::max_message_bytes};
 };
 
+/// Hears the GET stream: the server's own requests and notifications
+/// (answers to requests whose POST stream broke, too), bounded as a POST's
+/// event stream is. 405: the server offers none, never asked again.
+class stream_sink final : public http::sink {
+ public:
+  explicit stream_sink(std::shared_ptr<http_link::shared> sh) : sh_(std::move(sh)) {}
+
+  std::atomic<http::request_id> rid{0};
+  bool done = false;  // under sh_->lock
+
+  void on_status(int status, const http::header_list& headers) override {
+    status_ = status;
+    if (auto* type = http::find_header(headers, "content-type"))
+      event_stream_ = type->find("text/event-stream") != std::string::npos;
+  }
+
+  void on_body(std::string_view chunk) override {
+    if (status_ < 200 || status_ >= 300 || !event_stream_) return;
+    auto events = parser_.feed(chunk);
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    if (parser_.error()) return sh_->cut("sent an event longer than 16 MiB on its GET stream");
+    if (!parser_.last_event_id().empty()) sh_->last_event_id = parser_.last_event_id();
+    if (parser_.retry_ms()) sh_->retry_ms = parser_.retry_ms();
+    for (auto& e : events) {
+      if (!e.event.empty() && e.event != "message") continue;
+      for (auto& c : e.data)
+        if (c == '\n' || c == '\r') c = ' ';
+      brought_ = true;
+      sh_->deliver(std::move(e.data));
+    }
+  }
+
+  bool ready() override {
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    if (sh_->unhandled <= http_link::max_unhandled_bytes || rid.load() == 0) return true;
+    sh_->paused.insert(rid.load());
+    return false;
+  }
+
+  void on_done(const http::outcome& result) override {
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    done = true;
+    sh_->live.erase(rid.load());
+    sh_->paused.erase(rid.load());
+    if (sh_->stopped || result.aborted()) return;
+    if (status_ == 405) {
+      sh_->stream = http_link::shared::stream_state::refused;
+      PARLEY_INFO("mcp event=get_stream_not_offered server={} status=405", sh_->name);
+      return;
+    }
+    std::string how = !result.ok()                       ? result.message
+                      : status_ < 200 || status_ >= 300 ? "HTTP " + std::to_string(status_)
+                      : !event_stream_                   ? "not an event stream"
+                                                         : "ended by the server";
+    sh_->stream_ended(brought_, how);
+  }
+
+ private:
+  std::shared_ptr<http_link::shared> sh_;
+  int status_ = 0;
+  bool event_stream_ = false;
+  bool brought_ = false;
+  wire::sse_parser parser_{http_link::max_message_bytes};
+};
+
 }  // namespace
 
 http_link::http_link(http_spec spec, std::shared_ptr<http::client> client, caf::actor sink,
@@ -204,6 +300,7 @@ http_link::http_link(http_spec spec, std::shared_ptr<http::client> client, caf::
   shared_->sink = std::move(sink);
   shared_->generation = generation;
   shared_->client = client_;
+  shared_->name = spec_.name;
 }
 
 http_link::~http_link() {
@@ -220,8 +317,10 @@ bool http_link::send(std::string line) {
   auto m = json::parse(line, nullptr, false);
   json id;
   bool initialize = false;
+  bool initialized = false;
   if (m.is_object()) {
     initialize = m.value("method", "") == "initialize";
+    initialized = m.value("method", "") == "notifications/initialized" && !m.contains("id");
     if (m.contains("method") && m.contains("id")) id = m["id"];
   }
   http::request req;
@@ -247,9 +346,42 @@ bool http_link::send(std::string line) {
   // Not under the lock: a client already shut down calls on_done here.
   auto rid = client_->start(std::move(req), sink);
   sink->rid = rid;
+  {
+    std::lock_guard<std::mutex> guard{shared_->lock};
+    if (!sink->done) shared_->live.insert(rid);
+  }
+  // Initialized: the server may now send on a stream of its own.
+  if (initialized) open_stream();
+  return true;
+}
+
+void http_link::reopen() { open_stream(); }
+
+void http_link::open_stream() {
+  using state = shared::stream_state;
+  http::request req;
+  req.method = http::verb::get;
+  req.url = spec_.url;
+  req.connect_timeout_ms = spec_.connect_timeout_ms;
+  req.headers = {{"Accept", "text/event-stream"}};
+  {
+    std::lock_guard<std::mutex> guard{shared_->lock};
+    if (shared_->stopped || shared_->ended || shared_->stream == state::open
+        || shared_->stream == state::refused || shared_->stream == state::given_up)
+      return;
+    if (shared_->live.size() >= max_in_flight) return shared_->stream_ended(false, "too many transfers");
+    shared_->stream = state::open;
+    if (!shared_->protocol_version.empty())
+      req.headers.emplace_back("MCP-Protocol-Version", shared_->protocol_version);
+    if (!shared_->session_id.empty()) req.headers.emplace_back("Mcp-Session-Id", shared_->session_id);
+    if (!shared_->last_event_id.empty()) req.headers.emplace_back("Last-Event-ID", shared_->last_event_id);
+  }
+  req.headers.insert(req.headers.end(), spec_.headers.begin(), spec_.headers.end());
+  auto sink = std::make_shared<stream_sink>(shared_);
+  auto rid = client_->start(std::move(req), sink);
+  sink->rid = rid;
   std::lock_guard<std::mutex> guard{shared_->lock};
   if (!sink->done) shared_->live.insert(rid);
-  return true;
 }
 
 void http_link::consumed(size_t bytes) {

@@ -23,9 +23,17 @@
 // thread waits on the network); past 4 MiB handed to the actor and not yet
 // handled, the transfers are paused until it catches up.
 //
-// Not done: the GET stream for messages the server sends outside any
-// request (its requests and notifications arrive within the POSTs' streams),
-// resuming a broken stream (Last-Event-ID), OAuth.
+// Once initialized, the optional GET stream: an event stream the server may
+// send its own requests and notifications on outside any POST. A server
+// that offers none answers 405 and is never asked again. A stream that
+// breaks or ends is opened again after the server's `retry:` time (1 s by
+// default; doubled for each opening in a row that brought nothing, at most
+// 30 s), with Last-Event-ID naming the last event received whole, so the
+// server can replay what came after; after 5 fruitless openings in a row,
+// never again (the POSTs go on). It is bounded as a POST's stream is, and
+// its failures never end the session: the POSTs find out.
+//
+// Not done: resuming a broken POST stream (its request fails), OAuth.
 
 #include <caf/actor.hpp>
 #include <cstdint>
@@ -63,15 +71,22 @@ class http_link final : public server_link {
   bool send(std::string line) override;
   void consumed(size_t bytes) override;
   std::string describe() const override;
+  void reopen() override;
 
   static constexpr size_t max_message_bytes = size_t{16} << 20;
   static constexpr size_t max_unhandled_bytes = size_t{4} << 20;
   /// Transfers in flight at once; past it a send fails (the server is cut off).
   static constexpr size_t max_in_flight = 1000;
+  /// GET streams opened in a row that brought no event before the link
+  /// stops asking for one.
+  static constexpr int max_fruitless_streams = 5;
 
   struct shared;  // between the link and its transfers' sinks (http_link.cpp)
 
  private:
+  /// Opens the GET stream unless it is open, refused (405) or given up.
+  void open_stream();
+
   http_spec spec_;
   std::shared_ptr<http::client> client_;
   std::shared_ptr<shared> shared_;

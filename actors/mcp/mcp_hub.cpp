@@ -233,6 +233,27 @@ caf::expected<json> status_list(self_ptr self, const json& params) {
   return out;
 }
 
+/// mcpServer/oauth/login: parley signs in to no MCP server. An unknown name
+/// and a stdio server are refused as Codex 0.169 refuses them (-32600, its
+/// words); a streamable-HTTP one fails as Codex's failed logins do (-32603,
+/// "failed to login to MCP server"), saying why: OAuth needs a browser for
+/// the user and a store for the tokens, and parley has neither here.
+caf::expected<json> oauth_login(self_ptr self, const json& params) {
+  auto name = required_string(params, "name");
+  if (!name) return name.error();
+  auto it = self->state.servers.find(*name);
+  if (it == self->state.servers.end())
+    return make_error(errc::invalid_request, "No MCP server named '" + *name + "' found.");
+  if (it->second.config.is_stdio())
+    return make_error(errc::invalid_request, "OAuth login is only supported for streamable HTTP servers.");
+  return make_error(errc::internal,
+                    "failed to login to MCP server '" + *name
+                        + "': parley does not do OAuth (it has no browser to send the user to and"
+                          " no store for the tokens); give the server a token with"
+                          " bearer_token_env_var or http_headers in its [mcp_servers."
+                        + *name + "] table instead");
+}
+
 /// config.toml again: servers added, removed or changed start or stop.
 caf::expected<json> reload(self_ptr self) {
   auto& o = self->state.options;
@@ -340,6 +361,7 @@ caf::behavior hub(self_ptr self, hub_options options) {
         };
         if (method == "mcpServerStatus/list") return answer(status_list(self, params));
         if (method == "config/mcpServer/reload") return answer(reload(self));
+        if (method == "mcpServer/oauth/login") return answer(oauth_login(self, params));
         // A model's call from its turn: the client method's checks, with
         // progress and cancellation for the turn (mcp_server.cpp).
         bool model_call = method == "mcpToolCall";

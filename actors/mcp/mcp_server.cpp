@@ -163,10 +163,17 @@ json status_json(self_ptr self) {
   auto& st = self->state;
   const auto& cfg = st.options.config;
   // stdio: no auth (as Codex says); HTTP: a bearer token when one is
-  // configured (OAuth is not done, so never oAuth or notLoggedIn).
+  // configured (OAuth is not done, so never oAuth or notLoggedIn); else
+  // unsupported once the server has answered without one, unknown while it
+  // has not (Codex says unknown when it cannot reach the server to ask).
   bool bearer = !cfg.bearer_token_env_var.empty() || cfg.http_headers.count("Authorization") > 0;
+  const char* auth = cfg.is_stdio()        ? "unsupported"
+                     : bearer              ? "bearerToken"
+                     : st.server_info.is_null() ? "unknown"
+                                                : "unsupported";
   json s = {{"name", name_of(self)},
-            {"authStatus", bearer && !cfg.is_stdio() ? "bearerToken" : "unsupported"},
+            {"authStatus", auth},
+            {"pluginId", nullptr},  // no plugins: every server is config.toml's
             {"tools", st.tools},
             {"resources", st.resources},
             {"resourceTemplates", st.resource_templates},
@@ -882,6 +889,9 @@ caf::behavior server_behavior(self_ptr self, server_options options) {
       },
       [self](atom::exited, uint64_t gen, std::string& how) {
         if (gen == self->state.generation) lost(self, how);
+      },
+      [self](atom::reopen, uint64_t gen) {
+        if (gen == self->state.generation && self->state.child) self->state.child->reopen();
       },
       [self](atom::timer, uint64_t gen, int64_t id) { on_timer(self, gen, id); },
       [self](parley::atom::mcp_cancel, std::string& token) { cancel_call(self, token); },

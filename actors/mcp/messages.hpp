@@ -17,6 +17,7 @@ using restart = caf::atom_constant<caf::atom("mcprestart")>; // start again afte
 using subscribe = caf::atom_constant<caf::atom("mcpsub")>;   // a connection wants startup updates
 using startup = caf::atom_constant<caf::atom("mcpstartup")>; // one: mcpServer/startupStatus/updated params
 using threads = caf::atom_constant<caf::atom("mcpthreads")>; // the runtime's thread manager, for elicitations
+using reopen  = caf::atom_constant<caf::atom("mcpreopen")>;  // an HTTP server's GET stream, again after a break
 // clang-format on
 
 }  // namespace parley::mcp::atom

@@ -8,6 +8,8 @@
 //   (atom::cut, gen, reason)    it broke the framing (a message past the bound)
 //   (atom::exited, gen, how)    it is gone (the process ended, the endpoint
 //                               unreachable or its session ended)
+//   (atom::reopen, gen)         (HTTP) time to open its GET stream again:
+//                               the actor calls reopen()
 
 #include <cstddef>
 #include <string>
@@ -26,6 +28,9 @@ class server_link {
   virtual void consumed(size_t bytes) = 0;
   /// For the log: "pid=123" or "url=https://host".
   virtual std::string describe() const = 0;
+  /// The delay a link asked for (atom::reopen) is over: what was waiting
+  /// for it goes on. Nothing waits on a stdio child.
+  virtual void reopen() {}
 };
 
 }  // namespace parley::mcp

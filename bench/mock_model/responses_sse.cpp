@@ -119,6 +119,7 @@ json call(responses_writer& w, std::size_t index, const tool_call& c, bool plain
                {"call_id", fresh_id("call")},  // fresh per call: Codex keys approvals on it
                {"name", c.name},
                {"status", "completed"}};
+  if (!c.ns.empty()) done["namespace"] = c.ns;
   const char* field = c.custom ? "input" : "arguments";
   done[field] = c.arguments;  // a JSON string, as the Responses API sends it
   json added = done;

@@ -13,18 +13,24 @@ tool_call tool_call_of(const action& a, bool custom_patch) {
       json arguments = {{"cmd", a.text},
                         {"sandbox_permissions", "require_escalated"},
                         {"justification", "parley benchmark"}};
-      return {"exec_command", arguments.dump(), false};
+      return {"exec_command", arguments.dump(), false, {}};
     }
     case action_kind::shell:
-      return {"shell", json{{"command", {"bash", "-lc", a.text}}}.dump(), false};
+      return {"shell", json{{"command", {"bash", "-lc", a.text}}}.dump(), false, {}};
     case action_kind::patch:
-      if (custom_patch) return {"apply_patch", a.text, true};
-      return {"apply_patch", json{{"input", a.text}}.dump(), false};
+      if (custom_patch) return {"apply_patch", a.text, true, {}};
+      return {"apply_patch", json{{"input", a.text}}.dump(), false, {}};
     case action_kind::tool: {
-      // `tool NAME` or `tool NAME {JSON arguments}`.
+      // `tool NAME` or `tool NAME {JSON arguments}`; NAME may be
+      // NAMESPACE/NAME, a call of a tool inside a namespace tool.
       auto space = a.text.find(' ');
-      if (space == std::string::npos) return {a.text, "{}", false};
-      return {a.text.substr(0, space), a.text.substr(space + 1), false};
+      tool_call c{a.text.substr(0, space), space == std::string::npos ? "{}" : a.text.substr(space + 1),
+                  false, {}};
+      if (auto slash = c.name.find('/'); slash != std::string::npos) {
+        c.ns = c.name.substr(0, slash);
+        c.name = c.name.substr(slash + 1);
+      }
+      return c;
     }
     case action_kind::say:
     case action_kind::reason:

@@ -13,6 +13,9 @@ struct tool_call {
   std::string arguments;
   /// A Responses API `custom_tool_call` (freeform input) rather than a `function_call`.
   bool custom = false;
+  /// The Responses API namespace the call names (Codex 0.169 offers each MCP
+  /// server's tools as a namespace `mcp__SERVER`), or "" for none.
+  std::string ns;
 };
 
 /// `run`, `shell`, `patch` or `tool` as a call. `custom_patch`: apply_patch as a

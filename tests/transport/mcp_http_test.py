@@ -12,7 +12,13 @@ over stdio (issue 30):
   `env_http_headers`; `Mcp-Session-Id` and `MCP-Protocol-Version` on every
   POST after initialize; an answer as an event stream (with a progress
   notification before it); an HTTP 500 fails that call only; a 404 for an
-  ended session makes parley initialize a new session and carry on.
+  ended session makes parley initialize a new session and carry on;
+- its GET stream, opened once parley has initialized (the session, the
+  protocol version, the headers, Accept: text/event-stream): a
+  tools/list_changed on it makes parley list the tools again, a ping on it
+  is answered by a POST; broken by the server, it is opened again with
+  Last-Event-ID naming the last event; a second recorder answers its GET
+  405 and is never asked again, its calls unaffected.
 Every line parley prints is checked against the Codex 0.169 schema (the
 startup updates and the replies to the MCP methods).
 
@@ -71,11 +77,18 @@ def start_everything(index, port, log):
 class Recorder(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self):
+    def __init__(self, offers_stream=True):
         super().__init__(("127.0.0.1", 0), Handler)
         self.posts = []  # (headers dict lower-cased, message)
+        self.gets = []  # headers dict lower-cased, of each GET
         self.sessions = 0
         self.live = None  # the session that is valid
+        self.offers_stream = offers_stream
+        self.pushed = False  # a tool added, announced on the GET stream
+        self.closing = False
+
+    def answered(self, request_id):
+        return any(m.get("id") == request_id and "method" not in m for _, m in self.posts)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -112,7 +125,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if "id" not in m or method is None:
             return self.reply(202)
         if method == "tools/list":
-            tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("plain", "sse", "fail", "expire")]
+            names = ("plain", "sse", "fail", "expire") + (("pushed",) if srv.pushed else ())
+            tools = [{"name": n, "inputSchema": {"type": "object"}} for n in names]
             return self.reply(200, json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": tools}}).encode(),
                               [("Content-Type", "application/json")])
         if method != "tools/call":
@@ -134,6 +148,45 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, text.encode(), [("Content-Type", "text/event-stream")])
         return self.reply(200, json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}).encode(),
                           [("Content-Type", "application/json")])
+
+    def do_GET(self):
+        """The GET stream. The first one of a session announces a new tool
+        (id ev-1), sends a ping (id ev-2) and breaks once it is answered;
+        the next ones stay open until the session ends or the test does."""
+        srv = self.server
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        srv.gets.append(headers)
+        if not srv.offers_stream:
+            return self.reply(405, b"", [("Allow", "POST")])
+        session = headers.get("mcp-session-id")
+        if session != srv.live:
+            return self.reply(404, b"no such session")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def event(eid, message):
+            self.wfile.write(("retry: 200\nid: %s\ndata: %s\n\n" % (eid, json.dumps(message))).encode())
+            self.wfile.flush()
+
+        try:
+            if len([g for g in srv.gets if g.get("mcp-session-id") == session]) == 1:
+                srv.pushed = True
+                event("ev-1", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                event("ev-2", {"jsonrpc": "2.0", "id": "srv-ping-1", "method": "ping"})
+                deadline = time.monotonic() + 10
+                while not srv.answered("srv-ping-1") and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                return  # the break: the connection closes mid-session
+            self.wfile.write(b": open\n\n")
+            self.wfile.flush()
+            while srv.live == session and not srv.closing:
+                time.sleep(0.05)
+        except OSError:
+            pass
 
 
 # -- the test ---------------------------------------------------------------------------
@@ -162,6 +215,8 @@ def main():
     everything = start_everything(index, port, everything_log)
     recorder = Recorder()
     threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    quiet = Recorder(offers_stream=False)
+    threading.Thread(target=quiet.serve_forever, daemon=True).start()
     config = os.path.join(root, "config.toml")
     with open(config, "w") as f:
         f.write('[mcp_servers.web]\nurl = "http://127.0.0.1:%d/mcp"\nstartup_timeout_sec = 20\n' % port)
@@ -169,6 +224,7 @@ def main():
         f.write('bearer_token_env_var = "PARLEY_TEST_TOKEN"\n')
         f.write('http_headers = { "X-Team" = "infra" }\n')
         f.write('env_http_headers = { "X-Key" = "PARLEY_TEST_KEY" }\n')
+        f.write('[mcp_servers.quiet]\nurl = "http://127.0.0.1:%d/mcp"\n' % quiet.server_address[1])
     env = dict(os.environ, PARLEY_TEST_TOKEN="tok-123", PARLEY_TEST_KEY="key-456")
     env.pop("CODEX_HOME", None)
     peer = app_server_peer.StdioPeer([parley, "app-server", "--store=memory", "--home",
@@ -223,6 +279,36 @@ def main():
         s = status("rec", lambda s: s["runtimeStatus"] == "connected")
         check(s["runtimeStatus"] == "connected" and s["authStatus"] == "bearerToken",
               "the recording server: connected, authStatus bearerToken (%s)" % s["authStatus"])
+        # -- its GET stream ---------------------------------------------------------------
+        s = status("rec", lambda s: "pushed" in s["tools"], timeout=10)
+        check("pushed" in s["tools"],
+              "a tools/list_changed on the GET stream: parley lists the tools again (%s)"
+              % sorted(s["tools"]))
+        deadline = time.monotonic() + 10
+        while not recorder.answered("srv-ping-1") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pong = [m for _, m in recorder.posts if m.get("id") == "srv-ping-1" and "method" not in m]
+        check(pong and pong[0].get("result") == {},
+              "a ping on the GET stream is answered by a POST (%s)" % pong)
+        deadline = time.monotonic() + 10
+        while len(recorder.gets) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        gets = recorder.gets
+        check(len(gets) >= 2 and "last-event-id" not in gets[0]
+              and gets[1].get("last-event-id") == "ev-2",
+              "broken by the server, the GET stream is opened again with Last-Event-ID ev-2 (%s)"
+              % [g.get("last-event-id") for g in gets])
+        check(gets and all(g.get("mcp-session-id") == "session-1" and g.get("mcp-protocol-version")
+                           == "2025-06-18" and g.get("authorization") == "Bearer tok-123"
+                           and g.get("x-team") == "infra" and g.get("accept") == "text/event-stream"
+                           for g in gets[:2]),
+              "each GET names the session and the version, carries the headers, accepts an event stream")
+        s = status("quiet", lambda s: s["runtimeStatus"] == "connected")
+        qs = peer.call("mcpServer/tool/call", {"server": "quiet", "threadId": thread, "tool": "plain",
+                                               "arguments": {}}, timeout=30)
+        check(s["runtimeStatus"] == "connected" and text(qs) == "plain from session-1",
+              "a server that answers its GET 405: connected, its calls answered (%s)" % text(qs))
+
         said = text(call("rec", "plain"))
         check(said == "plain from session-1", "a JSON answer (%s)" % said)
         said = text(call("rec", "sse"))
@@ -255,10 +341,15 @@ def main():
                   for h, _ in posts), "every POST accepts JSON and event streams")
         log = peer.log_text()
         check("tok-123" not in log and "key-456" not in log, "the secrets are not in the log")
+        check(len(quiet.gets) == 1 and "get_stream_not_offered server=quiet" in log,
+              "the server that answered 405 was asked for a GET stream once, never again (%d GETs)"
+              % len(quiet.gets))
     finally:
         code = peer.stop()
         everything.kill()
+        recorder.closing = quiet.closing = True
         recorder.shutdown()
+        quiet.shutdown()
     check(code == 0, "parley exits 0 (%s)" % code)
 
     bad = []

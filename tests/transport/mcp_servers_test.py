@@ -181,6 +181,26 @@ def main():
           and remote["httpOrigin"] == "http://127.0.0.1:9",
           "a url server nobody serves: failed, why, its origin without credentials (%s, %s)"
           % (remote["toolsError"], remote["httpOrigin"]))
+    check(remote["authStatus"] == "unknown" and s["pluginId"] is None,
+          "authStatus unknown for a url server that never answered, as Codex says (%s); "
+          "pluginId null" % remote["authStatus"])
+
+    # -- mcpServer/oauth/login: parley does no OAuth; Codex's own errors where Codex
+    # -- would not log in either -------------------------------------------------------
+    logins = {name: peer.call("mcpServer/oauth/login", {"name": name}).get("error", {})
+              for name in ("nosuch", "everything", "remote")}
+    check(logins["nosuch"].get("code") == -32600
+          and logins["nosuch"].get("message") == "No MCP server named 'nosuch' found.",
+          "oauth/login of an unknown name: Codex's -32600 (%s)" % logins["nosuch"])
+    check(logins["everything"].get("code") == -32600 and logins["everything"].get("message")
+          == "OAuth login is only supported for streamable HTTP servers.",
+          "oauth/login of a stdio server: Codex's -32600 (%s)" % logins["everything"])
+    said = logins["remote"].get("message", "")
+    check(logins["remote"].get("code") == -32603
+          and said.startswith("failed to login to MCP server 'remote': parley does not do OAuth")
+          and "bearer_token_env_var" in said,
+          "oauth/login of a url server: -32603 saying why parley cannot, and what to do (%s)"
+          % logins["remote"])
     page = peer.call("mcpServerStatus/list", {"limit": 3})["result"]
     rest = peer.call("mcpServerStatus/list", {"cursor": page["nextCursor"]})["result"]
     names = [x["name"] for x in page["data"] + rest["data"]]

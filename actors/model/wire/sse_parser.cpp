@@ -40,6 +40,9 @@ std::vector<sse_event> sse_parser::feed(std::string_view bytes) {
 
 void sse_parser::take_line(std::string_view line, std::vector<sse_event>& out) {
   if (line.empty()) {
+    // The id counts once its event is dispatched, or at a blank line after
+    // an id alone (WHATWG sets the buffer at dispatch either way).
+    last_event_id_ = id_;
     if (has_data_) out.push_back(sse_event{std::move(event_name_), std::move(data_)});
     event_name_.clear();
     data_.clear();
@@ -66,8 +69,14 @@ void sse_parser::take_field(std::string_view name, std::string_view value) {
   } else if (name == "event") {
     if (over_bound(value.size())) return;
     event_name_.assign(value);
+  } else if (name == "id") {
+    if (value.find('\0') == std::string_view::npos && !over_bound(value.size())) id_.assign(value);
+  } else if (name == "retry") {
+    bool digits = !value.empty() && value.size() <= 9
+                  && value.find_first_not_of("0123456789") == std::string_view::npos;
+    if (digits) retry_ms_ = std::stol(std::string(value));
   }
-  // id, retry and unknown fields: nothing parley needs (we never reconnect).
+  // Unknown fields are ignored.
 }
 
 bool sse_parser::over_bound(std::size_t more) {

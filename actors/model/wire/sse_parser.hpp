@@ -5,7 +5,9 @@
 //
 //   event: response.output_text.delta      <- optional; names the event
 //   data: {"delta":"Hel"}                   <- one or more; lines joined by \n
-//   : a comment                             <- ignored, as are id: and retry:
+//   id: 42                                  <- kept: last_event_id() (resuming)
+//   retry: 3000                             <- kept: retry_ms() (reconnecting)
+//   : a comment                             <- ignored
 //   (blank line)                            <- dispatches the event
 //
 // Lines end in \n, \r\n or \r. An event without data lines is not dispatched.
@@ -46,6 +48,14 @@ class sse_parser {
   /// Why parsing stopped (an event over the size bound), if it did.
   const std::optional<std::string>& error() const { return error_; }
 
+  /// The stream's last event id (WHATWG's "last event ID buffer": the last
+  /// `id:` field of a dispatched event, kept across events; one holding NUL
+  /// is ignored), "" before any: what a client resumes with (Last-Event-ID).
+  const std::string& last_event_id() const { return last_event_id_; }
+  /// The reconnection time the server asked for (`retry:` digits only), if
+  /// it did.
+  std::optional<long> retry_ms() const { return retry_ms_; }
+
  private:
   void take_line(std::string_view line, std::vector<sse_event>& out);
   void take_field(std::string_view name, std::string_view value);
@@ -57,6 +67,9 @@ class sse_parser {
   std::string event_name_;
   std::string data_;
   bool has_data_ = false;
+  std::string id_;             // the id field of the event being read
+  std::string last_event_id_;  // set as an event is dispatched
+  std::optional<long> retry_ms_;
   std::optional<std::string> error_;
 };
 

@@ -116,5 +116,32 @@ TEST(sse_parser, a_line_without_end_over_the_bound_is_an_error) {
   EXPECT_TRUE(parser.error());
 }
 
+// What a client resumes a broken stream with (MCP's GET stream): the id of
+// the last event received whole, kept across events without one; an event
+// cut off before its blank line does not count, nor does an id with NUL.
+TEST(sse_parser, the_last_event_id_counts_once_its_event_is_whole) {
+  sse_parser parser;
+  EXPECT_EQ(parser.last_event_id(), "");
+  EXPECT_EQ(parser.feed("id: a-1\ndata: one\n\n").size(), 1u);
+  EXPECT_EQ(parser.last_event_id(), "a-1");
+  EXPECT_EQ(parser.feed("data: two\n\n").size(), 1u);
+  EXPECT_EQ(parser.last_event_id(), "a-1");  // no id: the buffer is kept
+  EXPECT_TRUE(parser.feed("id: a-3\ndata: thr").empty());
+  EXPECT_EQ(parser.last_event_id(), "a-1");  // not whole yet
+  EXPECT_EQ(parser.feed("ee\n\n").size(), 1u);
+  EXPECT_EQ(parser.last_event_id(), "a-3");
+  parser.feed(std::string("id: bad\0id\ndata: four\n\n", 23));
+  EXPECT_EQ(parser.last_event_id(), "a-3");
+}
+
+TEST(sse_parser, retry_is_kept_when_it_is_digits_only) {
+  sse_parser parser;
+  EXPECT_FALSE(parser.retry_ms());
+  parser.feed("retry: 250\n\n");
+  EXPECT_EQ(parser.retry_ms(), 250);
+  parser.feed("retry: 3s\nretry: -1\nretry:\n\n");
+  EXPECT_EQ(parser.retry_ms(), 250);
+}
+
 }  // namespace
 }  // namespace parley::wire
