@@ -146,6 +146,10 @@ TEST_F(postgres_store, the_upgrade_to_schema_3_fills_each_threads_tenant) {
   }
   EXPECT_EQ(pg_cluster::shared().psql(db, "SELECT count(*) FROM threads WHERE tenant = 'acme'"),
             "1");
+  EXPECT_EQ(pg_cluster::shared().psql(db, "SELECT attstattarget FROM pg_attribute WHERE attrelid"
+                                          " = 'threads'::regclass AND attname = 'preview'"),
+            "1000")
+      << "the planner's sample of previews";
 }
 
 TEST_F(postgres_store, a_password_never_comes_on_the_command_line_nor_goes_to_a_log) {
