@@ -29,7 +29,8 @@ import tempfile
 import time
 import uuid
 
-TOKEN = re.compile(r"@@(ID|TS|CWD|TEXT|PROV|T[+-]\d+)@@")
+# (ARCH: pg_store_gen.py's archived column)
+TOKEN = re.compile(r"@@(ID|TS|CWD|TEXT|PROV|ARCH|T[+-]\d+)@@")
 
 
 def make_template(binary, out):
@@ -75,7 +76,20 @@ def make_template(binary, out):
 def tokenize(template_path):
     """The template's lines with its id, times, cwd, text and provider as tokens."""
     lines = open(template_path).read().splitlines()
-    meta = json.loads(lines[0])["payload"]
+    walk = token_walker(json.loads(lines[0])["payload"])
+    out = [tokenized_json(walk(json.loads(l))) for l in lines]
+    return "\n".join(out) + "\n"
+
+
+def tokenized_json(v):
+    """`v` (tokens in it) as compact JSON, its time tokens unquoted integers."""
+    s = json.dumps(v, separators=(",", ":"))
+    return re.sub(r'"(@@T[+-]\d+@@)"', r"\1", s)
+
+
+def token_walker(meta):
+    """A function that replaces, in a JSON value, what each copy of the
+    thread whose session metadata is `meta` changes by tokens."""
     old_id, old_cwd, old_prov = meta["id"], meta["cwd"], meta.get("model_provider", "openai")
     created = datetime.datetime.fromisoformat(meta["timestamp"].replace("Z", "+00:00"))
     base = int(created.timestamp())
@@ -100,40 +114,46 @@ def tokenize(template_path):
             return "@@T%+d@@" % (v - base)
         return v
 
-    out = []
-    for l in lines:
-        s = json.dumps(walk(json.loads(l)), separators=(",", ":"))
-        # Integers became token strings: unquote them.
-        s = re.sub(r'"(@@T[+-]\d+@@)"', r"\1", s)
-        out.append(s)
-    return "\n".join(out) + "\n"
+    return walk
 
 
-def generate(template, home, n, cwds, step, archived, providers_every=10):
+def copies(n, cwds, step, archived, providers_every=10):
+    """Thread i of n (0 the oldest): (i, its creation second, its values for
+    the tokens, whether it is archived). The same for either store."""
     now = int(time.time())
     first = now - n * step
-    made_dirs = set()
-    arch_dir = os.path.join(home, "archived_sessions")
-    os.makedirs(arch_dir, exist_ok=True)
     arch_every = int(round(1 / archived)) if archived > 0 else 0
     for i in range(n):
         created = first + i * step
         tid = str(uuid.UUID(int=(0x0199 << 112) | (i << 16) | 0x7000, version=4))
         dt = datetime.datetime.fromtimestamp(created, datetime.timezone.utc)
-        ts = dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        vals = {"ID": tid, "TS": ts, "CWD": "/bench/proj-%d" % (i % cwds),
+        vals = {"ID": tid, "TS": dt.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                "CWD": "/bench/proj-%d" % (i % cwds),
                 "TEXT": "hello bench %d topic%d" % (i, i % 1000),
                 "PROV": "oss" if providers_every and i % providers_every == 9 else "openai"}
+        yield i, created, vals, bool(arch_every and i % arch_every == arch_every - 1)
 
-        def sub(m):
-            k = m.group(1)
-            if k[0] == "T" and k[1] in "+-":
-                return str(created + int(k[1:]))
-            return vals[k]
 
-        body = TOKEN.sub(sub, template)
+def substitute(template, created, vals):
+    def sub(m):
+        k = m.group(1)
+        if k[0] == "T" and k[1] in "+-":
+            return str(created + int(k[1:]))
+        return vals[k]
+
+    return TOKEN.sub(sub, template)
+
+
+def generate(template, home, n, cwds, step, archived):
+    made_dirs = set()
+    arch_dir = os.path.join(home, "archived_sessions")
+    os.makedirs(arch_dir, exist_ok=True)
+    for i, created, vals, is_archived in copies(n, cwds, step, archived):
+        tid = vals["ID"]
+        dt = datetime.datetime.fromtimestamp(created, datetime.timezone.utc)
+        body = substitute(template, created, vals)
         name = "rollout-%s-%s.jsonl" % (dt.strftime("%Y-%m-%dT%H-%M-%S"), tid)
-        if arch_every and i % arch_every == arch_every - 1:
+        if is_archived:
             path = os.path.join(arch_dir, name)
         else:
             d = os.path.join(home, "sessions", dt.strftime("%Y"), dt.strftime("%m"),

@@ -20,7 +20,10 @@ logged as done) and times only `thread/list` with a searchTerm, --rounds
 times each: up to 20 pages (cursor) of each of search_terms below, in the
 default order (created_at, newest first) or --sort-key updated_at.
 
-  store_scale_bench.py --binary PARLEY --home DIR [--runs 3] [--writes 200]
+The PostgreSQL store the same way: --home postgresql://... (a database
+filled by pg_store_gen.py).
+
+  store_scale_bench.py --binary PARLEY --home DIR|URL [--runs 3] [--writes 200]
                        [--pages 100] [--reads 300] [--resumes 100]
                        [--search-only [--rounds 10] [--sort-key updated_at]]
 """
@@ -40,9 +43,11 @@ class Server:
     def __init__(self, binary, home, log):
         self.t0 = time.monotonic()
         self.log = log
+        # `home` is a directory (the local store) or a postgresql:// URL.
+        store = (["--store=postgres", "--store-url=" + home] if home.startswith("postgres")
+                 else ["--store=local", "--home=" + home])
         self.proc = subprocess.Popen(
-            [binary, "app-server", "--store=local", "--home=" + home, "--cwd=/bench/proj-0",
-             "--log-level=info"],
+            [binary, "app-server"] + store + ["--cwd=/bench/proj-0", "--log-level=info"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "wb"))
         self.next_id = 1
         self.events = []
@@ -209,7 +214,7 @@ def main():
     if a.search_only:
         t0 = time.monotonic()
         s, _, _ = restart(a.binary, a.home, a.log)
-        fill = wait_ready(a.log)
+        fill = "" if a.home.startswith("postgres") else wait_ready(a.log)
         print("index ready after %.1f s %s" % (time.monotonic() - t0, fill), flush=True)
         for name, term in search_terms.items():
             times = search_pages(s, term, a.rounds, a.sort_key)

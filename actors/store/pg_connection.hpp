@@ -69,6 +69,10 @@ class connection {
   std::string first_error_;
   std::string first_sqlstate_;
   size_t failed_job_ = SIZE_MAX;
+  // Whether this session's settings (send()) are in place, or on their way
+  // in the batch in flight.
+  bool session_set_ = false;
+  bool setting_session_ = false;
 };
 
 }  // namespace parley::pg

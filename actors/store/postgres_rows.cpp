@@ -30,6 +30,22 @@ void set_pending(thread_row& row, const std::optional<action_record>& a) {
   row.deadline_ms = a ? a->deadline_ms : 0;
 }
 
+/// The tenant a row names: the default one for a thread from before tenants.
+std::string tenant_of(const protocol::thread& m) {
+  return m.tenant.empty() ? std::string{"default"} : m.tenant;
+}
+
+/// `%term%` for LIKE, the term's own wildcards and escape character taken
+/// literally.
+std::string like_pattern(const std::string& term) {
+  std::string out = "%";
+  for (char c : term) {
+    if (c == '%' || c == '_' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "%";
+}
+
 /// "($3,$4,$5)" for `n` parameters from `next` on.
 std::string placeholders(size_t n, size_t& next) {
   std::string s = "(";
@@ -90,12 +106,12 @@ statement insert_thread(const thread_row& row) {
   const auto& m = row.meta;
   return {
       "INSERT INTO threads (id, cwd, preview, name, source, model_provider, model, forked_from,"
-      " created_at, updated_at, archived, listed, pending, deadline_ms)"
-      " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
+      " created_at, updated_at, archived, listed, pending, deadline_ms, tenant)"
+      " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)",
       {text(m.id), text(m.cwd), text(m.preview), text(m.name), text(m.source),
        text(m.model_provider), text(m.model), text(m.forked_from_id), number(m.created_at),
        number(m.updated_at), boolean(row.archived), boolean(row.listed), number(row.pending),
-       number(row.deadline_ms)}};
+       number(row.deadline_ms), text(tenant_of(m))}};
 }
 
 statement update_thread(const thread_row& row) {
@@ -186,18 +202,21 @@ statement list_threads(const protocol::thread_list_params& p) {
   any_of("model_provider", p.model_providers);
   any_of("source", p.source_kinds);
   if (p.tenant) {
-    // The tenant is in the thread's first line, its session metadata (a
-    // primary-key lookup per row; no schema change): absent, the default.
-    st.sql += " AND coalesce((SELECT l.line->'payload'->>'tenant' FROM thread_lines l"
-              " WHERE l.thread_id = threads.id AND l.seq = 0), 'default') = $"
-              + std::to_string(next++);
+    st.sql += " AND tenant = $" + std::to_string(next++);
     st.params.push_back(text(*p.tenant));
   }
   if (p.search_term) {
+    // A case-insensitive substring of the preview or the name, said twice:
+    // as ILIKE, which the trigram indexes answer (the schema's step 3 says
+    // why), and as strpos, which a scan in list order (the planner's choice
+    // for a common term) tests first: 0.6 us a row against ILIKE's 2.3.
     auto n = std::to_string(next++);
+    auto m = std::to_string(next++);
     st.sql += " AND (strpos(lower(preview), lower($" + n + ")) > 0 OR strpos(lower(coalesce(name,"
-              "'')), lower($" + n + ")) > 0)";
+              " '')), lower($" + n + ")) > 0) AND (preview ILIKE $" + m + " OR name ILIKE $" + m
+              + ")";
     st.params.push_back(text(*p.search_term));
+    st.params.push_back(text(like_pattern(*p.search_term)));
   }
   uint32_t limit = p.limit && *p.limit > 0 ? *p.limit : 25;
   st.sql += " ORDER BY " + key + (desc ? " DESC" : " ASC") + ", id" + (desc ? " DESC" : " ASC")

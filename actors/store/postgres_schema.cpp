@@ -174,6 +174,41 @@ const std::vector<const char*> steps = {
     "   WHERE thread_id = p_thread;"
     "  epoch := l.epoch + 1;"
     " END $body$;",
+    // 2 -> 3: lists at a million threads (issue 28).
+    //   tenant      a column (it was read from each row's first line, a
+    //               subquery per row the planner cannot estimate: a page of
+    //               a tenant scanned, and the plan's cost set off JIT
+    //               compilation, 0.2-0.5 s a list at 100k threads); rows of
+    //               a tenant other than the default are filled from their
+    //               session metadata
+    //   by tenant   one tenant's page among many tenants' threads: a range
+    //   by cwd      a client's own folder (Codex's resume picker lists its
+    //               cwd): a range, not a scan, for a cwd with few threads
+    //   search      searchTerm's substring match as trigram GIN indexes
+    //               (pg_trgm): a term found in few threads is their lookup
+    //               and a sort of its hits, not a scan from the newest row
+    //               until a page matched
+    "ALTER TABLE threads ADD COLUMN tenant text NOT NULL DEFAULT 'default';"
+    "UPDATE threads SET tenant = l.line->'payload'->>'tenant' FROM thread_lines l"
+    " WHERE l.thread_id = threads.id AND l.seq = 0"
+    " AND coalesce(l.line->'payload'->>'tenant', '') NOT IN ('', 'default');"
+    "CREATE INDEX threads_by_tenant_updated ON threads (archived, tenant, updated_at, id)"
+    " WHERE listed;"
+    "CREATE INDEX threads_by_tenant_created ON threads (archived, tenant, created_at, id)"
+    " WHERE listed;"
+    "CREATE INDEX threads_by_cwd_updated ON threads (archived, cwd, updated_at, id) WHERE listed;"
+    "CREATE INDEX threads_by_cwd_created ON threads (archived, cwd, created_at, id) WHERE listed;"
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm;"
+    "CREATE INDEX threads_search_preview ON threads USING gin (preview gin_trgm_ops) WHERE listed;"
+    "CREATE INDEX threads_search_name ON threads USING gin (name gin_trgm_ops)"
+    " WHERE listed AND name IS NOT NULL;"
+    // The planner guesses a term's hits from a sample of previews: with
+    // 100 (the default), a term in 1.1% of the threads was guessed at 0.01%
+    // after one ANALYZE and 1% after another, one in 0.1% at 2%, and the
+    // plans flipped between the lookup and the scan (topic123 at 1M: 106 ms
+    // a page against 27 with 1,000, which costs about 1 ms of planning).
+    "ALTER TABLE threads ALTER COLUMN preview SET STATISTICS 1000;"
+    "ANALYZE threads;",
 };
 
 /// The schema's version: 0 without one, -1 (and `why`) when it cannot be read.

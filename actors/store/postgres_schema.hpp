@@ -14,7 +14,7 @@
 namespace parley::pg {
 
 /// The schema this parley writes and reads.
-constexpr int schema_version = 2;
+constexpr int schema_version = 3;
 
 /// Creates or upgrades the schema; what it did ("created schema version 2",
 /// "schema version 2 is current"), or why it could not.

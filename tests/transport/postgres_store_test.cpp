@@ -76,20 +76,80 @@ TEST_F(postgres_store, the_schema_is_created_upgraded_and_checked) {
   EXPECT_THAT(none.err, ::testing::HasSubstr("has no parley schema: run `parley store migrate` first"));
   auto created = run_parley({"store", "migrate", "--store-url=" + url}, dir);
   EXPECT_EQ(created.code, 0) << created.err;
-  EXPECT_THAT(created.out, ::testing::HasSubstr("created schema version 2 ("));
+  EXPECT_THAT(created.out, ::testing::HasSubstr("created schema version 3 ("));
   auto again = run_parley({"store", "migrate", "--store-url=" + url}, dir);
   EXPECT_EQ(again.code, 0);
-  EXPECT_THAT(again.out, ::testing::HasSubstr("schema version 2 is current"));
+  EXPECT_THAT(again.out, ::testing::HasSubstr("schema version 3 is current"));
   EXPECT_EQ(serve().code, 0) << "a current schema serves (stdin closed: it stops at once)";
 
   pg_cluster::shared().psql(db, "UPDATE parley_schema SET version = 7");
   auto newer = serve();
   EXPECT_EQ(newer.code, 2);
   EXPECT_THAT(newer.err, ::testing::HasSubstr("schema (version 7) is newer than this parley knows "
-                                              "(version 2): upgrade parley"));
+                                              "(version 3): upgrade parley"));
   auto refused = run_parley({"store", "migrate", "--store-url=" + url}, dir);
   EXPECT_EQ(refused.code, 1);
   EXPECT_THAT(refused.err, ::testing::HasSubstr("newer than this parley knows"));
+}
+
+// Schema 2 to 3 (issue 28): the tenant leaves the first line for a column
+// of `threads`, filled for the rows already there; lists, searches and
+// reads go on as before the upgrade.
+TEST_F(postgres_store, the_upgrade_to_schema_3_fills_each_threads_tenant) {
+  migrate();
+  auto with_tenant = [&](const std::string& tenant) {
+    auto c = std::make_unique<app_server_client>(std::vector<std::string>{
+        "--store=postgres", "--store-url=" + url, "--home=" + home, "--cwd=" + dir,
+        "--local-tenant=" + tenant});
+    c->initialize();
+    return c;
+  };
+  std::map<std::string, std::string> threads;  // tenant -> its thread
+  for (const char* tenant : {"acme", "globex", "default"}) {
+    auto c = with_tenant(tenant);
+    auto t = c->start_thread(json{{"approvalPolicy", "never"}, {"cwd", dir}});
+    c->start_turn(t, std::string{"say: "} + tenant + "'s plan");
+    turn_done_of(*c, t);
+    threads[tenant] = t;
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  // The database as schema 2 left it: no tenant column nor the indexes
+  // that came with it.
+  pg_cluster::shared().psql(db,
+                            "DROP INDEX threads_by_tenant_updated, threads_by_tenant_created,"
+                            " threads_by_cwd_updated, threads_by_cwd_created,"
+                            " threads_search_preview, threads_search_name;"
+                            "ALTER TABLE threads DROP COLUMN tenant;"
+                            "UPDATE parley_schema SET version = 2");
+  auto old = run_parley({"app-server", "--store=postgres", "--store-url=" + url, "--home=" + home}, dir);
+  EXPECT_EQ(old.code, 2);
+  EXPECT_THAT(old.err, ::testing::HasSubstr("the database's schema is version 2, this parley needs 3"));
+  auto up = run_parley({"store", "migrate", "--store-url=" + url}, dir);
+  EXPECT_EQ(up.code, 0) << up.err;
+  EXPECT_THAT(up.out, ::testing::HasSubstr("upgraded the schema from version 2 to 3"));
+  EXPECT_EQ(pg_cluster::shared().psql(db, "SELECT tenant, id FROM threads ORDER BY tenant"),
+            "acme|" + threads["acme"] + "\ndefault|" + threads["default"] + "\nglobex|"
+                + threads["globex"]);
+  for (const char* tenant : {"acme", "globex", "default"}) {
+    auto c = with_tenant(tenant);
+    auto list = c->call_ok("thread/list", json::object());
+    ASSERT_EQ(list["data"].size(), 1u) << tenant << ": " << list.dump();
+    EXPECT_EQ(list["data"][0]["id"], threads[tenant]);
+    auto found = c->call_ok("thread/list", json{{"searchTerm", std::string{tenant} + "'S PLAN"}});
+    ASSERT_EQ(found["data"].size(), 1u) << tenant << ": " << found.dump();
+    EXPECT_EQ(c->call_ok("thread/list", json{{"searchTerm", "globex's"}})["data"].size(),
+              std::string{tenant} == "globex" ? 1u : 0u);
+    c->call_ok("thread/resume", json{{"threadId", threads[tenant]}, {"approvalPolicy", "never"}});
+    c->start_turn(threads[tenant], "say: after the upgrade");
+    turn_done_of(*c, threads[tenant]);
+    EXPECT_EQ(c->close_and_wait(), 0);
+  }
+  EXPECT_EQ(pg_cluster::shared().psql(db, "SELECT count(*) FROM threads WHERE tenant = 'acme'"),
+            "1");
+  EXPECT_EQ(pg_cluster::shared().psql(db, "SELECT attstattarget FROM pg_attribute WHERE attrelid"
+                                          " = 'threads'::regclass AND attname = 'preview'"),
+            "1000")
+      << "the planner's sample of previews";
 }
 
 TEST_F(postgres_store, a_password_never_comes_on_the_command_line_nor_goes_to_a_log) {

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <thread>
 
@@ -232,6 +233,41 @@ TEST_P(store_contract, archive_unarchive_resume_and_rename_follow_codex) {
   EXPECT_EQ(read["thread"]["name"], "kept") << "a refused name leaves the stored one";
   EXPECT_EQ(c->call_ok("thread/unarchive", json{{"threadId", thread}})["thread"]["id"], thread);
   EXPECT_EQ(c->call_ok("thread/resume", json{{"threadId", thread}})["thread"]["id"], thread);
+  EXPECT_EQ(c->close_and_wait(), 0);
+}
+
+// A search term is a case-insensitive substring of the preview or the name;
+// LIKE's wildcards and escape character in it are taken literally.
+TEST_P(store_listing, a_search_terms_wildcards_are_literal) {
+  auto c = server();
+  std::map<std::string, std::string> by_text;
+  for (const char* text : {"100% sure", "100 percent", "a_b here", "axb here", "back\\slash",
+                           "backslash", "plain words"}) {
+    auto t = start_thread(*c);
+    c->start_turn(t, std::string{"say: "} + text);
+    turn_done(*c);
+    by_text[text] = t;
+  }
+  EXPECT_EQ(c->call_ok("thread/name/set", json{{"threadId", by_text["plain words"]},
+                                               {"name", "Quarterly Review"}}),
+            json::object());
+  auto found = [&](const std::string& term) {
+    std::set<std::string> ids;
+    auto page = c->call_ok("thread/list", json{{"searchTerm", term}});
+    for (auto& t : page["data"]) ids.insert(t["id"].get<std::string>());
+    return ids;
+  };
+  EXPECT_EQ(found("0% s"), std::set<std::string>{by_text["100% sure"]});
+  EXPECT_EQ(found("a_b"), std::set<std::string>{by_text["a_b here"]});
+  EXPECT_EQ(found("k\\s"), std::set<std::string>{by_text["back\\slash"]});
+  EXPECT_EQ(found("%"), std::set<std::string>{by_text["100% sure"]});
+  // (an index may take the name a moment after the answer: up to 5 s)
+  std::set<std::string> named;
+  for (int i = 0; i < 100 && named.empty(); ++i) {
+    named = found("QUARTERLY rev");
+    if (named.empty()) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(named, std::set<std::string>{by_text["plain words"]}) << "the name is searched too";
   EXPECT_EQ(c->close_and_wait(), 0);
 }
 

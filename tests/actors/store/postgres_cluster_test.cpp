@@ -354,14 +354,18 @@ TEST_F(postgres_cluster, a_version_1_database_is_upgraded_with_its_threads) {
   auto solo = node("");
   ASSERT_TRUE(append(solo, T, thread_created_record{meta_of(T), {}}));
   stop_node(solo);
-  // Back to version 1 (as a database of the parley before the cluster).
-  psql("DROP FUNCTION parley_lease; DROP FUNCTION parley_fence; DROP FUNCTION parley_node_alive;"
+  // Back to version 1 (as a database of the parley before the cluster):
+  // version 3's columns and indexes (its tenant indexes go with the column)
+  // and version 2's tables and functions dropped.
+  psql("DROP INDEX threads_by_cwd_updated, threads_by_cwd_created, threads_search_preview,"
+       " threads_search_name; ALTER TABLE threads DROP COLUMN tenant;"
+       " DROP FUNCTION parley_lease; DROP FUNCTION parley_fence; DROP FUNCTION parley_node_alive;"
        " DROP TABLE thread_leases; DROP TABLE parley_nodes; UPDATE parley_schema SET version = 1");
   EXPECT_THAT(pg::schema_problem(url).value_or(""),
-              HasSubstr("the database's schema is version 1, this parley needs 2"));
+              HasSubstr("the database's schema is version 1, this parley needs 3"));
   auto upgraded = pg::migrate(url);
   ASSERT_TRUE(upgraded.ok) << upgraded.message;
-  EXPECT_THAT(upgraded.message, HasSubstr("upgraded the schema from version 1 to 2"));
+  EXPECT_THAT(upgraded.message, HasSubstr("upgraded the schema from version 1 to 3"));
   auto n1 = node("n1");
   ASSERT_EQ(lease(n1, T).value_or(0), 1u);
   ASSERT_TRUE(ask<stored_thread>(n1, atom::load::value, T));
