@@ -96,14 +96,41 @@ std::string error_line(const json& id, const std::string& message) {
   return e.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-/// Hears one POST's answer.
-class message_sink final : public http::sink {
+/// What a POST's and the GET stream's sinks share: the request's id, the
+/// pause past max_unhandled_bytes, and the bookkeeping when it ends.
+class link_sink : public http::sink {
  public:
-  message_sink(std::shared_ptr<http_link::shared> sh, json id, bool initialize, std::string origin)
-      : sh_(std::move(sh)), id_(std::move(id)), initialize_(initialize), origin_(std::move(origin)) {}
+  explicit link_sink(std::shared_ptr<http_link::shared> sh) : sh_(std::move(sh)) {}
 
   std::atomic<http::request_id> rid{0};
   bool done = false;  // under sh_->lock
+
+  bool ready() override {
+    std::lock_guard<std::mutex> guard{sh_->lock};
+    if (sh_->unhandled <= http_link::max_unhandled_bytes || rid.load() == 0) return true;
+    sh_->paused.insert(rid.load());
+    return false;
+  }
+
+ protected:
+  /// Under sh_->lock, when the request ends: false when nothing more is to
+  /// be done with its outcome (the link stopped, or parley aborted it).
+  bool settle(const http::outcome& result) {
+    done = true;
+    sh_->live.erase(rid.load());
+    sh_->paused.erase(rid.load());
+    return !sh_->stopped && !result.aborted();
+  }
+
+  std::shared_ptr<http_link::shared> sh_;
+};
+
+/// Hears one POST's answer.
+class message_sink final : public link_sink {
+ public:
+  message_sink(std::shared_ptr<http_link::shared> sh, json id, bool initialize, std::string origin)
+      : link_sink(std::move(sh)), id_(std::move(id)), initialize_(initialize),
+        origin_(std::move(origin)) {}
 
   void on_status(int status, const http::header_list& headers) override {
     status_ = status;
@@ -136,19 +163,9 @@ class message_sink final : public http::sink {
       if (e.event.empty() || e.event == "message") take(std::move(e.data));
   }
 
-  bool ready() override {
-    std::lock_guard<std::mutex> guard{sh_->lock};
-    if (sh_->unhandled <= http_link::max_unhandled_bytes || rid.load() == 0) return true;
-    sh_->paused.insert(rid.load());
-    return false;
-  }
-
   void on_done(const http::outcome& result) override {
     std::lock_guard<std::mutex> guard{sh_->lock};
-    done = true;
-    sh_->live.erase(rid.load());
-    sh_->paused.erase(rid.load());
-    if (sh_->stopped || result.aborted()) return;
+    if (!settle(result)) return;
     // Unreachable, or the connection broke mid-answer: the server is gone
     // as a process that died is (its calls fail, it is started again).
     if (!result.ok()) return sh_->gone("cannot reach " + origin_ + ": " + result.message);
@@ -215,7 +232,6 @@ class message_sink final : public http::sink {
     if (!id_.is_null() && !answered_) sh_->deliver(error_line(id_, why));
   }
 
-  std::shared_ptr<http_link::shared> sh_;
   json id_;
   bool initialize_;
   std::string origin_;
@@ -230,12 +246,9 @@ class message_sink final : public http::sink {
 /// Hears the GET stream: the server's own requests and notifications
 /// (answers to requests whose POST stream broke, too), bounded as a POST's
 /// event stream is. 405: the server offers none, never asked again.
-class stream_sink final : public http::sink {
+class stream_sink final : public link_sink {
  public:
-  explicit stream_sink(std::shared_ptr<http_link::shared> sh) : sh_(std::move(sh)) {}
-
-  std::atomic<http::request_id> rid{0};
-  bool done = false;  // under sh_->lock
+  explicit stream_sink(std::shared_ptr<http_link::shared> sh) : link_sink(std::move(sh)) {}
 
   void on_status(int status, const http::header_list& headers) override {
     status_ = status;
@@ -259,19 +272,9 @@ class stream_sink final : public http::sink {
     }
   }
 
-  bool ready() override {
-    std::lock_guard<std::mutex> guard{sh_->lock};
-    if (sh_->unhandled <= http_link::max_unhandled_bytes || rid.load() == 0) return true;
-    sh_->paused.insert(rid.load());
-    return false;
-  }
-
   void on_done(const http::outcome& result) override {
     std::lock_guard<std::mutex> guard{sh_->lock};
-    done = true;
-    sh_->live.erase(rid.load());
-    sh_->paused.erase(rid.load());
-    if (sh_->stopped || result.aborted()) return;
+    if (!settle(result)) return;
     if (status_ == 405) {
       sh_->stream = http_link::shared::stream_state::refused;
       PARLEY_INFO("mcp event=get_stream_not_offered server={} status=405", sh_->name);
@@ -285,7 +288,6 @@ class stream_sink final : public http::sink {
   }
 
  private:
-  std::shared_ptr<http_link::shared> sh_;
   int status_ = 0;
   bool event_stream_ = false;
   bool brought_ = false;
