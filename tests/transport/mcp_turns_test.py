@@ -35,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
+import codex_schema  # noqa: E402
 import mcp_npm  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR, CACHE = sys.argv[1:5]
@@ -277,45 +278,17 @@ def test_kill_9_mid_call(root, mock, log):
 
 
 def validate_schema():
-    bundle_path = os.path.join(SCHEMA_DIR, "codex_app_server_protocol.schemas.json")
-    try:
-        import jsonschema
-    except ImportError:
-        jsonschema = None
-    if not os.path.exists(bundle_path) or jsonschema is None:
-        print("NOTE: no Codex schema or no python3-jsonschema: shapes not validated")
-        return
-    with open(bundle_path) as f:
-        bundle = json.load(f)
-
-    def validator(name):
-        return jsonschema.Draft7Validator({"$ref": "#/definitions/" + name,
-                                           "definitions": bundle["definitions"]})
-
-    notes, requests = validator("ServerNotification"), validator("ServerRequest")
-    responses = {"thread/start": validator("v2/ThreadStartResponse"),
-                 "turn/start": validator("v2/TurnStartResponse"),
-                 "turn/interrupt": validator("v2/TurnInterruptResponse"),
-                 "thread/resume": validator("v2/ThreadResumeResponse"),
-                 "thread/read": validator("v2/ThreadReadResponse"),
-                 "mcpServerStatus/list": validator("v2/ListMcpServerStatusResponse")}
-    bad, checked, seen = [], 0, set()
-    for lines, ids in ALL_LINES:
-        for raw in lines:
-            m = json.loads(raw)
-            if "method" in m and "id" in m:
-                errs = list(requests.iter_errors(m))
-            elif "method" in m:
-                errs = list(notes.iter_errors({"method": m["method"], "params": m.get("params")}))
-                seen.add(m["method"])
-            elif "result" in m and ids.get(m.get("id")) in responses:
-                errs = list(responses[ids[m["id"]]].iter_errors(m["result"]))
-            else:
-                continue
-            checked += 1
-            bad += ["%s: %s" % (e.message[:160], raw[:240]) for e in errs[:1]]
-    check(not bad and "item/mcpToolCall/progress" in seen,
-          "%d lines valid against the Codex schema, progress among them %s" % (checked, bad[:3]))
+    schema = codex_schema.Schema(SCHEMA_DIR, {
+        "thread/start": "v2/ThreadStartResponse",
+        "turn/start": "v2/TurnStartResponse",
+        "turn/interrupt": "v2/TurnInterruptResponse",
+        "thread/resume": "v2/ThreadResumeResponse",
+        "thread/read": "v2/ThreadReadResponse",
+        "mcpServerStatus/list": "v2/ListMcpServerStatusResponse"})
+    for i, (lines, ids) in enumerate(ALL_LINES):
+        schema.check(check, None, "parley run %d" % i, lines=lines, methods=ids)
+    seen = {json.loads(raw).get("method") for lines, _ in ALL_LINES for raw in lines}
+    check("item/mcpToolCall/progress" in seen, "progress notifications were among the lines checked")
 
 
 def main():
