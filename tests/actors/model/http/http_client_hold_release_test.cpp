@@ -64,6 +64,9 @@ request gated(std::string url, long hold_release_ms) {
 
 /// Starts a held request that holds the gate's one slot, and returns once
 /// the hold has reached the I/O thread (a later ungated start was admitted).
+/// The server answers only once `go` is set, which the caller does after
+/// this: a caller preempted between start and pause would otherwise see the
+/// whole answer read before the hold (CI did, on a loaded machine).
 request_id start_held(client& http, raw_server& server, long hold_release_ms,
                       const std::shared_ptr<recording_sink>& sink) {
   auto id = http.start(gated(server.url("/held"), hold_release_ms), sink);
@@ -78,11 +81,12 @@ request_id start_held(client& http, raw_server& server, long hold_release_ms,
 }
 
 TEST(http_client_hold_release, a_held_stream_gives_its_slot_to_a_waiting_request) {
-  std::atomic<bool> go{true};
+  std::atomic<bool> go{false};
   raw_server server([&](int fd) { answer_whole(fd, go); });
   client http;
   auto held = std::make_shared<recording_sink>();
   start_held(http, server, 200, held);
+  go = true;  // the hold is in place: the answers come now
   auto waiting = std::make_shared<admitted_sink>();
   http.start(gated(server.url("/waiting"), 200), waiting);
   // The held one is cut once its grace is over, and the waiting one runs.
@@ -99,11 +103,12 @@ TEST(http_client_hold_release, a_held_stream_gives_its_slot_to_a_waiting_request
 // Past its grace with nobody waiting, a held stream keeps its slot (cutting
 // it would waste the model's work); the first request to wait takes it.
 TEST(http_client_hold_release, a_held_stream_keeps_its_slot_until_someone_waits) {
-  std::atomic<bool> go{true};
+  std::atomic<bool> go{false};
   raw_server server([&](int fd) { answer_whole(fd, go); });
   client http;
   auto held = std::make_shared<recording_sink>();
   start_held(http, server, 100, held);
+  go = true;  // the hold is in place: the answers come now
   std::this_thread::sleep_for(400ms);  // its grace is long over
   EXPECT_FALSE(held->wait_done(1ms)) << "cut with nobody waiting";
   auto waiting = std::make_shared<recording_sink>();
@@ -119,12 +124,13 @@ TEST(http_client_hold_release, a_held_stream_keeps_its_slot_until_someone_waits)
 // it would only be held in the cut stream's place. Once it is read again,
 // it is.
 TEST(http_client_hold_release, a_held_waiting_request_does_not_cut_a_held_stream) {
-  std::atomic<bool> go{true};
+  std::atomic<bool> go{false};
   raw_server server([&](int fd) { answer_whole(fd, go); });
   client http;
   auto held = std::make_shared<recording_sink>();
   // A grace long enough that the wait's hold arrives within it.
   start_held(http, server, 1'000, held);
+  go = true;  // the hold is in place: the answers come now
   auto waiting = std::make_shared<recording_sink>();
   auto waiting_id = http.start(gated(server.url("/waiting"), 1'000), waiting);
   http.pause(waiting_id, true);
@@ -159,11 +165,12 @@ TEST(http_client_hold_release, a_stream_read_again_within_its_grace_is_not_cut) 
 
 // hold_release_ms 0: a held stream never gives its slot away.
 TEST(http_client_hold_release, zero_never_cuts) {
-  std::atomic<bool> go{true};
+  std::atomic<bool> go{false};
   raw_server server([&](int fd) { answer_whole(fd, go); });
   client http;
   auto held = std::make_shared<recording_sink>();
   auto id = start_held(http, server, 0, held);
+  go = true;  // the hold is in place: the answers come now
   auto waiting = std::make_shared<admitted_sink>();
   http.start(gated(server.url("/waiting"), 0), waiting);
   std::this_thread::sleep_for(400ms);
