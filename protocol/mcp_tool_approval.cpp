@@ -94,7 +94,9 @@ std::string mcp_approval_message(const std::string& server, const std::string& t
 
 json mcp_approval_request_params(const mcp_approval_subject& s) {
   json meta = {{"codex_approval_kind", "mcp_tool_call"}};
-  if (mcp_session_approval_offered(s.mode)) meta["persist"] = "session";
+  if (mcp_session_approval_offered(s.mode)) meta["persist"] = {"session", "always"};
+  meta["tool_name"] = s.tool;
+  if (s.annotations.is_object()) meta["tool_annotations"] = s.annotations;
   if (!s.title.empty()) meta["tool_title"] = s.title;
   if (!s.description.empty()) meta["tool_description"] = s.description;
   if (!s.arguments.is_null()) meta["tool_params"] = s.arguments;
@@ -120,6 +122,8 @@ const char* to_string(mcp_approval_answer x) {
       return "accept";
     case mcp_approval_answer::accept_for_session:
       return "acceptForSession";
+    case mcp_approval_answer::accept_always:
+      return "acceptAlways";
     case mcp_approval_answer::decline:
       return "decline";
     case mcp_approval_answer::cancel:
@@ -134,22 +138,27 @@ mcp_approval_answer decode_mcp_approval_answer(const json& answer, const std::st
   auto action = answer.value("action", json());
   if (action == "decline") return mcp_approval_answer::decline;
   if (action != "accept") return mcp_approval_answer::cancel;
-  bool session = false;
+  // `_meta.persist` first, then the question's labels, as Codex reads them.
+  auto chosen = mcp_approval_answer::accept;
   auto meta = answer.value("_meta", json());
-  if (meta.is_object()) {
-    auto persist = meta.value("persist", json());
-    // "always" would write config.toml in Codex; parley remembers it for
-    // the session only (and offers only "session").
-    session = persist == "session" || persist == "always";
+  auto persist = meta.is_object() ? meta.value("persist", json()) : json();
+  if (persist == "session") {
+    chosen = mcp_approval_answer::accept_for_session;
+  } else if (persist == "always") {
+    chosen = mcp_approval_answer::accept_always;
+  } else {
+    auto answers = answers_of(answer.value("content", json()), call_id);
+    auto has = [&](const char* label) {
+      return std::find(answers.begin(), answers.end(), label) != answers.end();
+    };
+    if (has(label_decline)) return mcp_approval_answer::decline;
+    if (has(label_session))
+      chosen = mcp_approval_answer::accept_for_session;
+    else if (has(label_remember))
+      chosen = mcp_approval_answer::accept_always;
   }
-  auto answers = answers_of(answer.value("content", json()), call_id);
-  auto has = [&](const char* label) {
-    return std::find(answers.begin(), answers.end(), label) != answers.end();
-  };
-  if (!session && has(label_decline)) return mcp_approval_answer::decline;
-  session = session || has(label_session) || has(label_remember);
-  if (session && mcp_session_approval_offered(mode)) return mcp_approval_answer::accept_for_session;
-  return mcp_approval_answer::accept;
+  // Only a tool in `auto` mode is remembered (Codex's normalization).
+  return mcp_session_approval_offered(mode) ? chosen : mcp_approval_answer::accept;
 }
 
 }  // namespace parley::protocol

@@ -40,8 +40,9 @@ bool mcp_call_needs_approval(const json& annotations, mcp_approval_mode mode,
 /// under every policy but full access, as Codex asks it.
 bool elicitations_rejected(const approval_policy& policy);
 
-/// Whether "accept for the session" is offered (and honoured): only for a
-/// tool in mode `auto`, as Codex keys its session approvals.
+/// Whether "accept for the session" and "always" are offered (and
+/// honoured): only for a tool in mode `auto`, as Codex keys its remembered
+/// approvals (`_meta.persist = ["session", "always"]`).
 bool mcp_session_approval_offered(mcp_approval_mode mode);
 
 /// What the approval asks about.
@@ -54,6 +55,7 @@ struct mcp_approval_subject {
   json arguments;         // the call's arguments (object or null)
   std::string title;      // the tool's title, if it has one
   std::string description;  // the tool's description, if it has one
+  json annotations;       // the tool's annotations as listed (null: none)
   mcp_approval_mode mode = mcp_approval_mode::automatic;
 };
 
@@ -61,19 +63,21 @@ struct mcp_approval_subject {
 std::string mcp_approval_message(const std::string& server, const std::string& tool);
 
 /// McpServerElicitationRequestParams of the approval (threadId, turnId,
-/// serverName, mode "form", message, an empty requestedSchema, and `_meta`:
-/// codex_approval_kind, persist ("session" when offered), tool_title,
+/// serverName, mode "form", message, an empty requestedSchema, and `_meta`
+/// as Codex 0.169 sends it: codex_approval_kind, persist (["session",
+/// "always"] when offered), tool_name, tool_annotations, tool_title,
 /// tool_description, tool_params, tool_params_display).
 json mcp_approval_request_params(const mcp_approval_subject& s);
 
 /// How a person answered (McpServerElicitationRequestResponse).
-enum class mcp_approval_answer { accept, accept_for_session, decline, cancel };
+enum class mcp_approval_answer { accept, accept_for_session, accept_always, decline, cancel };
 const char* to_string(mcp_approval_answer x);
 /// Reads the answer as Codex does: `accept` runs (with `_meta.persist =
-/// "session"`, for the session; an answer naming the question
-/// `mcp_tool_call_approval_<callId>` may pick "Allow for this session"),
-/// `decline` and `cancel` do not; anything malformed cancels. A mode other
-/// than `auto` never remembers.
+/// "session"`, for the session; with "always", for good: config.toml says
+/// `approval_mode = "approve"`; an answer naming the question
+/// `mcp_tool_call_approval_<callId>` may pick "Allow for this session" or
+/// "Allow and don't ask me again"), `decline` and `cancel` do not; anything
+/// malformed cancels. A mode other than `auto` never remembers.
 mcp_approval_answer decode_mcp_approval_answer(const json& answer, const std::string& call_id,
                                                mcp_approval_mode mode);
 

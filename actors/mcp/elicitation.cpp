@@ -137,10 +137,21 @@ std::string elicitation_problem(const json& params) {
   if (!params.is_object()) return "params is not an object";
   auto mode = params.value("mode", json("form"));
   if (!mode.is_string()) return "`mode` is not a string";
-  if (mode != "form")
-    return "mode `" + mode.get<std::string>() + "` is not offered (parley declared form mode only)";
+  if (mode != "form" && mode != "url")
+    return "mode `" + mode.get<std::string>()
+           + "` is not offered (parley declared form and url modes)";
   auto message = params.find("message");
   if (message == params.end() || !message->is_string()) return "`message` is not a string";
+  if (mode == "url") {
+    // Out of band: the client shows the URL, the user goes there; what
+    // they enter never passes through parley.
+    auto url = params.find("url");
+    if (url == params.end() || !url->is_string() || url->get<std::string>().empty())
+      return "`url` is not a non-empty string";
+    auto id = params.find("elicitationId");
+    if (id == params.end() || !id->is_string()) return "`elicitationId` is not a string";
+    return {};
+  }
   auto schema = params.find("requestedSchema");
   if (schema == params.end() || !schema->is_object()) return "`requestedSchema` is not an object";
   if (schema->value("type", json()) != "object") return "requestedSchema.type is not \"object\"";
@@ -159,8 +170,23 @@ std::string elicitation_problem(const json& params) {
   return {};
 }
 
+bool is_url_mode(const json& params) {
+  return params.is_object() && params.value("mode", json("form")) == "url";
+}
+
 json elicitation_request_params(const std::string& server, const call_owner& owner,
                                 const json& params) {
+  if (is_url_mode(params)) {
+    auto meta = params.value("_meta", json());
+    return {{"threadId", owner.thread_id},
+            {"turnId", owner.turn_id.empty() ? json() : json(owner.turn_id)},
+            {"serverName", server},
+            {"mode", "url"},
+            {"_meta", meta},
+            {"message", params.at("message")},
+            {"url", params.at("url")},
+            {"elicitationId", params.at("elicitationId")}};
+  }
   json out = {{"threadId", owner.thread_id},
               {"turnId", owner.turn_id.empty() ? json() : json(owner.turn_id)},
               {"serverName", server},
@@ -173,5 +199,11 @@ json elicitation_request_params(const std::string& server, const call_owner& own
 }
 
 json elicit_result(const std::string& action) { return {{"action", action}}; }
+
+json elicit_result_of_answer(const json& answer, bool url_mode) {
+  json out = answer;
+  if (url_mode && out.is_object()) out.erase("content");
+  return out;
+}
 
 }  // namespace parley::mcp

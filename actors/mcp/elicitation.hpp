@@ -41,20 +41,33 @@ struct elicitation_route {
 /// one (else none: turnId null).
 elicitation_route route_elicitation(const std::vector<call_owner>& in_flight);
 
-/// What is wrong with elicitation/create's params for parley (which offers
-/// form mode only: MCP 2025-06-18's `elicitation: {}`), or "" when nothing
-/// is: a message, and a requestedSchema as Codex 0.169's
+/// What is wrong with elicitation/create's params for parley, or "" when
+/// nothing is. parley declares both modes as Codex 0.169 does
+/// (`elicitation: {form: {}, url: {}}`). Form mode (the default when no
+/// `mode` is given): a message, and a requestedSchema as Codex 0.169's
 /// McpElicitationSchema has it (type "object"; properties each a string,
 /// number, integer, boolean or enum field, an array for a multi-select;
 /// `required` a list of strings; no key beyond those), so that what a
-/// client is sent is what Codex would send.
+/// client is sent is what Codex would send. URL mode: a message, a
+/// non-empty url and an elicitationId, all strings. Any other mode is
+/// refused.
 std::string elicitation_problem(const json& params);
 
-/// McpServerElicitationRequestParams (form mode) for a checked request.
+/// Whether a checked request is URL mode (else form mode).
+bool is_url_mode(const json& params);
+
+/// McpServerElicitationRequestParams for a checked request: form mode
+/// (message, requestedSchema) or URL mode (message, url, elicitationId,
+/// `_meta` null when the server sent none, as Codex sends it).
 json elicitation_request_params(const std::string& server, const call_owner& owner,
                                 const json& params);
 
 /// MCP's ElicitResult without content: action "decline" or "cancel".
 json elicit_result(const std::string& action);
+
+/// What the server is sent of a client's answer (McpServerElicitationRequest-
+/// Response, decoded): as given in form mode; in URL mode without `content`,
+/// which MCP reserves for form mode (the user answers out of band).
+json elicit_result_of_answer(const json& answer, bool url_mode);
 
 }  // namespace parley::mcp

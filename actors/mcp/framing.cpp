@@ -23,10 +23,12 @@ bool supported_protocol_version(const std::string& version) {
 
 json initialize_params(const std::string& client_version) {
   return {{"protocolVersion", requested_protocol_version},
-          // Elicitation in form mode (MCP 2025-06-18: `elicitation: {}`):
-          // a server's question is shown to the thread whose call asked.
+          // Elicitation in form and URL mode, declared as Codex 0.169
+          // declares it (with 2025-06-18 as the revision asked for): a
+          // server's question is shown to the thread whose call asked.
           // No roots, no sampling.
-          {"capabilities", {{"elicitation", json::object()}}},
+          {"capabilities",
+           {{"elicitation", {{"form", json::object()}, {"url", json::object()}}}}},
           {"clientInfo", {{"name", "parley"}, {"title", "parley"}, {"version", client_version}}}};
 }
 

@@ -18,6 +18,7 @@
 #include "actors/mcp/mcp_server.hpp"
 #include "actors/mcp/messages.hpp"
 #include "actors/mcp/tool_names.hpp"
+#include "actors/model/config/config_write.hpp"
 #include "actors/model/config/model_config.hpp"
 
 
@@ -288,6 +289,36 @@ caf::expected<json> reload(self_ptr self) {
   return json::object();
 }
 
+/// A model's call accepted "always" (from its turn): config.toml gets the
+/// tool's `[mcp_servers.S.tools.T] approval_mode = "approve"`, as Codex
+/// writes it, and the tool is offered as `approve` from now on (no
+/// restart: the approval mode matters to the calls, not to the server).
+/// Only for a server whose table is in the file (one that -c alone
+/// configures is not written, as Codex writes only a server its user
+/// config has). The hub is detached: the write blocks its own thread only.
+caf::expected<json> persist_approval(self_ptr self, const json& params) {
+  auto server = required_string(params, "server");
+  if (!server) return server.error();
+  auto tool = required_string(params, "tool");
+  if (!tool) return tool.error();
+  auto it = self->state.servers.find(*server);
+  if (it == self->state.servers.end())
+    return make_error(errc::internal, "unknown MCP server '" + *server + "'");
+  const auto& path = self->state.options.config_file;
+  if (path.empty()) return make_error(errc::internal, "parley reads no config.toml");
+  auto written = model_config::set_table_value(path, {"mcp_servers", *server, "tools", *tool},
+                                               "approval_mode", "approve", 2);
+  if (!written) {
+    PARLEY_WARN("mcp event=approval_not_persisted server={} tool={} file={} why=\"{}\"", *server,
+                *tool, path, written.message);
+    return make_error(errc::internal, "config.toml was not written: " + written.message);
+  }
+  it->second.config.tool_approval_modes[*tool] = "approve";
+  refresh_offer(self);
+  PARLEY_INFO("mcp event=approval_persisted server={} tool={} file={}", *server, *tool, path);
+  return json::object();
+}
+
 caf::behavior hub(self_ptr self, hub_options options) {
   if (options.parent_environment.empty())
     for (char** e = environ; e && *e; ++e) options.parent_environment.emplace_back(*e);
@@ -362,6 +393,7 @@ caf::behavior hub(self_ptr self, hub_options options) {
         if (method == "mcpServerStatus/list") return answer(status_list(self, params));
         if (method == "config/mcpServer/reload") return answer(reload(self));
         if (method == "mcpServer/oauth/login") return answer(oauth_login(self, params));
+        if (method == "mcpToolApproval/persist") return answer(persist_approval(self, params));
         // A model's call from its turn: the client method's checks, with
         // progress and cancellation for the turn (mcp_server.cpp).
         bool model_call = method == "mcpToolCall";

@@ -14,6 +14,9 @@
 //     "mcpToolCall"              a model's call, from its turn: {server, tool,
 //                                arguments, progressToken} -> CallToolResult; the
 //                                turn hears (parley::atom::mcp_progress, token, line)
+//     "mcpToolApproval/persist"  a model's call accepted "always", from its turn:
+//                                {server, tool} -> {}: config.toml gets the tool's
+//                                approval_mode = "approve", and the offer with it
 //   (parley::atom::mcp_tools, known generation) -> (generation, tools JSON or "")
 //   (parley::atom::mcp_cancel, server, progressToken): a turn gave its call up
 // (core/services.hpp, mcp_port, says what a turn sees of these.)

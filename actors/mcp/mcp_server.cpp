@@ -88,6 +88,8 @@ struct elicitation_entry {
   json request_id;
   uint64_t generation = 0;
   std::string thread_id;
+  /// URL mode (the user goes to a URL): the answer carries no content.
+  bool url_mode = false;
   /// The thread's approval actor for it; invalid while the thread is asked
   /// for one.
   approval_actor approval;
@@ -681,11 +683,11 @@ void decline_at_once(self_ptr self, const json& id, const std::string& why) {
 /// What the server is told: the client's answer as MCP's ElicitResult; a
 /// cancel (an interrupt, a withdrawal) cancels; anything else declines:
 /// the deadline, an error or malformed answer, nobody to ask.
-json result_of(const approval_outcome& out) {
+json result_of(const approval_outcome& out, bool url_mode) {
   using kind = approval_outcome::kind;
   if (out.how == kind::decided && out.decision.answer.is_object()
       && out.decision.answer.contains("action"))
-    return out.decision.answer;
+    return elicit_result_of_answer(out.decision.answer, url_mode);
   if (out.how == kind::cancelled) return elicit_result("cancel");
   return elicit_result("decline");
 }
@@ -715,6 +717,7 @@ void run_elicitation(self_ptr self, uint64_t token, approval_actor approval) {
   auto it = st.elicitations.find(token);
   if (it == st.elicitations.end()) return;
   it->second.approval = approval;
+  bool url_mode = it->second.url_mode;
   if (it->second.withdrawn) {
     // Its call ended while the thread was asked: never started.
     self->send_exit(approval, make_error(errc::interrupted, "call ended"));
@@ -722,8 +725,8 @@ void run_elicitation(self_ptr self, uint64_t token, approval_actor approval) {
   }
   self->request(approval, caf::infinite, parley::atom::decide::value)
       .then(
-          [self, token](approval_outcome& out) {
-            answer_elicitation(self, token, result_of(out), to_string(out.how));
+          [self, token, url_mode](approval_outcome& out) {
+            answer_elicitation(self, token, result_of(out, url_mode), to_string(out.how));
           },
           [self, token](caf::error& err) {
             PARLEY_WARN("mcp event=elicitation_failed server={} elicitation={} error=\"{}\"",
@@ -752,15 +755,18 @@ void on_elicitation(self_ptr self, incoming& m) {
   e.request_id = m.id;
   e.generation = st.generation;
   e.thread_id = route.owner->thread_id;
+  e.url_mode = is_url_mode(m.params);
   approval_ask ask;
   ask.thread_id = route.owner->thread_id;
   ask.request = client_request::elicitation;
   ask.request_turn = route.owner->turn_id;
   ask.request_item = "mcp-elicitation-" + name_of(self) + "-" + std::to_string(token);
   ask.request_params = elicitation_request_params(name_of(self), *route.owner, m.params);
-  PARLEY_INFO("mcp event=elicitation_asked server={} elicitation={} id={} thread={} turn={}",
+  PARLEY_INFO("mcp event=elicitation_asked server={} elicitation={} id={} thread={} turn={} "
+              "mode={}",
               name_of(self), token, m.id.dump(), route.owner->thread_id,
-              route.owner->turn_id.empty() ? "null" : route.owner->turn_id);
+              route.owner->turn_id.empty() ? "null" : route.owner->turn_id,
+              e.url_mode ? "url" : "form");
   self->request(st.options.threads, elicitation_handover, parley::atom::elicit::value, std::move(ask))
       .then([self, token](approval_actor& approval) { run_elicitation(self, token, approval); },
             [self, token](caf::error& err) {
@@ -794,6 +800,15 @@ void on_notification(self_ptr self, incoming& m) {
     return;
   }
   if (m.method == "notifications/progress") return on_progress(self, m.params);
+  if (m.method == "notifications/elicitation/complete") {
+    // A URL-mode elicitation's flow ended out of band. Codex 0.169 does
+    // nothing with it (its answer went back when the user accepted), and
+    // neither does parley: the call it was for goes on by itself.
+    auto id = m.params.is_object() ? m.params.value("elicitationId", json()) : json();
+    PARLEY_INFO("mcp event=elicitation_complete server={} elicitation_id={}", name_of(self),
+                id.dump());
+    return;
+  }
   if (m.method == "notifications/message") {
     auto& st = self->state;
     if (st.messages_logged++ >= max_messages_logged) {

@@ -133,6 +133,9 @@ void on_mcp_progress(self_ptr self, const std::string& token, const std::string&
 /// tool in the thread run unasked); anything else fails the item as Codex
 /// says it, or ends the turn interrupted when the ask was cancelled.
 void settle_mcp_approval(self_ptr self, const approval_outcome& out);
+/// Accepted "always": the hub writes the tool's approval_mode = "approve"
+/// into config.toml; then the call (written or not).
+void persist_mcp_approval(self_ptr self);
 /// A call whose start was stored before a restart: failed, never again.
 /// One asked of a person and not started: asked again, or its stored
 /// decision applied once.

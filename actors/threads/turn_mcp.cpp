@@ -13,6 +13,8 @@
 // through an approval actor as an mcpServer/elicitation/request, stored
 // before it is asked (a restart asks again); only an explicit accept
 // calls the tool, and anything else fails the item as Codex says it.
+// Accepted "always", the hub first writes the tool's approval_mode =
+// "approve" into config.toml (the session remembers it either way).
 
 #include <caf/sec.hpp>
 #include <caf/send.hpp>
@@ -36,6 +38,9 @@ namespace {
 using protocol::item_status;
 
 constexpr auto mcp_offer_timeout = std::chrono::seconds(2);
+// How long the hub may take to write an "always" into config.toml (a
+// file on a local disk; this is only a backstop).
+constexpr auto mcp_persist_timeout = std::chrono::seconds(10);
 
 /// What the model is told of a call that may have run when parley stopped.
 constexpr const char* mcp_lost_text
@@ -185,6 +190,7 @@ void ask_mcp_approval(self_ptr self, const mcp_offered_tool& offered) {
   subject.arguments = m.item.arguments;
   subject.title = offered.title;
   subject.description = offered.description;
+  subject.annotations = offered.annotations;
   subject.mode = mode_of(offered.approval_mode);
   m.approval = protocol::mcp_approval_request_params(subject);
   st.action = action_of(st, m);
@@ -285,12 +291,14 @@ void settle_mcp_approval(self_ptr self, const approval_outcome& out) {
     case protocol::mcp_approval_answer::cancel:
       fail_mcp_call(self, protocol::mcp_cancelled_text);
       return next_step(self);
-    case protocol::mcp_approval_answer::accept_for_session: {
+    case protocol::mcp_approval_answer::accept_for_session:
+    case protocol::mcp_approval_answer::accept_always: {
       // Later calls of the tool in this thread run unasked (in memory, as
       // Codex keeps them: gone when the thread unloads).
       mcp_tool_grant g{m.item.server, m.item.tool};
       st.settings.grants.mcp_tools.insert(mcp_tool_key(g.server, g.tool));
       self->send(st.conversation, atom::grant::value, std::move(g));
+      if (answer == protocol::mcp_approval_answer::accept_always) return persist_mcp_approval(self);
       break;
     }
     case protocol::mcp_approval_answer::accept:
@@ -298,6 +306,33 @@ void settle_mcp_approval(self_ptr self, const approval_outcome& out) {
   }
   // Accepted: stored as started before it is sent (never twice).
   record_started(self, [self] { send_mcp_call(self); });
+}
+
+void persist_mcp_approval(self_ptr self) {
+  auto& st = self->state;
+  const auto& m = *st.mcp;
+  auto item = m.item.id;
+  // Then the call, whether it was written or not (Codex's order: the
+  // session remembers the tool either way).
+  auto then = [self, item](const std::string& outcome) {
+    auto& state = self->state;
+    if (state.finished || !state.mcp || state.mcp->item.id != item) return;  // interrupted
+    PARLEY_INFO("turn {} event=mcp_approval_persisted item={} server={} tool={} outcome=\"{}\"",
+                state.settings.turn_id, item, state.mcp->item.server, state.mcp->item.tool,
+                outcome);
+    record_started(self, [self] { send_mcp_call(self); });
+  };
+  if (!st.svc.mcp.hub) return then("no MCP hub: remembered for the session only");
+  // The hub writes `[mcp_servers.S.tools.T] approval_mode = "approve"` into
+  // config.toml and offers the tool as `approve` from then on: the next
+  // thread and the next start do not ask.
+  protocol::json params = {{"server", m.item.server}, {"tool", m.item.tool}};
+  self->request(st.svc.mcp.hub, mcp_persist_timeout, atom::mcp_call::value,
+                std::string{"mcpToolApproval/persist"}, params.dump())
+      .then([then](std::string&) { then("written to config.toml"); },
+            [then](caf::error& err) {
+              then("not written (remembered for the session only): " + message_of(err));
+            });
 }
 
 void cancel_mcp_call(self_ptr self) {

@@ -10,6 +10,7 @@ a tool really ran.
                in the test's config decides)
   ask          readOnlyHint: true; asks the user through elicitation/create
                and answers with the action it got back
+  shred        destructiveHint: true (mcp_approvals accepts it "always")
 
 Usage: mcp_annotated_server.py LOG
 """
@@ -25,6 +26,7 @@ TOOLS = [
     {"name": "wipe", "title": "Wipe the disk", "description": "Erases everything.",
      "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
     {"name": "ask", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+    {"name": "shred", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
 ]
 
 

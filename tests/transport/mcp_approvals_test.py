@@ -7,9 +7,10 @@ annotations (mcp_annotated_server.py, which logs every call it runs):
 - a tool without annotations (`auto`) and a destructive one in `approve`
   mode run unasked;
 - a destructive tool asks first: mcpServer/elicitation/request with
-  `_meta.codex_approval_kind = "mcp_tool_call"`, `persist: "session"` and
-  the call's params, after the item started; accepted on stdio it runs once,
-  the WebSocket client's prompt is resolved;
+  `_meta.codex_approval_kind = "mcp_tool_call"`, `persist: ["session",
+  "always"]`, the tool's name and annotations and the call's params, after
+  the item started; accepted on stdio it runs once, the WebSocket client's
+  prompt is resolved;
 - raced: the WebSocket client declines first, the stdio accept after it is
   refused: the call does not run, the item fails "user rejected MCP tool
   call" and the model is told so;
@@ -17,6 +18,9 @@ annotations (mcp_annotated_server.py, which logs every call it runs):
 - a client that disconnects is no answer: the one left decides;
 - `prompt` mode asks even for a read-only tool and offers no session scope;
 - accepted for the session: the next call of the tool runs unasked;
+- accepted "always": config.toml gets `[mcp_servers.annot.tools.shred]
+  approval_mode = "approve"` (appended, the file's comments kept), and the
+  tool runs unasked in the same turn, in a new thread and after a restart;
 - turn/interrupt while asked: nothing runs, the turn is interrupted;
 - a granular policy with mcp_elicitations false: the server's own
   elicitation is declined without asking anyone (logged);
@@ -150,13 +154,25 @@ def test_accepted(p, ws, mock, thread, log):
           and prm["message"] == 'Allow the annot MCP server to run tool "delete_file"?'
           and w["params"] == prm,
           "a destructive tool asks both clients first, as a form elicitation (%s)" % prm["message"])
-    check(meta.get("codex_approval_kind") == "mcp_tool_call" and meta.get("persist") == "session"
+    check(meta.get("codex_approval_kind") == "mcp_tool_call"
+          and meta.get("persist") == ["session", "always"]
+          and meta.get("tool_name") == "delete_file"
+          and meta.get("tool_annotations") == {"destructiveHint": True}
           and meta.get("tool_params") == {"path": "/tmp/a"}
           and meta.get("tool_params_display") == [{"name": "path", "value": "/tmp/a",
                                                    "display_name": "path"}],
-          "its _meta is Codex's: the approval kind, the session scope, the call's params (%s)" % meta)
+          "its _meta is Codex's: the approval kind, the scopes offered, the tool, the call's "
+          "params (%s)" % meta)
     check(started["_at"] <= a["_at"] and runs(log, "delete_file") == [],
           "the item started before the question, and nothing ran yet")
+    # Codex 0.169's id for it on the wire is a number too (its
+    # `mcp_tool_call_approval_<callId>` names the question inside Codex
+    # only): a reply under that string is a foreign one, refused and logged.
+    p.write({"id": "mcp_tool_call_approval_" + started["params"]["item"]["id"],
+             "result": {"action": "accept"}})
+    time.sleep(0.3)
+    check(runs(log, "delete_file") == [] and 'event=unknown_response id=mcp_tool_call_approval_'
+          in p.log_text(), "a reply under Codex's internal question id is foreign: refused, logged")
     p.write({"id": a["id"], "result": {"action": "accept"}})
     ws.wait(resolved_for(w["id"]))
     done = mcp_done(p.events_of(turn))
@@ -250,6 +266,53 @@ def test_session(p, thread, log):
           "accepted for the session: the tool's next call runs unasked")
 
 
+def test_always(p, root, log):
+    """Accepted "always": written into config.toml, asked never again."""
+    config = os.path.join(root, "config.toml")
+    with open(config) as f:
+        before = f.read()
+    t3 = p.start_thread()
+    turn = p.start_turn(t3, text('mock: tool mcp__annot__shred {"n": 1}',
+                                 'mock: tool mcp__annot__shred {"n": 2}', "mock: say shredded"))
+    a = p.wait(is_ask)
+    check((a["params"].get("_meta") or {}).get("persist") == ["session", "always"],
+          "a tool in `auto` mode is offered \"always\"")
+    p.write({"id": a["id"], "result": {"action": "accept", "_meta": {"persist": "always"}}})
+    events = p.events_of(turn)
+    with open(config) as f:
+        after = f.read()
+    check(after == before + '[mcp_servers.annot.tools.shred]\napproval_mode = "approve"\n',
+          "accepted always: config.toml gets the tool's approval_mode = \"approve\", appended, "
+          "the rest of the file (its comment too) as it was")
+    check([i["status"] for i in mcp_done(events)] == ["completed", "completed"]
+          and not [m for m in events if is_ask(m)]
+          and runs(log, "shred") == [{"n": 1}, {"n": 2}],
+          "the call runs, and the tool's next call in the turn runs unasked")
+    left = [f for f in os.listdir(root) if f.startswith("config.toml.")]
+    check(not left, "no temporary file is left beside config.toml %s" % left)
+    t4 = p.start_thread()
+    events = p.events_of(p.start_turn(t4, text('mock: tool mcp__annot__shred {"n": 3}',
+                                               "mock: say again")))
+    check([i["status"] for i in mcp_done(events)] == ["completed"]
+          and not [m for m in events + p.kept if is_ask(m) and m["params"]["threadId"] == t4]
+          and runs(log, "shred")[-1] == {"n": 3},
+          "a new thread's call of it runs unasked")
+    check("mcp event=approval_persisted server=annot tool=shred" in p.log_text(),
+          "the log says where it was written")
+
+
+def test_always_after_restart(root, mock, log):
+    p = Parley(root, mock)
+    thread = p.start_thread()
+    events = p.events_of(p.start_turn(thread, text('mock: tool mcp__annot__shred {"n": 4}',
+                                                   "mock: say after the restart")))
+    check([i["status"] for i in mcp_done(events)] == ["completed"]
+          and not [m for m in events + p.kept if is_ask(m)]
+          and runs(log, "shred")[-1] == {"n": 4},
+          "after a restart too, the tool accepted always runs unasked")
+    check(p.stop() == 0, "parley exits 0 when stdin closes")
+
+
 def test_interrupt(p, thread, log):
     # A thread of its own: the other one remembers delete_file for the session.
     t2 = p.start_thread()
@@ -322,7 +385,8 @@ def main():
     root = tempfile.mkdtemp(prefix="parley-mcp-approvals-")
     log = os.path.join(root, "calls.log")
     with open(os.path.join(root, "config.toml"), "w") as f:
-        f.write('[mcp_servers.annot]\ncommand = %s\nargs = [%s, %s]\n\n'
+        f.write('# the approval tests\' server\n'
+                '[mcp_servers.annot]\ncommand = %s\nargs = [%s, %s]\n\n'
                 '[mcp_servers.annot.tools.wipe]\napproval_mode = "approve"\n\n'
                 '[mcp_servers.annot.tools.read_file]\napproval_mode = "prompt"\n'
                 % (json.dumps(sys.executable), json.dumps(SERVER), json.dumps(log)))
@@ -341,6 +405,7 @@ def main():
                      lambda: test_client_leaves(p, ws, mock, thread, log),
                      lambda: test_prompt_mode(p, thread, log),
                      lambda: test_session(p, thread, log),
+                     lambda: test_always(p, root, log),
                      lambda: test_interrupt(p, thread, log),
                      lambda: test_granular(p, log)):
             try:
@@ -348,6 +413,10 @@ def main():
             except Exception as e:  # a hang is a failure of this test, not of the run
                 check(False, "raised %s: %s" % (type(e).__name__, e))
         check(p.stop() == 0, "parley exits 0 when stdin closes")
+        try:
+            test_always_after_restart(root, mock, log)
+        except Exception as e:
+            check(False, "always after a restart: raised %s: %s" % (type(e).__name__, e))
         try:
             test_kill_9_while_asked(root, mock, log)
         except Exception as e:

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """MCP elicitations through the real `parley app-server` (issue 30).
 
-parley declares form-mode elicitation to its MCP servers, so the reference
-`@modelcontextprotocol/server-everything` (installed from npm by
-mcp_servers_test.py's recipe, into the same cache) lists its elicitation
-tool. Through `mcpServer/tool/call` with a threadId, over stdio and a
+parley declares form- and url-mode elicitation to its MCP servers (as Codex
+0.169 does), so the reference `@modelcontextprotocol/server-everything`
+(installed from npm by mcp_servers_test.py's recipe, into the same cache)
+lists both its elicitation tools. Through `mcpServer/tool/call` with a threadId, over stdio and a
 WebSocket client subscribed to the same thread:
 
 - accepted with content: both clients are asked (mcpServer/elicitation/
   request, turnId null), the stdio one answers, the tool's result shows the
   content, the WebSocket one gets serverRequest/resolved;
 - declined; timed out (--approval-timeout: declines, the tool says so);
+- url mode (trigger-url-elicitation): Codex's params (url, elicitationId,
+  `_meta` null), accepted (the server hears accept, without the content a
+  client sent), declined by the other client, timed out;
 - raced: the WebSocket client answers first and wins (its `_meta` passed on
   to the server, as Codex does), the stdio answer that follows is refused
   and logged;
@@ -147,7 +150,9 @@ def main():
     check("trigger-elicitation-request" in tools,
           "form-mode elicitation declared: server-everything lists trigger-elicitation-request "
           "(%d tools)" % len(tools))
-    check("trigger-url-elicitation" not in tools, "url mode is not declared")
+    check("trigger-url-elicitation" in tools,
+          "url mode declared: server-everything lists trigger-url-elicitation (15 tools as to "
+          "Codex: %d)" % len(tools))
 
     def call(server, tool, arguments=None):
         return stdio.send("mcpServer/tool/call", {"server": server, "threadId": thread, "tool": tool,
@@ -189,6 +194,45 @@ def main():
     ws.wait(resolved_for(w["id"]))
     check("declined" in text and time.monotonic() - t0 >= 1.9,
           "timed out after --approval-timeout: declined, both prompts resolved (%.1f s)"
+          % (time.monotonic() - t0))
+
+    # -- url mode: accepted, declined, timed out ----------------------------------------
+    url_args = {"url": "https://example.com/login?x=1", "elicitationId": "el-1"}
+    i = call("everything", "trigger-url-elicitation", url_args)
+    a = stdio.wait(is_ask)
+    w = ws.wait(is_ask)
+    p = a["params"]
+    want = {"threadId": thread, "turnId": None, "serverName": "everything", "mode": "url",
+            "_meta": None, "message": "Please open the link to complete this action.",
+            "url": url_args["url"], "elicitationId": "el-1"}
+    check(p == want and w["params"] == p,
+          "url mode: both clients are asked with Codex's params (%s)" % json.dumps(p)[:300])
+    # A client's content is form mode's: the server is not sent it in url mode.
+    stdio.write({"id": a["id"], "result": {"action": "accept", "content": {"x": "y"}}})
+    text = text_of(stdio.reply_to(i))
+    check("completed the URL elicitation flow" in text and "el-1" in text
+          and '"action": "accept"' in text and '"content"' not in text,
+          "url mode accepted: the server hears accept without content (%s)"
+          % text[:120].replace("\n", " | "))
+    ws.wait(resolved_for(w["id"]))
+
+    i = call("everything", "trigger-url-elicitation", url_args)
+    a = stdio.wait(is_ask)
+    w = ws.wait(is_ask)
+    ws.write({"id": w["id"], "result": {"action": "decline"}})
+    text = text_of(stdio.reply_to(i))
+    check("declined to open the URL" in text, "url mode declined: the tool says so (%s)" % text[:70])
+    stdio.wait(resolved_for(a["id"]))
+
+    t0 = time.monotonic()
+    i = call("everything", "trigger-url-elicitation", url_args)
+    a = stdio.wait(is_ask)
+    w = ws.wait(is_ask)
+    text = text_of(stdio.reply_to(i, timeout=15))
+    stdio.wait(resolved_for(a["id"]))
+    ws.wait(resolved_for(w["id"]))
+    check("declined to open the URL" in text and time.monotonic() - t0 >= 1.9,
+          "url mode timed out after --approval-timeout: declined, both prompts resolved (%.1f s)"
           % (time.monotonic() - t0))
 
     # -- raced: the WebSocket client first, the stdio answer refused ----------------------

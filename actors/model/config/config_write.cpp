@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -90,8 +91,7 @@ void merge_into(toml::table& into, toml::table& from) {
   }
 }
 
-void apply(toml::table& root, const config_edit& e) {
-  auto path = split_path(e.key_path);
+void apply_at(toml::table& root, const std::vector<std::string>& path, const config_edit& e) {
   toml::table* at = &root;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     auto* next = at->get(path[i]);
@@ -117,6 +117,55 @@ void apply(toml::table& root, const config_edit& e) {
     return;
   }
   at->insert_or_assign(leaf, std::move(*node));
+}
+
+void apply(toml::table& root, const config_edit& e) { apply_at(root, split_path(e.key_path), e); }
+
+/// A key as TOML writes it: bare when it can be, else a basic string.
+std::string toml_key(const std::string& name) {
+  bool bare = !name.empty();
+  for (unsigned char c : name)
+    bare = bare && (std::isalnum(c) || c == '_' || c == '-');
+  if (bare) return name;
+  std::string out = "\"";
+  for (unsigned char c : name) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+/// `before` with `[table] key = value` appended, or "" when that would not
+/// read as `expected` (the table is there already, or defined another way).
+std::string appended(const std::string& before, const std::vector<std::string>& table_path,
+                     const std::string& key, const json& value, const toml::table& expected,
+                     const std::string& path) {
+  std::string header = "[";
+  for (size_t i = 0; i < table_path.size(); ++i)
+    header += (i ? "." : "") + toml_key(table_path[i]);
+  header += "]\n";
+  toml::table one;
+  one.insert_or_assign(key, std::move(*to_toml(value, key)));
+  constexpr auto flags
+      = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
+  std::ostringstream body;
+  body << toml::toml_formatter{one, flags} << "\n";
+  auto after = before;
+  if (!after.empty() && after.back() != '\n') after += '\n';
+  after += header + body.str();
+  try {
+    if (toml::parse(after, path) == expected) return after;
+  } catch (const toml::parse_error&) {
+  }
+  return {};
 }
 
 /// Reads the whole file; "" when it does not exist.
@@ -224,6 +273,50 @@ write_result write_config(const std::string& path, const std::vector<config_edit
   write_result r;
   r.version = version_of(after);
   return r;
+}
+
+write_result set_table_value(const std::string& path, const std::vector<std::string>& table_path,
+                             const std::string& key, const nlohmann::json& value,
+                             size_t existing) {
+  using namespace config_write_detail;
+  std::string before, why;
+  if (!read_file(path, before, why)) return failed(write_error::validation, why);
+  toml::table root;
+  try {
+    root = toml::parse(before, path);
+  } catch (const toml::parse_error& e) {
+    return failed(write_error::validation,
+                  "Invalid configuration: " + std::string{e.description()});
+  }
+  const toml::table* at = &root;
+  for (size_t i = 0; i < existing && i < table_path.size(); ++i) {
+    const auto* next = at->get(table_path[i]);
+    if (!next || !next->is_table())
+      return failed(write_error::validation, path + " has no table `" + table_path[i] + "` there");
+    at = next->as_table();
+  }
+  auto segments = table_path;
+  segments.push_back(key);
+  config_edit edit{key, value, false};
+  auto unchanged = root;
+  try {
+    apply_at(root, segments, edit);
+  } catch (const edit_problem& p) {
+    return failed(p.error, p.message);
+  }
+  if (root == unchanged) return {};  // says so already: the file as it is
+  auto after = appended(before, table_path, key, value, root, path);
+  if (after.empty()) {  // the table is in the file already: rewritten
+    std::ostringstream out;
+    constexpr auto flags
+        = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
+    out << toml::toml_formatter{root, flags} << "\n";
+    after = out.str();
+  }
+  auto check = parse(after, path);
+  if (!check) return failed(write_error::validation, "Invalid configuration: " + check.error);
+  if (!replace_file(path, after, why)) return failed(write_error::validation, why);
+  return {};
 }
 
 }  // namespace parley::model_config

@@ -51,4 +51,19 @@ write_result write_config(const std::string& path, const std::vector<config_edit
                           const std::optional<std::string>& expected_version,
                           const version_fn& version_of);
 
+/// Sets `key = value` in the table named by `table_path` (each name as it
+/// is: an MCP tool's name may hold a dot) of the file at `path`, written
+/// whole or not at all, as write_config writes. The first `existing` names
+/// must already be a table in the file (an MCP server's own table: a value
+/// is never written for a server the file does not configure); else
+/// nothing is written (validation). When the file has no such table yet,
+/// its text is kept: the table is appended (`[a.b."c.d"]` then `key =
+/// value`, as Codex's own edit of config.toml adds one), and the result must
+/// read as the old file with the value set; otherwise toml++ rewrites the
+/// file (values kept, comments not). A file that says so already is left
+/// as it is. The result's version is "".
+write_result set_table_value(const std::string& path, const std::vector<std::string>& table_path,
+                             const std::string& key, const nlohmann::json& value,
+                             size_t existing);
+
 }  // namespace parley::model_config

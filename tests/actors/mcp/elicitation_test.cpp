@@ -81,9 +81,49 @@ TEST(elicitation_judge, malformed_requests_say_what_is_wrong) {
   EXPECT_NE(elicitation_problem(required), "");
 }
 
-TEST(elicitation_judge, url_mode_is_not_offered) {
+TEST(elicitation_judge, url_mode_needs_a_message_a_url_and_an_id) {
   json url = {{"mode", "url"}, {"message", "log in"}, {"url", "https://x"}, {"elicitationId", "e"}};
-  EXPECT_NE(elicitation_problem(url).find("not offered"), std::string::npos);
+  EXPECT_EQ(elicitation_problem(url), "");
+  EXPECT_TRUE(is_url_mode(url));
+  EXPECT_FALSE(is_url_mode(form(json::object())));
+  for (const char* key : {"message", "url", "elicitationId"}) {
+    auto missing = url;
+    missing.erase(key);
+    EXPECT_NE(elicitation_problem(missing).find(key), std::string::npos) << key;
+    auto wrong = url;
+    wrong[key] = 7;
+    EXPECT_NE(elicitation_problem(wrong), "") << key;
+  }
+  auto empty = url;
+  empty["url"] = "";
+  EXPECT_NE(elicitation_problem(empty), "");
+  // Neither a schema nor anything else of form mode is looked at.
+  url["requestedSchema"] = 1;
+  EXPECT_EQ(elicitation_problem(url), "");
+}
+
+TEST(elicitation_judge, other_modes_are_not_offered) {
+  auto other = form(json::object(), {{"mode", "openai/form"}});
+  EXPECT_NE(elicitation_problem(other).find("not offered"), std::string::npos);
+  EXPECT_NE(elicitation_problem(form(json::object(), {{"mode", 1}})), "");
+}
+
+TEST(elicitation_judge, a_url_mode_client_is_sent_codex_params) {
+  json url = {{"mode", "url"}, {"message", "log in"}, {"url", "https://x/y"}, {"elicitationId", "e-1"}};
+  auto p = elicitation_request_params("everything", {"t1", "turn-a"}, url);
+  // Codex 0.169's keys, `_meta` null when the server sent none.
+  EXPECT_EQ(p, json({{"threadId", "t1"}, {"turnId", "turn-a"}, {"serverName", "everything"},
+                     {"mode", "url"}, {"_meta", nullptr}, {"message", "log in"},
+                     {"url", "https://x/y"}, {"elicitationId", "e-1"}}));
+  url["_meta"] = {{"k", 1}};
+  EXPECT_EQ(elicitation_request_params("s", {"t1", ""}, url)["_meta"], url["_meta"]);
+}
+
+TEST(elicitation_judge, a_url_mode_answer_carries_no_content) {
+  json answer = {{"action", "accept"}, {"content", {{"x", 1}}}, {"_meta", {{"k", 2}}}};
+  EXPECT_EQ(elicit_result_of_answer(answer, true),
+            json({{"action", "accept"}, {"_meta", {{"k", 2}}}}));
+  EXPECT_EQ(elicit_result_of_answer(answer, false), answer);
 }
 
 TEST(elicitation_judge, the_client_is_sent_codex_params) {

@@ -22,9 +22,10 @@ TEST(mcp_framing, requests_and_notifications_are_one_line_of_json_rpc) {
   auto init = initialize_params("1.2.3");
   EXPECT_EQ(init["protocolVersion"], requested_protocol_version);
   EXPECT_EQ(init["clientInfo"]["name"], "parley");
-  // Form-mode elicitation only (MCP 2025-06-18's empty object); no roots,
-  // no sampling.
-  EXPECT_EQ(init["capabilities"], json({{"elicitation", json::object()}}));
+  // Elicitation in form and URL mode, as Codex 0.169 declares it; no
+  // roots, no sampling.
+  EXPECT_EQ(init["capabilities"],
+            json({{"elicitation", {{"form", json::object()}, {"url", json::object()}}}}));
 }
 
 TEST(mcp_framing, invalid_utf8_in_arguments_does_not_throw) {

@@ -87,6 +87,7 @@ mcp_approval_subject subject(mode m = mode::automatic) {
   s.arguments = {{"path", "/tmp/x"}, {"force", true}};
   s.title = "Delete a file";
   s.description = "Deletes it.";
+  s.annotations = {{"destructiveHint", true}};
   s.mode = m;
   return s;
 }
@@ -101,7 +102,9 @@ TEST(mcp_tool_approval, the_question_is_a_form_elicitation_with_codex_meta) {
   EXPECT_EQ(p["requestedSchema"], (json{{"type", "object"}, {"properties", json::object()}}));
   const auto& meta = p["_meta"];
   EXPECT_EQ(meta["codex_approval_kind"], "mcp_tool_call");
-  EXPECT_EQ(meta["persist"], "session");
+  EXPECT_EQ(meta["persist"], json({"session", "always"}));
+  EXPECT_EQ(meta["tool_name"], "delete_file");
+  EXPECT_EQ(meta["tool_annotations"], (json{{"destructiveHint", true}}));
   EXPECT_EQ(meta["tool_title"], "Delete a file");
   EXPECT_EQ(meta["tool_description"], "Deletes it.");
   EXPECT_EQ(meta["tool_params"], (json{{"path", "/tmp/x"}, {"force", true}}));
@@ -116,8 +119,9 @@ TEST(mcp_tool_approval, prompt_mode_offers_no_session_and_empty_fields_stay_out)
   s.title.clear();
   s.description.clear();
   s.arguments = nullptr;
+  s.annotations = nullptr;
   auto meta = mcp_approval_request_params(s)["_meta"];
-  EXPECT_EQ(meta, (json{{"codex_approval_kind", "mcp_tool_call"}}));
+  EXPECT_EQ(meta, (json{{"codex_approval_kind", "mcp_tool_call"}, {"tool_name", "delete_file"}}));
 }
 
 TEST(mcp_tool_approval, only_an_accept_runs_and_persist_session_remembers) {
@@ -133,9 +137,15 @@ TEST(mcp_tool_approval, only_an_accept_runs_and_persist_session_remembers) {
   EXPECT_EQ(read(json()), answer::cancel);
   EXPECT_EQ(read({{"action", "accept"}, {"_meta", {{"persist", "session"}}}}),
             answer::accept_for_session);
-  // "always" would write config.toml in Codex: here, the session.
+  // "always": config.toml is to say approval_mode = "approve".
   EXPECT_EQ(read({{"action", "accept"}, {"_meta", {{"persist", "always"}}}}),
-            answer::accept_for_session);
+            answer::accept_always);
+  EXPECT_EQ(read({{"action", "accept"}, {"_meta", {{"persist", {"session", "always"}}}}}),
+            answer::accept);  // the offer sent back is no choice
+  EXPECT_EQ(read({{"action", "decline"}, {"_meta", {{"persist", "always"}}}}), answer::decline);
+  EXPECT_EQ(read({{"action", "accept"},
+                  {"content", {{"mcp_tool_call_approval_call_7", "Allow and don't ask me again"}}}}),
+            answer::accept_always);
   // The question's labels, as a request_user_input answer would give them.
   EXPECT_EQ(read({{"action", "accept"},
                   {"content", {{"mcp_tool_call_approval_call_7", "Allow for this session"}}}}),
@@ -148,6 +158,8 @@ TEST(mcp_tool_approval, only_an_accept_runs_and_persist_session_remembers) {
             answer::accept);
   // A tool in `prompt` mode is never remembered.
   EXPECT_EQ(read({{"action", "accept"}, {"_meta", {{"persist", "session"}}}}, mode::prompt),
+            answer::accept);
+  EXPECT_EQ(read({{"action", "accept"}, {"_meta", {{"persist", "always"}}}}, mode::prompt),
             answer::accept);
 }
 

@@ -131,5 +131,79 @@ TEST_F(config_write_fixture, no_edits_answer_the_version_and_write_nothing) {
   EXPECT_EQ(text(), "model = \"a\"   # a comment\n");
 }
 
+// -- set_table_value (an MCP tool approved "always") ----------------------------------
+
+const std::vector<std::string> tool_table = {"mcp_servers", "files", "tools", "delete_file"};
+
+TEST_F(config_write_fixture, a_new_table_is_appended_and_the_text_kept) {
+  const std::string before
+      = "# my settings\nmodel = \"o3\"  # the model\n\n[mcp_servers.files]\ncommand = \"srv\"\n"
+        "# trailing words\n";
+  put(before);
+  auto r = set_table_value(path, tool_table, "approval_mode", "approve", 2);
+  ASSERT_TRUE(r) << r.message;
+  EXPECT_EQ(text(), before + "[mcp_servers.files.tools.delete_file]\napproval_mode = \"approve\"\n");
+  auto read = parse(text(), path);
+  ASSERT_TRUE(read) << read.error;
+  EXPECT_EQ(read.config->mcp.at("files").approval_mode("delete_file"), "approve");
+  EXPECT_EQ(read.config->model, "o3");
+  // Again (a decision applied twice after a restart): nothing changes.
+  auto once = text();
+  ASSERT_TRUE(set_table_value(path, tool_table, "approval_mode", "approve", 2));
+  EXPECT_EQ(text(), once);
+}
+
+TEST_F(config_write_fixture, names_that_are_not_bare_keys_are_quoted) {
+  put("[mcp_servers.files]\ncommand = \"srv\"");  // no newline at the end
+  auto r = set_table_value(path, {"mcp_servers", "files", "tools", "fs.delete \"x\""},
+                           "approval_mode", "approve", 2);
+  ASSERT_TRUE(r) << r.message;
+  EXPECT_NE(text().find("[mcp_servers.files.tools.\"fs.delete \\\"x\\\"\"]\n"), std::string::npos)
+      << text();
+  auto read = parse(text(), path);
+  ASSERT_TRUE(read) << read.error;
+  EXPECT_EQ(read.config->mcp.at("files").approval_mode("fs.delete \"x\""), "approve");
+}
+
+TEST_F(config_write_fixture, a_table_already_there_is_changed_in_place) {
+  put("[mcp_servers.files]\ncommand = \"srv\"\n[mcp_servers.files.tools.delete_file]\n"
+      "approval_mode = \"auto\"\n[mcp_servers.other]\ncommand = \"o\"\n");
+  auto r = set_table_value(path, tool_table, "approval_mode", "approve", 2);
+  ASSERT_TRUE(r) << r.message;
+  auto read = parse(text(), path);
+  ASSERT_TRUE(read) << read.error;
+  EXPECT_EQ(read.config->mcp.at("files").approval_mode("delete_file"), "approve");
+  EXPECT_EQ(read.config->mcp.at("other").command, "o");
+  EXPECT_EQ(text().find("approval_mode = \"auto\""), std::string::npos);
+  // An inline table too.
+  put("[mcp_servers.files]\ncommand = \"srv\"\n"
+      "tools = { delete_file = { approval_mode = \"auto\" } }\n");
+  r = set_table_value(path, tool_table, "approval_mode", "approve", 2);
+  ASSERT_TRUE(r) << r.message;
+  read = parse(text(), path);
+  ASSERT_TRUE(read) << read.error;
+  EXPECT_EQ(read.config->mcp.at("files").approval_mode("delete_file"), "approve");
+}
+
+TEST_F(config_write_fixture, a_server_the_file_does_not_configure_is_not_written) {
+  const std::string before = "model = \"o3\"\n";
+  put(before);
+  auto r = set_table_value(path, tool_table, "approval_mode", "approve", 2);
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error, write_error::validation);
+  EXPECT_EQ(text(), before);
+  fs::remove(path);
+  EXPECT_FALSE(set_table_value(path, tool_table, "approval_mode", "approve", 2));
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(config_write_fixture, no_temporary_file_is_left_behind) {
+  put("[mcp_servers.files]\ncommand = \"srv\"\n");
+  ASSERT_TRUE(set_table_value(path, tool_table, "approval_mode", "approve", 2));
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
 }  // namespace
 }  // namespace parley::model_config
