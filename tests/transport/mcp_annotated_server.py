@@ -11,6 +11,8 @@ a tool really ran.
   ask          readOnlyHint: true; asks the user through elicitation/create
                and answers with the action it got back
   shred        destructiveHint: true (mcp_approvals accepts it "always")
+  mixed        readOnlyHint: true; answers content of every kind (text, images
+               with and without a detail, audio, a resource, a resource link), for mcp_codex_compare's outputs
 
 Usage: mcp_annotated_server.py LOG
 """
@@ -27,6 +29,20 @@ TOOLS = [
      "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
     {"name": "ask", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
     {"name": "shred", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
+    {"name": "mixed", "description": "Answers every kind of content.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+     "annotations": {"readOnlyHint": True}},
+]
+
+MIXED = [
+    {"type": "text", "text": "first"},
+    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    {"type": "image", "data": "R0lGODlh", "mimeType": "image/gif", "_meta": {"codex/imageDetail": "low"}},
+    {"type": "image", "data": "data:image/png;base64,AAAA", "mimeType": "image/png", "_meta": {"codex/imageDetail": "original"}},
+    {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+    {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "A"}},
+    {"type": "resource_link", "uri": "file:///b.txt", "name": "b.txt"},
+    {"type": "text", "text": "last", "_meta": {"note": 1}},
 ]
 
 
@@ -65,6 +81,9 @@ def main():
                 waiting[eid] = i
                 send({"jsonrpc": "2.0", "id": eid, "method": "elicitation/create", "params": {
                     "message": "Go on?", "requestedSchema": {"type": "object", "properties": {}}}})
+                continue
+            if name == "mixed":
+                send({"jsonrpc": "2.0", "id": i, "result": {"content": MIXED}})
                 continue
             send({"jsonrpc": "2.0", "id": i,
                   "result": {"content": [{"type": "text", "text": "%s done" % name}]}})
