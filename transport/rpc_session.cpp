@@ -812,6 +812,8 @@ void session::ask(const approval_ask& ask, decision_sink sink) {
   req->key = ask.key;
   outgoing_.emplace(rid, std::move(req));
   request_of_key_.emplace(ask.key, rid);
+  PARLEY_DEBUG("connection event=ask id={} key={} method={} initialized={}", rid, ask.key,
+               shown.method, initialized_);
   write(protocol::encode_request(request_id{rid}, shown.method, shown.params));
 }
 

@@ -89,6 +89,7 @@ void ask_one(self_ptr self, const client_actor& client) {
   auto& st = self->state;
   if (prompt_of(st, client)) return;  // asked already
   st.prompts.push_back({client, true});
+  PARLEY_DEBUG("approval key={} event=ask client={}", st.ask.key, name_of(client));
   // No timeout of its own: the stage's deadline covers every client, and a
   // client that goes away answers with an error (its session fails its asks).
   self->request(client, caf::infinite, atom::ask::value, st.ask)

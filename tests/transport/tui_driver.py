@@ -2,6 +2,7 @@
 pieces the TUI tests share (the pane, typing, waiting on the screen, a parley
 server on ws://127.0.0.1:0 and its log).
 """
+import atexit
 import json
 import os
 import re
@@ -13,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from app_server_peer import CODEX, codex_unavailable  # noqa: E402,F401
 
 SESSION = "parley-tui-%d" % os.getpid()
+KEEPER = SESSION + "-keeper"
 
 
 def skip(why):
@@ -73,15 +75,36 @@ def type_line(text):
             return
 
 
+def keep_tmux_server():
+    """Starts a session that outlives every TUI of this test: tmux's server
+    exits with its last session, and a `new-session` that reaches a server
+    on its way out fails ("server exited unexpectedly": 1 in 10 restarts
+    here, a TUI that never appeared in CI)."""
+    for _ in range(3):
+        if tmux("has-session", "-t", KEEPER).returncode == 0:
+            return
+        if tmux("new-session", "-d", "-s", KEEPER, "sleep 3600").returncode == 0:
+            atexit.register(tmux, "kill-session", "-t", KEEPER)
+            return
+        time.sleep(0.5)  # another test's server on its way out
+
+
 def start_tui(url, work, codex_home, *extra, env=""):
     """`env`: more NAME=VALUE words for the TUI's environment."""
     command = " ".join(CODEX + list(extra) + ["--remote", url])
+    keep_tmux_server()
     tmux("kill-session", "-t", SESSION)
     # The pane stays after the TUI exits (with its last words and exit
     # status), so a failure shows why.
-    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
-         "env CODEX_HOME=%s %s %s; echo \"[the TUI exited: $?]\"; sleep 600"
-         % (codex_home, env, command))
+    for attempt in range(3):
+        started = tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
+                       "env CODEX_HOME=%s %s %s; echo \"[the TUI exited: $?]\"; sleep 600"
+                       % (codex_home, env, command))
+        if started.returncode == 0 and tmux("has-session", "-t", SESSION).returncode == 0:
+            return
+        print("tmux new-session failed (attempt %d): %s" % (attempt + 1, started.stderr.strip()),
+              flush=True)
+        time.sleep(0.5)
 
 
 def thread_ids(url):
