@@ -54,8 +54,12 @@ def composer_holds(text):
     if not prompts or not lines[prompts[-1]].rstrip().endswith(text):
         return False
     # Once submitted, the turn's lines (a dialog, its work) follow the prompt.
+    # An MCP call shows "Calling ..." and its dialogs (a form's "Field 1/3",
+    # an approval's "esc to cancel") none of the words above: an Enter typed
+    # into one picks its first choice, accepting what nobody read.
     after = "\n".join(lines[prompts[-1] + 1:])
-    return not re.search(r"Working|Running|Would you like|Ran |Worked|interrupted", after)
+    return not re.search(r"Working|Running|Would you like|Ran |Worked|interrupted"
+                         r"|Calling |Called |Field \d+/|esc to cancel|needs your approval", after)
 
 
 def type_line(text):
@@ -81,10 +85,10 @@ def keep_tmux_server():
     on its way out fails ("server exited unexpectedly": 1 in 10 restarts
     here, a TUI that never appeared in CI)."""
     for _ in range(3):
-        if tmux("has-session", "-t", KEEPER).returncode == 0:
+        if tmux("has-session", "-t", "=" + KEEPER).returncode == 0:
             return
         if tmux("new-session", "-d", "-s", KEEPER, "sleep 3600").returncode == 0:
-            atexit.register(tmux, "kill-session", "-t", KEEPER)
+            atexit.register(tmux, "kill-session", "-t", "=" + KEEPER)
             return
         time.sleep(0.5)  # another test's server on its way out
 
@@ -93,14 +97,17 @@ def start_tui(url, work, codex_home, *extra, env=""):
     """`env`: more NAME=VALUE words for the TUI's environment."""
     command = " ".join(CODEX + list(extra) + ["--remote", url])
     keep_tmux_server()
-    tmux("kill-session", "-t", SESSION)
+    # "=": the exact name. tmux takes a bare name that matches no session as
+    # the prefix of one, so killing a SESSION not started yet killed the
+    # keeper (SESSION-keeper), and the server with it.
+    tmux("kill-session", "-t", "=" + SESSION)
     # The pane stays after the TUI exits (with its last words and exit
     # status), so a failure shows why.
     for attempt in range(3):
         started = tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "45", "-c", work,
                        "env CODEX_HOME=%s %s %s; echo \"[the TUI exited: $?]\"; sleep 600"
                        % (codex_home, env, command))
-        if started.returncode == 0 and tmux("has-session", "-t", SESSION).returncode == 0:
+        if started.returncode == 0 and tmux("has-session", "-t", "=" + SESSION).returncode == 0:
             return
         print("tmux new-session failed (attempt %d): %s" % (attempt + 1, started.stderr.strip()),
               flush=True)
