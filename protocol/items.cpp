@@ -178,7 +178,11 @@ json encode(const mcp_tool_call_item& x) {
               {"status", x.status},
               {"result", x.result ? *x.result : json(nullptr)},
               {"error", x.error ? json{{"message", *x.error}} : json(nullptr)},
-              {"durationMs", or_null(x.duration_ms)}};
+              {"durationMs", or_null(x.duration_ms)},
+              {"readOnlyHint", or_null(x.read_only_hint)},
+              {"pluginId", nullptr},
+              {"appContext", nullptr},
+              {"mcpAppUi", nullptr}};
 }
 
 json encode(const reasoning_item& x) {
@@ -305,6 +309,7 @@ void from_json(const json& j, thread_item& x) {
     if (auto e = j.find("error"); e != j.end() && e->is_object())
       i.error = e->value("message", std::string{});
     i.duration_ms = optional<int64_t>(j, "durationMs");
+    i.read_only_hint = optional<bool>(j, "readOnlyHint");
     x = std::move(i);
   } else if (type == "enteredReviewMode") {
     x = entered_review_mode_item{required<std::string>(j, "id"), required<std::string>(j, "review"),

@@ -132,6 +132,10 @@ struct mcp_tool_call_item {
   std::optional<json> result;          // McpToolCallResult
   std::optional<std::string> error;    // McpToolCallError's message
   std::optional<int64_t> duration_ms;
+  /// The tool's readOnlyHint annotation as the server listed it (none:
+  /// null). pluginId, appContext and mcpAppUi are always null: parley runs
+  /// config.toml's servers only (no plugins, no apps).
+  std::optional<bool> read_only_hint;
 };
 
 /// A review (review/start) began: `review` is what it looks at, as a

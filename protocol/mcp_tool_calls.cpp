@@ -3,37 +3,95 @@
 #include <cmath>
 #include <cstdio>
 
+#include "protocol/base64.hpp"
+
 namespace parley::protocol {
 
 namespace {
 
-std::string dumped(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+/// The server's JSON in the server's key order: the model reads what Codex
+/// sends it, which keeps that order.
+using ordered = nlohmann::ordered_json;
+
+template <class Json>
+std::string dumped(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-/// One content block as a Responses content part.
-json content_part(const json& block, bool& image) {
+const char* const audio_omitted = "<audio content omitted because you do not support audio input>";
+const char* const image_unreadable = "image content omitted because it could not be processed";
+
+bool is_audio(const json& block) {
+  return block.is_object() && block.value("type", json()) == "audio" && block.contains("data")
+         && block["data"].is_string();
+}
+
+/// The detail a server asks for an image (Codex's `codex/imageDetail`);
+/// "high" otherwise.
+std::string image_detail(const ordered& block) {
+  if (auto m = block.find("_meta"); m != block.end() && m->is_object()) {
+    auto d = m->value("codex/imageDetail", ordered());
+    if (d.is_string() && (d == "auto" || d == "low" || d == "high" || d == "original"))
+      return d.get<std::string>();
+  }
+  return "high";
+}
+
+uint32_t big_endian(const std::string& b, size_t at) {
+  return (static_cast<uint32_t>(static_cast<unsigned char>(b[at])) << 24)
+         | (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 1])) << 16)
+         | (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 2])) << 8)
+         | static_cast<uint32_t>(static_cast<unsigned char>(b[at + 3]));
+}
+
+/// Whether the bytes start as an image Codex can read (PNG, JPEG, GIF,
+/// WebP). Codex decodes the whole image; parley reads its header only.
+bool readable_image(const std::string& b) {
+  if (b.size() >= 24 && b.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0 && b.compare(12, 4, "IHDR") == 0)
+    return big_endian(b, 16) > 0 && big_endian(b, 20) > 0;
+  if (b.size() >= 4 && b.compare(0, 3, "\xff\xd8\xff") == 0) return true;
+  if (b.size() >= 13 && (b.compare(0, 6, "GIF87a") == 0 || b.compare(0, 6, "GIF89a") == 0))
+    return (b[6] || b[7]) && (b[8] || b[9]);
+  return b.size() >= 16 && b.compare(0, 4, "RIFF") == 0 && b.compare(8, 4, "WEBP") == 0;
+}
+
+/// An image block as Codex passes it: an input_image with a data: URL, or
+/// the text saying why it was left out.
+json image_part(const ordered& block) {
+  auto detail = image_detail(block);
+  if (detail == "low")
+    return {{"type", "input_text"},
+            {"text", "image content omitted because detail 'low' is not supported; use 'high', "
+                     "'original', or 'auto'"}};
+  auto data = block["data"].get<std::string>();
+  std::string payload = data;
+  if (data.rfind("data:", 0) == 0) {
+    auto comma = data.find(',');
+    bool base64 = comma != std::string::npos && comma >= 7 && data.compare(comma - 7, 7, ";base64") == 0;
+    payload = base64 ? data.substr(comma + 1) : std::string{};
+  } else {
+    auto mime = block.value("mimeType", ordered());
+    data = "data:" + (mime.is_string() ? mime.get<std::string>() : "application/octet-stream")
+           + ";base64," + data;
+  }
+  std::string why;
+  auto bytes = base64_decode(payload, why);
+  if (!bytes || !readable_image(*bytes)) return {{"type", "input_text"}, {"text", image_unreadable}};
+  return {{"type", "input_image"}, {"image_url", data}, {"detail", detail}};
+}
+
+/// One content block as a Responses content part: text, image and audio
+/// blocks as Codex reads them (a field of the wrong type makes the block
+/// unknown), anything else as its JSON text.
+json content_part(const ordered& block) {
   auto type = block.is_object() ? block.value("type", std::string{}) : std::string{};
   if (type == "text" && block.contains("text") && block["text"].is_string())
-    return {{"type", "input_text"}, {"text", block["text"]}};
-  if (type == "image" && block.contains("data") && block["data"].is_string()) {
-    image = true;
-    auto data = block["data"].get<std::string>();
-    if (data.rfind("data:", 0) != 0) {
-      auto mime = block.contains("mimeType") && block["mimeType"].is_string()
-                      ? block["mimeType"].get<std::string>()
-                      : std::string{"application/octet-stream"};
-      data = "data:" + mime + ";base64," + data;
-    }
-    json part = {{"type", "input_image"}, {"image_url", data}};
-    // A server may ask for a detail level (Codex's `codex/imageDetail`).
-    if (auto m = block.find("_meta"); m != block.end() && m->is_object()) {
-      auto d = m->value("codex/imageDetail", json());
-      if (d.is_string() && (d == "auto" || d == "low" || d == "high" || d == "original"))
-        part["detail"] = d;
-    }
-    return part;
-  }
+    return {{"type", "input_text"}, {"text", block["text"].get<std::string>()}};
+  auto mime = block.is_object() ? block.value("mimeType", ordered()) : ordered();
+  bool media = block.is_object() && block.contains("data") && block["data"].is_string()
+               && (mime.is_null() || mime.is_string());
+  if (type == "image" && media) return image_part(block);
+  if (type == "audio" && media) return {{"type", "input_text"}, {"text", audio_omitted}};
   return {{"type", "input_text"}, {"text", dumped(block)}};
 }
 
@@ -55,42 +113,56 @@ bool mcp_result_is_error(const json& result) {
 
 json mcp_item_result(const json& result) {
   json out = json::object();
-  out["content"] = result.is_object() && result.value("content", json()).is_array()
-                       ? result["content"]
-                       : json::array();
-  if (result.is_object() && result.contains("structuredContent"))
-    out["structuredContent"] = result["structuredContent"];
-  if (result.is_object() && result.contains("_meta")) out["_meta"] = result["_meta"];
+  out["content"] = json::array();
+  if (result.is_object() && result.value("content", json()).is_array())
+    for (const auto& block : result["content"])
+      // The model takes no audio: Codex shows the item what it was told.
+      out["content"].push_back(is_audio(block) ? json{{"type", "text"}, {"text", audio_omitted}}
+                                               : block);
+  out["structuredContent"] = result.is_object() ? result.value("structuredContent", json()) : json();
+  out["_meta"] = result.is_object() ? result.value("_meta", json()) : json();
   return out;
 }
 
-mcp_model_output mcp_output_of_result(const json& result) {
+std::string mcp_wall_time_header(double wall_seconds) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "Wall time: %.4f seconds\nOutput:", wall_seconds < 0 ? 0.0 : wall_seconds);
+  return buf;
+}
+
+mcp_model_output mcp_output_of_result_text(std::string_view result_text, double wall_seconds) {
+  auto result = ordered::parse(result_text.begin(), result_text.end(), nullptr, false);
   mcp_model_output out;
-  out.success = !mcp_result_is_error(result);
+  out.success = !(result.is_object() && result.value("isError", ordered()).is_boolean()
+                  && result["isError"].get<bool>());
+  auto header = mcp_wall_time_header(wall_seconds);
   if (result.is_object()) {
     auto s = result.find("structuredContent");
     if (s != result.end() && !s->is_null()) {
-      out.text = dumped(*s);
+      out.text = header + "\n" + dumped(*s);
       return out;
     }
   }
-  auto content = mcp_item_result(result)["content"];
-  bool image = false;
-  json parts = json::array();
-  for (const auto& block : content) parts.push_back(content_part(block, image));
-  if (!image) {
-    out.text = dumped(content);
-    return out;
+  json parts = json::array({{{"type", "input_text"}, {"text", header}}});
+  if (result.is_object() && result.value("content", ordered()).is_array())
+    for (const auto& block : result["content"]) parts.push_back(content_part(block));
+  for (const auto& p : parts) {
+    if (p["type"] != "input_text") continue;
+    if (!out.text.empty()) out.text += '\n';
+    out.text += p["text"].get<std::string>();
   }
-  for (const auto& p : parts)
-    if (p["type"] == "input_text") out.text += p["text"].get<std::string>();
   out.content_items = std::move(parts);
   return out;
 }
 
-mcp_model_output mcp_output_of_error(const std::string& message) {
+mcp_model_output mcp_output_of_result(const json& result, double wall_seconds) {
+  return mcp_output_of_result_text(dumped(result), wall_seconds);
+}
+
+mcp_model_output mcp_output_of_error(const std::string& message, double wall_seconds) {
   return mcp_output_of_result(
-      {{"content", json::array({{{"type", "text"}, {"text", message}}})}, {"isError", true}});
+      json{{"content", json::array({{{"type", "text"}, {"text", message}}})}, {"isError", true}},
+      wall_seconds);
 }
 
 std::string mcp_progress_message(const json& params) {

@@ -49,6 +49,9 @@ struct incoming {
   json result;
   int error_code = 0;
   std::string error_message;
+  /// A response's line as it came (set by the server's actor): a model's
+  /// call reads its result from it in the server's key order.
+  std::string line;
 };
 
 /// A line is either a message or a reason it is not JSON-RPC 2.0.

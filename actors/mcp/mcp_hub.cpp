@@ -31,6 +31,8 @@ struct entry {
   /// Invalid for a server parley does not run (disabled, or a url).
   caf::actor actor;
   json status;
+  /// The server's instructions: its namespace tool's description.
+  std::string instructions;
 };
 
 struct hub_state {
@@ -83,7 +85,9 @@ json base_status(const model_config::mcp_server& s, const char* runtime_status) 
 }
 
 /// The tools of every connected server, named for the model: a turn offers
-/// them with its other tools.
+/// them with its other tools, one namespace tool per server (in the order
+/// of the entries, which is qualify_tools'), and finds a model's call by
+/// its flat `name`.
 json offered_tools(self_ptr self) {
   std::vector<raw_tool> raw;
   std::map<std::pair<std::string, std::string>, const json*> listed;
@@ -110,6 +114,11 @@ json offered_tools(self_ptr self) {
     };
     auto annotations = listed_tool.value("annotations", json());
     out.push_back({{"name", t.name},
+                   {"namespace", t.ns},
+                   // The server's namespace tool without its tools: the
+                   // turn gathers the server's functions into it.
+                   {"namespaceTool", namespace_tool(t.ns, self->state.servers[t.server].instructions,
+                                                    json::array())},
                    {"server", t.server},
                    {"tool", t.tool},
                    {"deadlineMs", deadline.count()},
@@ -117,7 +126,7 @@ json offered_tools(self_ptr self) {
                    {"title", text_of("title")},
                    {"description", text_of("description")},
                    {"approvalMode", config.approval_mode(t.tool)},
-                   {"function", function_tool(t.name, listed_tool)}});
+                   {"function", function_tool(t.callable, listed_tool)}});
   }
   return out;
 }
@@ -354,7 +363,11 @@ caf::behavior hub(self_ptr self, hub_options options) {
                    != caf::actor_cast<caf::actor_addr>(self->current_sender()))
           return;
         auto status = json::parse(text, nullptr, false);
-        if (status.is_discarded()) return;
+        if (!status.is_object()) return;
+        // For the model's offer only: no client's status shows it.
+        auto instructions = status.value("instructions", json());
+        it->second.instructions = instructions.is_string() ? instructions.get<std::string>() : "";
+        status.erase("instructions");
         auto was = it->second.status.value("runtimeStatus", "");
         auto now = status.value("runtimeStatus", "");
         it->second.status = std::move(status);

@@ -130,6 +130,9 @@ struct server_state {
   std::set<int64_t> cancelled;
   // What the handshake and the listings found.
   json server_info;         // null until initialized
+  /// The initialize answer's `instructions` ("" without): the hub gives
+  /// them to the model as the description of the server's namespace tool.
+  std::string instructions;
   json capabilities;        // null until initialized
   std::string protocol_version;
   json tools = json::object();  // name -> Tool (enabled ones only)
@@ -188,9 +191,17 @@ json status_json(self_ptr self) {
   return s;
 }
 
+/// The status the hub is sent: the client's status and what the hub keeps
+/// for the model's offer only (it strips it before any client sees it).
+json hub_status_json(self_ptr self) {
+  auto s = status_json(self);
+  s["instructions"] = self->state.instructions;
+  return s;
+}
+
 void publish(self_ptr self) {
   self->send(self->state.options.hub, atom::status::value, name_of(self),
-             status_json(self).dump(-1, ' ', false, json::error_handler_t::replace));
+             hub_status_json(self).dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 caf::error call_error(const std::string& message) {
@@ -226,6 +237,7 @@ void fail_all(self_ptr self, const std::string& why) {
 void forget_listing(self_ptr self) {
   auto& st = self->state;
   st.server_info = nullptr;
+  st.instructions.clear();
   st.capabilities = nullptr;
   st.protocol_version.clear();
   st.relist = false;
@@ -431,6 +443,8 @@ void on_initialized(self_ptr self, incoming& m) {
     if (info.contains("icons") && info["icons"].is_array()) kept["icons"] = info["icons"];
     st.server_info = std::move(kept);
   }
+  auto instructions = m.result.value("instructions", json());
+  st.instructions = instructions.is_string() ? instructions.get<std::string>() : std::string{};
   send_line(self, notification_line("notifications/initialized", nullptr));
   list_inventory(self, true);
 }
@@ -518,9 +532,10 @@ void handshake(self_ptr self) {
 
 // -- client calls -------------------------------------------------------------
 
-json tool_call_result(const json& r) {
-  json out = json::object();
-  out["content"] = r.contains("content") && r["content"].is_array() ? r["content"] : json::array();
+template <class Json>
+Json tool_call_result(const Json& r) {
+  Json out = Json::object();
+  out["content"] = r.contains("content") && r["content"].is_array() ? r["content"] : Json::array();
   if (r.contains("isError") && r["isError"].is_boolean()) out["isError"] = r["isError"];
   if (r.contains("structuredContent")) out["structuredContent"] = r["structuredContent"];
   if (r.contains("_meta")) out["_meta"] = r["_meta"];
@@ -557,7 +572,7 @@ void run_call(self_ptr self, const std::string& method, const json& params,
       mcp_params["_meta"] = params["_meta"];
     // A model's call asks for progress under the token its turn chose.
     if (model_call) mcp_params["_meta"] = {{"progressToken", params.value("progressToken", "")}};
-    shape = tool_call_result;
+    shape = tool_call_result<json>;
     // Whose call it is: the server's elicitations go to that thread (a
     // turn's call names its turn; a client's call has none).
     owner = call_owner{params.value("threadId", std::string{}), params.value("turnId", std::string{})};
@@ -573,7 +588,7 @@ void run_call(self_ptr self, const std::string& method, const json& params,
   }
   pending p;
   p.what = what;
-  p.on_answer = [promise, shape, what, server](incoming& m) mutable {
+  p.on_answer = [promise, shape, what, server, model_call](incoming& m) mutable {
     if (m.what == incoming::kind::error_response) {
       promise.deliver(call_error("MCP server `" + server + "` refused " + what + ": "
                                  + m.error_message + " (" + std::to_string(m.error_code) + ")"));
@@ -583,6 +598,16 @@ void run_call(self_ptr self, const std::string& method, const json& params,
       promise.deliver(call_error("MCP server `" + server + "` answered " + what
                                  + " with something other than an object"));
       return;
+    }
+    if (model_call) {
+      // The model is told the result with the server's key order (as
+      // Codex tells it): read again from the line, keys in order.
+      auto line = nlohmann::ordered_json::parse(m.line, nullptr, false);
+      if (line.is_object() && line.contains("result") && line["result"].is_object()) {
+        promise.deliver(tool_call_result(line["result"])
+                            .dump(-1, ' ', false, json::error_handler_t::replace));
+        return;
+      }
     }
     promise.deliver(shape(m.result).dump(-1, ' ', false, json::error_handler_t::replace));
   };
@@ -833,6 +858,7 @@ void on_line(self_ptr self, const std::string& line) {
     return;
   }
   auto& m = *parsed.message;
+  if (m.what == incoming::kind::response) m.line = line;
   switch (m.what) {
     case incoming::kind::request: return on_server_request(self, m);
     case incoming::kind::notification: return on_notification(self, m);

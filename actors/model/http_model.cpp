@@ -396,8 +396,12 @@ void resume_input(self_ptr self, const model_context& ctx, std::vector<json> his
     // The resumed call is the turn's to answer whatever tool it named: an
     // MCP server's tool is not offered again before its server is back.
     auto names = st.client_tool_names;
-    if (wire::decode_tool_call(*at, names).kind == wire::call_kind::unknown)
-      names.insert(at->value("name", std::string{}));
+    if (wire::decode_tool_call(*at, names).kind == wire::call_kind::unknown) {
+      // By the name it is looked up by: a namespace tool's function flat.
+      auto ns = at->value("namespace", std::string{});
+      auto name = at->value("name", std::string{});
+      names.insert(ns.empty() ? name : wire::flat_call_name(ns, name));
+    }
     auto plan = plan_response(std::vector<json>(first, last), names);
     bool after = false;
     for (auto& p : plan.steps) {
@@ -738,7 +742,16 @@ caf::result<model_step> on_step(self_ptr self, const model_context& ctx) {
   st.thread_id = ctx.thread_id;
   st.client_tools = ctx.offered_tools;
   st.client_tool_names.clear();
-  for (const auto& t : st.client_tools) st.client_tool_names.insert(t.value("name", std::string{}));
+  for (const auto& t : st.client_tools) {
+    // A namespace tool's functions are called by their flat names
+    // (wire::flat_call_name).
+    if (t.value("type", "") == "namespace" && t.value("tools", nlohmann::json()).is_array()) {
+      for (const auto& f : t["tools"])
+        st.client_tool_names.insert(wire::flat_call_name(t.value("name", ""), f.value("name", "")));
+      continue;
+    }
+    st.client_tool_names.insert(t.value("name", std::string{}));
+  }
   if (!st.loaded) st.last_tokens = ctx.last_request_tokens;
   if (ctx.compact) {  // thread/compact/start: the history comes with the ask
     st.loaded = true;

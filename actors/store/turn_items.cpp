@@ -218,6 +218,7 @@ json turn_item_of(const protocol::mcp_tool_call_item& m) {
             {"result", m.result.value_or(json(nullptr))},
             {"error", protocol::or_null(m.error)}};
   if (m.duration_ms) item["duration_ms"] = *m.duration_ms;
+  if (m.read_only_hint) item["read_only_hint"] = *m.read_only_hint;
   return item;
 }
 
@@ -232,6 +233,8 @@ protocol::mcp_tool_call_item mcp_tool_call_of(const json& item) {
   if (auto r = item.find("result"); r != item.end() && r->is_object()) m.result = *r;
   m.error = opt_str(item, "error");
   m.duration_ms = opt_int(item, "duration_ms");
+  if (auto h = item.find("read_only_hint"); h != item.end() && h->is_boolean())
+    m.read_only_hint = h->get<bool>();
   return m;
 }
 

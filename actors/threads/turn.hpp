@@ -7,6 +7,7 @@
 // pending: it is passed on to the approval, whose outcome ends the item, or
 // the command's process group is killed; the turn ends `interrupted`.
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -134,6 +135,9 @@ struct mcp_offered_tool {
 struct mcp_step {
   protocol::mcp_tool_call_item item;
   int64_t started_ms = 0;
+  /// When the model's call reached the turn: the model is told the call's
+  /// wall time from here (an approval's wait included, as Codex counts it).
+  std::chrono::steady_clock::time_point began;
   std::string token;
   int64_t deadline_ms = 0;
   /// The tool's approval_mode ("auto", "prompt", "approve") and, when a

@@ -153,6 +153,8 @@ action_record action_of(const turn_state& st, const mcp_step& m) {
                       {"tool", m.item.tool},
                       {"arguments", m.item.arguments}};
   a.digest = request_digest(a.request, a.request_params.dump());
+  // The item shows it again after a restart (not part of the digest).
+  if (m.item.read_only_hint) a.request_params["readOnlyHint"] = *m.item.read_only_hint;
   // Asked of a person: the question again after a restart (the digest
   // stays the call's).
   if (!m.approval.is_null()) {

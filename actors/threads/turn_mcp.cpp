@@ -20,6 +20,7 @@
 #include <caf/send.hpp>
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "actors/core/action_records.hpp"
@@ -55,12 +56,16 @@ void take_mcp_offer(self_ptr self, uint64_t generation, const std::string& text)
   if (!offer.is_array()) return;
   st.mcp_tools.clear();
   st.context.offered_tools = st.client_tools;
+  // One namespace tool per server, as Codex offers them, in the hub's order.
+  std::vector<std::string> order;
+  std::map<std::string, protocol::json> namespaces;
   for (const auto& t : offer) {
     auto name = t.value("name", std::string{});
+    auto ns = t.value("namespace", std::string{});
     // A client's own tool of the same name wins (it was declared first).
     bool taken = false;
     for (const auto& c : st.client_tools) taken = taken || c.value("name", "") == name;
-    if (name.empty() || taken) continue;
+    if (name.empty() || ns.empty() || taken) continue;
     mcp_offered_tool o;
     o.server = t.value("server", "");
     o.tool = t.value("tool", "");
@@ -70,10 +75,22 @@ void take_mcp_offer(self_ptr self, uint64_t generation, const std::string& text)
     o.title = t.value("title", "");
     o.description = t.value("description", "");
     st.mcp_tools[name] = std::move(o);
-    st.context.offered_tools.push_back(t["function"]);
+    auto [at, fresh] = namespaces.try_emplace(ns);
+    if (fresh) {
+      order.push_back(ns);
+      at->second = t.value("namespaceTool", protocol::json::object());  // its tools empty
+      at->second["tools"] = protocol::json::array();
+    }
+    at->second["tools"].push_back(t["function"]);
   }
-  PARLEY_DEBUG("turn {} event=mcp_tools generation={} tools={}", st.settings.turn_id, generation,
-               st.mcp_tools.size());
+  for (const auto& ns : order) st.context.offered_tools.push_back(std::move(namespaces[ns]));
+  PARLEY_DEBUG("turn {} event=mcp_tools generation={} tools={} servers={}", st.settings.turn_id,
+               generation, st.mcp_tools.size(), order.size());
+}
+
+/// Seconds since the call reached the turn.
+double mcp_wall_seconds(const mcp_step& m) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - m.began).count();
 }
 
 /// The step's result for the model, from the server's result or an error.
@@ -88,7 +105,8 @@ step_result mcp_told(const protocol::mcp_model_output& out) {
 void fail_mcp_call(self_ptr self, const std::string& why) {
   auto& st = self->state;
   st.mcp->item.error = why;
-  complete_current(self, item_status::failed, mcp_told(protocol::mcp_output_of_error(why)));
+  auto told = mcp_told(protocol::mcp_output_of_error(why, mcp_wall_seconds(*st.mcp)));
+  complete_current(self, item_status::failed, std::move(told));
 }
 
 void on_mcp_result(self_ptr self, const std::string& token, const std::string& text) {
@@ -104,7 +122,7 @@ void on_mcp_result(self_ptr self, const std::string& token, const std::string& t
   PARLEY_INFO("turn {} event=mcp_call_done item={} server={} tool={} is_error={}",
               st.settings.turn_id, st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool, error);
   complete_current(self, error ? item_status::failed : item_status::completed,
-                   mcp_told(protocol::mcp_output_of_result(result)));
+                   mcp_told(protocol::mcp_output_of_result_text(text, mcp_wall_seconds(*st.mcp))));
   next_step(self);
 }
 
@@ -207,6 +225,8 @@ protocol::mcp_tool_call_item mcp_item_of(const action_record& a) {
   item.server = a.request_params.value("server", "");
   item.tool = a.request_params.value("tool", "");
   item.arguments = a.request_params.value("arguments", protocol::json(nullptr));
+  if (auto h = a.request_params.find("readOnlyHint"); h != a.request_params.end() && h->is_boolean())
+    item.read_only_hint = h->get<bool>();
   return item;
 }
 
@@ -244,7 +264,12 @@ void call_mcp_tool(self_ptr self, const model_step& step, const std::string& cal
   m.item.server = offered.server;
   m.item.tool = offered.tool;
   m.item.arguments = step.arguments.is_discarded() ? protocol::json(nullptr) : step.arguments;
+  if (offered.annotations.is_object()) {
+    auto hint = offered.annotations.value("readOnlyHint", protocol::json());
+    if (hint.is_boolean()) m.item.read_only_hint = hint.get<bool>();
+  }
   m.started_ms = protocol::unix_ms();
+  m.began = std::chrono::steady_clock::now();
   m.token = "parley-" + call_id;
   m.deadline_ms = offered.deadline_ms;
   item_started(self, m.item, m.started_ms);
@@ -344,7 +369,8 @@ void cancel_mcp_call(self_ptr self) {
   if (st.svc.mcp.hub)
     caf::anon_send(st.svc.mcp.hub, atom::mcp_cancel::value, st.mcp->item.server, st.mcp->token);
   st.mcp->item.error = "the turn was interrupted";
-  auto r = mcp_told(protocol::mcp_output_of_error("the turn was interrupted; the call was cancelled"));
+  auto r = mcp_told(protocol::mcp_output_of_error("the turn was interrupted; the call was cancelled",
+                                                  mcp_wall_seconds(*st.mcp)));
   complete_current(self, item_status::failed, std::move(r));
 }
 
@@ -362,6 +388,9 @@ void resume_mcp_call(self_ptr self, const action_record& a) {
   mcp_step m;
   m.item = mcp_item_of(a);
   m.started_ms = a.item_started_ms;
+  // Its time goes on from the stored start, across the restart.
+  m.began = std::chrono::steady_clock::now()
+            - std::chrono::milliseconds(std::max<int64_t>(protocol::unix_ms() - m.started_ms, 0));
   m.token = "parley-" + a.item_id;
   m.deadline_ms = a.request_params.value("deadlineMs", int64_t{75'000});
   m.approval_mode = a.request_params.value("approvalMode", "auto");

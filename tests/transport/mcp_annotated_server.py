@@ -14,6 +14,8 @@ a tool really ran.
   profile      readOnlyHint: true; asks for a form (a required text field, an
                enum, a boolean: the kinds the Codex TUI can show), appends
                "answer ELICIT-RESULT-JSON" to LOG and returns what it got
+  mixed        readOnlyHint: true; answers content of every kind (text, images
+               with and without a detail, audio, a resource, a resource link), for mcp_codex_compare's outputs
 
 Usage: mcp_annotated_server.py LOG
 """
@@ -31,6 +33,20 @@ TOOLS = [
     {"name": "ask", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
     {"name": "shred", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
     {"name": "profile", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+    {"name": "mixed", "description": "Answers every kind of content.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+     "annotations": {"readOnlyHint": True}},
+]
+
+MIXED = [
+    {"type": "text", "text": "first"},
+    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    {"type": "image", "data": "R0lGODlh", "mimeType": "image/gif", "_meta": {"codex/imageDetail": "low"}},
+    {"type": "image", "data": "data:image/png;base64,AAAA", "mimeType": "image/png", "_meta": {"codex/imageDetail": "original"}},
+    {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+    {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "A"}},
+    {"type": "resource_link", "uri": "file:///b.txt", "name": "b.txt"},
+    {"type": "text", "text": "last", "_meta": {"note": 1}},
 ]
 
 PROFILE_FORM = {"type": "object", "required": ["name"], "properties": {
@@ -83,6 +99,9 @@ def main():
                 send({"jsonrpc": "2.0", "id": eid, "method": "elicitation/create", "params": {
                     "message": "Who are you?" if name == "profile" else "Go on?",
                     "requestedSchema": form}})
+                continue
+            if name == "mixed":
+                send({"jsonrpc": "2.0", "id": i, "result": {"content": MIXED}})
                 continue
             send({"jsonrpc": "2.0", "id": i,
                   "result": {"content": [{"type": "text", "text": "%s done" % name}]}})

@@ -41,6 +41,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
 import codex_schema  # noqa: E402
+import mcp_model_output  # noqa: E402
 import client_requests_test as creq  # noqa: E402  (its WebSocket client)
 
 PARLEY, MOCK, SCHEMA_DIR = sys.argv[1:4]
@@ -123,7 +124,7 @@ def last_output(mock, before, call_id):
     for r in reversed(mock.requests()[before:]):
         for i in r["body"].get("input", []):
             if i.get("type") == "function_call_output" and i.get("call_id") == call_id:
-                return i["output"]
+                return mcp_model_output.text_of(i["output"])
     return ""
 
 

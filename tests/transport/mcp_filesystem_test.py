@@ -35,6 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
 import codex_schema  # noqa: E402
+import mcp_model_output  # noqa: E402
 import mcp_npm  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR, CACHE = sys.argv[1:5]
@@ -102,16 +103,17 @@ def test_turn(p, mock, work, home, outside):
              ("write_file", {"path": wrote, "content": "written through MCP\n"}),
              ("read_text_file", {"path": secret}),
              ("write_file", {"path": beyond, "content": "should not land\n"})]
-    prompt = "\n".join(["mock: tool mcp__filesystem__%s %s" % (tool, json.dumps(args))
+    prompt = "\n".join(["mock: tool mcp__filesystem/%s %s" % (tool, json.dumps(args))
                         for tool, args in calls] + ["mock: say files done"])
     asked = []
     events = events_of(p, p.start_turn(thread, prompt), asked)
     reqs = mock.requests()
-    offered = {t.get("name") for t in reqs[0]["body"].get("tools", [])} if reqs else set()
-    check({"mcp__filesystem__list_directory", "mcp__filesystem__read_text_file",
-           "mcp__filesystem__write_file"} <= offered,
-          "the model is offered the filesystem server's tools (%d mcp__filesystem__ tools)"
-          % len([t for t in offered if str(t).startswith("mcp__filesystem__")]))
+    offered = {f.get("name") for ns in (reqs[0]["body"].get("tools", []) if reqs else [])
+               if ns.get("type") == "namespace" and ns.get("name") == "mcp__filesystem"
+               for f in ns.get("tools", [])}
+    check({"list_directory", "read_text_file", "write_file"} <= offered,
+          "the model is offered the filesystem server's tools in its namespace tool "
+          "mcp__filesystem (%d tools)" % len(offered))
     started = mcp_items(events, "item/started")
     done = mcp_items(events, "item/completed")
     check([(i["server"], i["tool"], i["status"], i["arguments"]) for i in started]
@@ -149,15 +151,12 @@ def test_turn(p, mock, work, home, outside):
     outs = outputs(reqs[-1]) if reqs else {}
     check(len(reqs) == 6 and all(i["id"] in outs for i in done),
           "each call's function_call_output goes back under its call id (%d requests)" % len(reqs))
-    try:
-        sent = [json.loads(outs.get(i["id"], "null")) for i in done]
-    except ValueError:
-        sent = None
-    # As Codex: structuredContent as JSON text when the server sent one
-    # (read_text_file does), else the content array.
-    want = [i["result"].get("structuredContent") or i["result"]["content"] for i in done]
-    check(sent == want, "the model gets each result as Codex sends it: %r"
-          % outs.get(hello["id"], "")[:120])
+    # As Codex: a wall-time header, then structuredContent as JSON text when
+    # the server sent one (read_text_file does), else the content as parts.
+    sent = [mcp_model_output.normalised(outs.get(i["id"], "")) for i in done]
+    want = [mcp_model_output.expected(i["result"]) for i in done]
+    check(sent == want and all(mcp_model_output.has_header(outs.get(i["id"], "")) for i in done),
+          "the model gets each result as Codex sends it: %r" % str(outs.get(hello["id"], ""))[:120])
     check(SECRET not in json.dumps(reqs), "the secret never reaches the model")
 
 

@@ -4,15 +4,17 @@ app-server` over stdio, the real mock model over loopback HTTP, the
 reference server `@modelcontextprotocol/server-everything` (npm, cached as
 mcp_servers caches it) and the fake server's `counter` mode:
 
-- the model is offered every connected server's tools as function tools
-  named mcp__SERVER__TOOL with their input schemas;
+- the model is offered each connected server as a namespace tool
+  mcp__SERVER holding its tools as functions with their input schemas, as
+  Codex 0.169 offers them (the mock calls them so: "namespace" beside the
+  function's name);
 - a call whose server asks the user (an elicitation) names the turn, the
   thread waits on user input, and the answer reaches the result and the model;
 - it calls `echo`, `get-sum` and the progress-reporting
   `trigger-long-running-operation`: mcpToolCall items (inProgress with server,
   tool and arguments; completed with the result), item/mcpToolCall/progress
   under the call's item, and the function_call_output the model gets next
-  (the content array as JSON text, as Codex sends it);
+  (Codex's "Wall time" header, then the content as input_text parts);
 - a server that dies mid-call: the item fails naming it, the model is told,
   the turn completes;
 - turn/interrupt during a call: the item fails, the turn is interrupted, the
@@ -36,6 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_server_peer  # noqa: E402
 import codex_schema  # noqa: E402
+import mcp_model_output  # noqa: E402
 import mcp_npm  # noqa: E402
 
 PARLEY, MOCK, SCHEMA_DIR, CACHE = sys.argv[1:5]
@@ -115,19 +118,23 @@ def calls_logged(path):
 
 def test_tools_and_calls(p, mock, thread):
     events = p.events_of(p.start_turn(thread, text(
-        'mock: tool mcp__everything__echo {"message": "hello mcp"}',
-        'mock: tool mcp__everything__get-sum {"a": 2, "b": 3}',
-        'mock: tool mcp__everything__trigger-long-running-operation {"duration": 0.6, "steps": 3}',
+        'mock: tool mcp__everything/echo {"message": "hello mcp"}',
+        'mock: tool mcp__everything/get_sum {"a": 2, "b": 3}',
+        'mock: tool mcp__everything/trigger_long_running_operation {"duration": 0.6, "steps": 3}',
         "mock: say all three done")))
     reqs = mock.requests()
     tools = {t.get("name"): t for t in reqs[0]["body"].get("tools", [])} if reqs else {}
-    echo = tools.get("mcp__everything__echo", {})
-    check(echo.get("type") == "function"
+    everything = tools.get("mcp__everything", {})
+    inner = {t.get("name"): t for t in everything.get("tools", [])}
+    echo = inner.get("echo", {})
+    check(everything.get("type") == "namespace" and echo.get("type") == "function"
           and echo.get("parameters", {}).get("properties", {}).get("message", {}).get("type") == "string"
-          and "mcp__counter__slow" in tools and "mcp__counter__crash" in tools
-          and "mcp__everything__get-sum" in tools and "exec_command" in tools,
-          "the model is offered the servers' tools with their schemas beside its own (%d tools: %s)"
-          % (len(tools), sorted(tools)[:8]))
+          and {"get_sum", "trigger_long_running_operation"} <= set(inner)
+          and tools.get("mcp__counter", {}).get("type") == "namespace"
+          and {t.get("name") for t in tools["mcp__counter"].get("tools", [])} >= {"slow", "crash"}
+          and not any(n.startswith("mcp__everything__") for n in tools) and "exec_command" in tools,
+          "the model is offered each server as a namespace tool of its tools with their schemas, "
+          "beside its own (%s)" % sorted(tools))
     started = mcp_items(events, "item/started")
     done = mcp_items(events, "item/completed")
     check([(i["server"], i["tool"], i["status"]) for i in started]
@@ -152,19 +159,27 @@ def test_tools_and_calls(p, mock, thread):
     if len(done) == 3:
         check(len(reqs) == 4 and all(i["id"] in outs for i in done),
               "each call's function_call_output goes back under its call id (%d requests)" % len(reqs))
-        try:
-            echoed = json.loads(outs.get(done[0]["id"], "null"))
-        except ValueError:
-            echoed = None
-        check(echoed == done[0]["result"]["content"],
-              "the model gets the content array as JSON text, as Codex sends it: %r"
-              % outs.get(done[0]["id"]))
-        check("5" in outs.get(done[1]["id"], ""), "and get-sum's answer: %r" % outs.get(done[1]["id"]))
+        echoed = outs.get(done[0]["id"])
+        check(mcp_model_output.has_header(echoed)
+              and mcp_model_output.normalised(echoed) == mcp_model_output.expected(done[0]["result"])
+              and echoed[1] == {"type": "input_text", "text": "Echo: hello mcp"},
+              "the model gets Codex's wall-time header, then the content as input_text parts: %r"
+              % echoed)
+        check(all(mcp_model_output.normalised(outs.get(i["id"])) == mcp_model_output.expected(i["result"])
+                  for i in done) and "5" in mcp_model_output.text_of(outs.get(done[1]["id"])),
+              "and so for get-sum's answer and the long operation's: %r" % outs.get(done[1]["id"]))
+        check([i.get("readOnlyHint") for i in done] == [True, True, True]
+              and all(i.get(k, "absent") is None for i in started + done
+                      for k in ("pluginId", "appContext", "mcpAppUi"))
+              and all(i["result"]["structuredContent"] is None and "_meta" in i["result"] for i in done),
+              "the items carry the tool's readOnlyHint and null pluginId, appContext, mcpAppUi, "
+              "structuredContent and _meta, as Codex's do: %s"
+              % {k: done[0].get(k, "absent") for k in ("readOnlyHint", "pluginId", "appContext")})
 
 
 def test_server_dies_mid_call(p, mock, thread):
     before = len(mock.requests())
-    events = p.events_of(p.start_turn(thread, text("mock: tool mcp__counter__crash",
+    events = p.events_of(p.start_turn(thread, text("mock: tool mcp__counter/crash",
                                                    "mock: say the server died")))
     done = mcp_items(events, "item/completed")
     check(len(done) == 1 and done[0]["status"] == "failed" and done[0]["result"] is None
@@ -172,13 +187,14 @@ def test_server_dies_mid_call(p, mock, thread):
           "a server that dies mid-call fails the item, naming it: %s" % done)
     check(events[-1]["params"]["turn"]["status"] == "completed", "the turn goes on and completes")
     reqs = mock.requests()[before:]
-    out = outputs(reqs[-1]).get(done[0]["id"], "") if reqs and done else ""
-    check("counter" in out and "isError" not in out, "the model is told why: %r" % out[:200])
+    out = mcp_model_output.text_of(outputs(reqs[-1]).get(done[0]["id"], "")) if reqs and done else ""
+    check("counter" in out and "isError" not in out and out.startswith("Wall time: "),
+          "the model is told why: %r" % out[:200])
 
 
 def test_interrupt_mid_call(p, mock, thread, log):
     p.wait_connected(["counter"])  # back after the crash
-    turn = p.start_turn(thread, text("mock: tool mcp__counter__slow", "mock: say never"))
+    turn = p.start_turn(thread, text("mock: tool mcp__counter/slow", "mock: say never"))
     p.wait(lambda m: m.get("method") == "item/started"
            and m["params"]["item"]["type"] == "mcpToolCall" and m["params"]["turnId"] == turn)
     deadline = time.monotonic() + 5
@@ -210,7 +226,7 @@ def test_elicitation_in_a_turn(p, mock, thread):
     trigger-elicitation-request): the question names the turn, the thread
     waits on user input, the answer reaches the tool's result and the model."""
     before = len(mock.requests())
-    turn = p.start_turn(thread, text("mock: tool mcp__everything__trigger-elicitation-request {}",
+    turn = p.start_turn(thread, text("mock: tool mcp__everything/trigger_elicitation_request {}",
                                      "mock: say answered"))
     ask = p.wait(lambda m: m.get("method") == "mcpServer/elicitation/request" and "id" in m)
     a = ask["params"]
@@ -227,7 +243,7 @@ def test_elicitation_in_a_turn(p, mock, thread):
     check(len(done) == 1 and done[0]["status"] == "completed" and "Grace Hopper" in said,
           "the answer reaches the tool's result (%s)" % said[:120])
     sent = outputs(mock.requests()[before:][-1]) if mock.requests()[before:] else {}
-    check(done and "Grace Hopper" in sent.get(done[0]["id"], ""),
+    check(done and "Grace Hopper" in mcp_model_output.text_of(sent.get(done[0]["id"], "")),
           "and the model's function_call_output")
     check(any("waitingOnUserInput" in json.dumps(m["params"]) for m in waiting)
           or any(m.get("method") == "thread/status/changed" and "waitingOnUserInput"
@@ -239,7 +255,7 @@ def test_kill_9_mid_call(root, mock, log):
     p = Parley(root, mock)
     p.wait_connected(["counter"])
     thread = p.start_thread()
-    turn = p.start_turn(thread, text("mock: tool mcp__counter__slow", "mock: say after the restart"))
+    turn = p.start_turn(thread, text("mock: tool mcp__counter/slow", "mock: say after the restart"))
     item = p.wait(lambda m: m.get("method") == "item/started"
                   and m["params"]["item"]["type"] == "mcpToolCall")["params"]["item"]
     deadline = time.monotonic() + 5
@@ -272,7 +288,7 @@ def test_kill_9_mid_call(root, mock, log):
     check(len(calls) == 2, "the call was made once, not again after the restart "
           "(slow calls in this run: %d, one of them the interrupt test's)" % len(calls))
     sent = mock.requests()[before:]
-    out = outputs(sent[-1]).get(item["id"], "") if sent else ""
+    out = mcp_model_output.text_of(outputs(sent[-1]).get(item["id"], "")) if sent else ""
     check("not called again" in out, "the model is told it was cut short: %r" % out[:200])
     check(p.stop() == 0, "parley exits 0 when stdin closes")
 

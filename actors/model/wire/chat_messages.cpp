@@ -3,6 +3,7 @@
 #include <string>
 
 #include "actors/model/wire/json_fields.hpp"
+#include "actors/model/wire/tool_calls.hpp"
 
 namespace parley::wire {
 
@@ -38,8 +39,10 @@ json arguments_text(const json& item) {
 // The call as a chat tool_calls entry, or null for an item that is no call.
 json as_tool_call(const json& item, const std::string& type) {
   if (type == "function_call") {
-    return tool_call_entry(string_or(item, "call_id"), string_or(item, "name"),
-                           arguments_text(item));
+    // A namespace tool's function under the flat name chat_tools offered.
+    auto ns = string_or(item, "namespace");
+    auto name = ns.empty() ? string_or(item, "name") : flat_call_name(ns, string_or(item, "name"));
+    return tool_call_entry(string_or(item, "call_id"), std::move(name), arguments_text(item));
   }
   if (type == "custom_tool_call") {
     return tool_call_entry(string_or(item, "call_id"), string_or(item, "name"),

@@ -55,7 +55,8 @@ json as_input(const json& item) {
     if (field(item, "content") && !has_raw_reasoning(item)) out["content"] = item["content"];
     return out;
   }
-  if (type == "function_call") return pick(item, {"type", "name", "arguments", "call_id"});
+  if (type == "function_call")
+    return pick(item, {"type", "name", "namespace", "arguments", "call_id"});
   if (type == "custom_tool_call") return pick(item, {"type", "name", "input", "call_id", "status"});
   if (type == "local_shell_call") {
     json out = pick(item, {"type", "call_id", "status", "action"});

@@ -194,6 +194,10 @@ bool is_tool_call(const nlohmann::json& item) {
   return type == "function_call" || type == "custom_tool_call" || type == "local_shell_call";
 }
 
+std::string flat_call_name(const std::string& ns, const std::string& name) {
+  return ns + "__" + name;
+}
+
 tool_call decode_tool_call(const nlohmann::json& item, const std::set<std::string>& client_tools) {
   tool_call call;
   call.call_id = string_or(item, "call_id");
@@ -203,6 +207,16 @@ tool_call decode_tool_call(const nlohmann::json& item, const std::set<std::strin
   if (!is_tool_call(item)) return invalid(std::move(call), "not a tool call: type '" + type + "'");
   if (call.call_id.empty() && type != "local_shell_call") {
     return invalid(std::move(call), type + " without a call_id");
+  }
+  if (auto ns = string_or(item, "namespace"); type == "function_call" && !ns.empty()) {
+    // A function of a namespace tool (an MCP server's): only one offered.
+    auto flat = flat_call_name(ns, call.tool_name);
+    if (!client_tools.count(flat)) {
+      call.kind = call_kind::unknown;
+      call.error = unknown_tool_text(ns + call.tool_name);  // as Codex names it
+      return call;
+    }
+    call.tool_name = std::move(flat);
   }
   if (type == "function_call") return from_function_call(std::move(call), item, client_tools);
   if (type == "custom_tool_call") return from_custom_call(std::move(call), item);

@@ -2,7 +2,7 @@
 // What a model's call item asks parley to do, and the item that answers it.
 //
 // Call items, as the Responses API (or chat_stream) hands them over:
-//   function_call     {call_id, name, arguments: "<JSON text>"}
+//   function_call     {call_id, name, namespace?, arguments: "<JSON text>"}
 //     exec_command    {"cmd": "ls -la", "workdir"?, "justification"?, "sandbox_permissions"?}
 //     shell           {"command": ["bash", "-lc", "ls"], "workdir"?}
 //     shell_command   {"command": "ls", "workdir"?}
@@ -53,6 +53,12 @@ struct tool_call {
   output_type output = output_type::function_call_output;
   std::string error;  ///< unknown, invalid: what to tell the model
 };
+
+/// The name a call of function `name` inside namespace tool `ns` is known
+/// by: `NS__NAME`, what Chat Completions (which takes no namespace tools) is
+/// offered instead (chat_tools). A Responses function_call carries
+/// `namespace` beside its `name`; decode_tool_call joins them so.
+std::string flat_call_name(const std::string& ns, const std::string& name);
 
 /// Whether an output item is a call that needs an answer.
 bool is_tool_call(const nlohmann::json& item);

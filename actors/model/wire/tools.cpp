@@ -1,5 +1,7 @@
 #include "actors/model/wire/tools.hpp"
 
+#include "actors/model/wire/tool_calls.hpp"
+
 namespace parley::wire {
 
 using json = nlohmann::json;  // at namespace scope: unity builds put compaction.cpp's beside it
@@ -184,7 +186,18 @@ nlohmann::json responses_tools(tool_flavour flavour, const std::vector<nlohmann:
                      {"format",
                       {{"type", "grammar"}, {"syntax", "lark"}, {"definition", apply_patch_grammar()}}}});
   }
-  for (const auto& tool : extra) tools.push_back(tool);
+  for (const auto& tool : extra) {
+    // Servers that take only functions get a namespace tool's functions
+    // flat, under the names a call of them is known by.
+    if (flavour == tool_flavour::function_only && tool.value("type", "") == "namespace") {
+      for (auto f : tool.value("tools", json::array())) {
+        f["name"] = flat_call_name(tool.value("name", ""), f.value("name", ""));
+        tools.push_back(std::move(f));
+      }
+      continue;
+    }
+    tools.push_back(tool);
+  }
   return tools;
 }
 

@@ -30,12 +30,14 @@ enum class tool_flavour {
   function_only,
 };
 
-/// The Responses API's "tools" array, with `extra` function tools after
-/// parley's own.
+/// The Responses API's "tools" array, with `extra` tools after parley's
+/// own. A namespace tool among them (an MCP server's) goes as it is, or as
+/// its functions named flat_call_name(namespace, name) for function_only.
 nlohmann::json responses_tools(tool_flavour flavour = tool_flavour::responses,
                                const std::vector<nlohmann::json>& extra = {});
 
-/// The Chat Completions "tools" array ({"type":"function","function":{...}}).
+/// The Chat Completions "tools" array ({"type":"function","function":{...}}),
+/// namespace tools' functions flat as for function_only.
 nlohmann::json chat_tools(const std::vector<nlohmann::json>& extra = {});
 
 /// request_user_input: a function tool {questions: [{id, header, question,

@@ -62,5 +62,21 @@ TEST(chat_messages, local_shell_calls_become_shell_function_calls) {
   EXPECT_EQ(messages[1]["tool_call_id"], "ls_1");
 }
 
+TEST(chat_messages, a_namespaced_call_is_named_flat_as_chat_tools_offered_it) {
+  std::vector<json> history(
+      {{{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", "hi"}}})}},
+       {{"type", "function_call"}, {"call_id", "c1"}, {"name", "echo"},
+        {"namespace", "mcp__everything"}, {"arguments", "{}"}},
+       {{"type", "function_call_output"}, {"call_id", "c1"}, {"output", "ok"}}});
+  json messages = chat_messages(history, "");
+  bool seen = false;
+  for (const auto& m : messages)
+    if (m.contains("tool_calls")) {
+      EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "mcp__everything__echo");
+      seen = true;
+    }
+  EXPECT_TRUE(seen) << messages.dump(2);
+}
+
 }  // namespace
 }  // namespace parley::wire

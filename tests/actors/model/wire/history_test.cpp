@@ -104,5 +104,16 @@ TEST(request_history, a_local_shell_call_takes_its_id_as_call_id) {
   EXPECT_EQ(out[1]["output"], "a b");
 }
 
+TEST(request_history, a_namespaced_call_keeps_its_namespace) {
+  json c = {{"type", "function_call"}, {"id", "fc_1"}, {"name", "echo"},
+            {"namespace", "mcp__everything"}, {"arguments", "{}"}, {"call_id", "c1"},
+            {"status", "completed"}};
+  auto sent = request_history({c, output("c1", "ok")});
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0], (json{{"type", "function_call"}, {"name", "echo"},
+                           {"namespace", "mcp__everything"}, {"arguments", "{}"},
+                           {"call_id", "c1"}}));
+}
+
 }  // namespace
 }  // namespace parley::wire

@@ -158,5 +158,27 @@ TEST(tool_calls, shell_join_round_trips_through_sh) {
             R"(printf '%s\n' 'two words' 'semi;colon')");
 }
 
+TEST(tool_calls, a_namespace_tools_function_is_found_by_its_flat_name) {
+  // An MCP server's tool as Codex 0.169 offers it: a function in a namespace.
+  json item = {{"type", "function_call"}, {"call_id", "c"}, {"name", "echo"},
+               {"namespace", "mcp__everything"}, {"arguments", R"({"message":"hi"})"}};
+  auto call = decode_tool_call(item, {"mcp__everything__echo"});
+  EXPECT_EQ(call.kind, call_kind::client_tool);
+  EXPECT_EQ(call.tool_name, "mcp__everything__echo");
+  EXPECT_EQ(call.arguments, (json{{"message", "hi"}}));
+  // The flat name called without its namespace (Chat Completions) too.
+  auto flat = decode_tool_call(function_call("mcp__everything__echo", "{}"), {"mcp__everything__echo"});
+  EXPECT_EQ(flat.kind, call_kind::client_tool);
+  EXPECT_EQ(flat.tool_name, "mcp__everything__echo");
+  // One not offered: named as Codex names it, namespace and name joined.
+  item["name"] = "nosuch";
+  auto unknown = decode_tool_call(item, {"mcp__everything__echo"});
+  EXPECT_EQ(unknown.kind, call_kind::unknown);
+  EXPECT_EQ(unknown.error.rfind("unsupported call: mcp__everythingnosuch", 0), 0u) << unknown.error;
+  // A namespace does not make a built-in tool of its function.
+  item["name"] = "exec_command";
+  EXPECT_EQ(decode_tool_call(item).kind, call_kind::unknown);
+}
+
 }  // namespace
 }  // namespace parley::wire

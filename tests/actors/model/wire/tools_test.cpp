@@ -78,5 +78,30 @@ TEST(tools, chat_tools_wrap_each_function) {
   EXPECT_EQ(tools[1]["function"]["name"], "apply_patch");
 }
 
+json mcp_namespace() {
+  json echo = {{"type", "function"}, {"name", "echo"}, {"description", "Echoes"},
+               {"strict", false}, {"parameters", {{"type", "object"}, {"properties", json::object()}}}};
+  return {{"type", "namespace"}, {"name", "mcp__everything"}, {"description", "A server"},
+          {"tools", json::array({echo})}};
+}
+
+TEST(tools, a_namespace_tool_goes_as_it_is_to_the_responses_api) {
+  json tools = responses_tools(tool_flavour::responses, {mcp_namespace()});
+  ASSERT_EQ(tools.size(), 3u);
+  EXPECT_EQ(tools[2], mcp_namespace());
+}
+
+TEST(tools, servers_that_take_only_functions_get_a_namespaces_functions_flat) {
+  json tools = responses_tools(tool_flavour::function_only, {mcp_namespace()});
+  ASSERT_EQ(tools.size(), 3u);
+  EXPECT_EQ(tools[2]["type"], "function");
+  EXPECT_EQ(tools[2]["name"], "mcp__everything__echo");
+  EXPECT_EQ(tools[2]["description"], "Echoes");
+  json chat = chat_tools({mcp_namespace()});
+  ASSERT_EQ(chat.size(), 3u);
+  EXPECT_EQ(chat[2]["function"]["name"], "mcp__everything__echo");
+  EXPECT_EQ(chat[2]["function"]["parameters"], mcp_namespace()["tools"][0]["parameters"]);
+}
+
 }  // namespace
 }  // namespace parley::wire
