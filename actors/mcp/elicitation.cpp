@@ -187,15 +187,15 @@ json elicitation_request_params(const std::string& server, const call_owner& own
             {"url", params.at("url")},
             {"elicitationId", params.at("elicitationId")}};
   }
-  json out = {{"threadId", owner.thread_id},
-              {"turnId", owner.turn_id.empty() ? json() : json(owner.turn_id)},
-              {"serverName", server},
-              {"mode", "form"},
-              {"message", params.at("message")},
-              {"requestedSchema", params.at("requestedSchema")}};
-  if (auto meta = params.find("_meta"); meta != params.end() && !meta->is_null())
-    out["_meta"] = *meta;
-  return out;
+  // `_meta` is there in either mode, null when the server sent none, as
+  // Codex 0.169 sends it.
+  return {{"threadId", owner.thread_id},
+          {"turnId", owner.turn_id.empty() ? json() : json(owner.turn_id)},
+          {"serverName", server},
+          {"mode", "form"},
+          {"_meta", params.value("_meta", json())},
+          {"message", params.at("message")},
+          {"requestedSchema", params.at("requestedSchema")}};
 }
 
 json elicit_result(const std::string& action) { return {{"action", action}}; }

@@ -11,6 +11,9 @@ a tool really ran.
   ask          readOnlyHint: true; asks the user through elicitation/create
                and answers with the action it got back
   shred        destructiveHint: true (mcp_approvals accepts it "always")
+  profile      readOnlyHint: true; asks for a form (a required text field, an
+               enum, a boolean: the kinds the Codex TUI can show), appends
+               "answer ELICIT-RESULT-JSON" to LOG and returns what it got
   mixed        readOnlyHint: true; answers content of every kind (text, images
                with and without a detail, audio, a resource, a resource link), for mcp_codex_compare's outputs
 
@@ -29,6 +32,7 @@ TOOLS = [
      "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
     {"name": "ask", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
     {"name": "shred", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": True}},
+    {"name": "profile", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
     {"name": "mixed", "description": "Answers every kind of content.",
      "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
      "annotations": {"readOnlyHint": True}},
@@ -45,6 +49,12 @@ MIXED = [
     {"type": "text", "text": "last", "_meta": {"note": 1}},
 ]
 
+PROFILE_FORM = {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string", "title": "Name", "description": "Your name"},
+    "colour": {"type": "string", "title": "Colour", "description": "Your favourite colour",
+               "enum": ["red", "green", "blue"], "enumNames": ["Red", "Green", "Blue"]},
+    "subscribe": {"type": "boolean", "title": "Subscribe", "description": "Send me news"}}}
+
 
 def send(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
@@ -53,15 +63,21 @@ def send(obj):
 
 def main():
     log = sys.argv[1]
-    waiting = {}  # our elicitation's id -> the tools/call it answers
+    waiting = {}  # our elicitation's id -> the tools/call it answers (and its tool)
     for line in sys.stdin:
         m = json.loads(line)
         if "method" not in m:
-            call = waiting.pop(m.get("id"), None)
-            if call is not None:
-                action = (m.get("result") or {}).get("action", "error")
-                send({"jsonrpc": "2.0", "id": call,
-                      "result": {"content": [{"type": "text", "text": "asked: " + action}]}})
+            call, tool = waiting.pop(m.get("id"), (None, None))
+            if call is None:
+                continue
+            result = m.get("result") or {}
+            said = "asked: " + result.get("action", "error")
+            if tool == "profile":
+                with open(log, "a") as f:
+                    f.write("answer %s\n" % json.dumps(result, sort_keys=True))
+                said += " " + json.dumps(result.get("content"), sort_keys=True)
+            send({"jsonrpc": "2.0", "id": call,
+                  "result": {"content": [{"type": "text", "text": said}]}})
             continue
         if "id" not in m:
             continue
@@ -76,11 +92,13 @@ def main():
             name, args = params.get("name"), params.get("arguments") or {}
             with open(log, "a") as f:
                 f.write("call %s %s\n" % (name, json.dumps(args, sort_keys=True)))
-            if name == "ask":
+            if name in ("ask", "profile"):
                 eid = "e%s" % i
-                waiting[eid] = i
+                waiting[eid] = (i, name)
+                form = PROFILE_FORM if name == "profile" else {"type": "object", "properties": {}}
                 send({"jsonrpc": "2.0", "id": eid, "method": "elicitation/create", "params": {
-                    "message": "Go on?", "requestedSchema": {"type": "object", "properties": {}}}})
+                    "message": "Who are you?" if name == "profile" else "Go on?",
+                    "requestedSchema": form}})
                 continue
             if name == "mixed":
                 send({"jsonrpc": "2.0", "id": i, "result": {"content": MIXED}})

@@ -165,8 +165,9 @@ def main():
     p = a["params"]
     check(p["threadId"] == thread and p["turnId"] is None and p["serverName"] == "everything"
           and p["mode"] == "form" and "name" in p["requestedSchema"]["properties"]
-          and w["params"] == p,
-          "both clients are asked, turnId null, the server's form (%s)" % p.get("message"))
+          and "_meta" in p and p["_meta"] is None and w["params"] == p,
+          "both clients are asked, turnId null, `_meta` null as Codex sends it, the server's "
+          "form (%s)" % p.get("message"))
     stdio.write({"id": a["id"], "result": {"action": "accept",
                                            "content": {"name": "Ada Lovelace", "check": True}}})
     text = text_of(stdio.reply_to(i))

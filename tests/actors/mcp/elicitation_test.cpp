@@ -140,5 +140,13 @@ TEST(elicitation_judge, the_client_is_sent_codex_params) {
   EXPECT_EQ(elicit_result("decline"), json({{"action", "decline"}}));
 }
 
+TEST(elicitation_judge, a_form_without_meta_is_sent_with_meta_null_as_codex_sends_it) {
+  auto params = form({{"n", {{"type", "string"}}}});
+  EXPECT_EQ(elicitation_request_params("annot", {"t1", "turn-a"}, params),
+            json({{"threadId", "t1"}, {"turnId", "turn-a"}, {"serverName", "annot"},
+                  {"mode", "form"}, {"_meta", nullptr}, {"message", "Who are you?"},
+                  {"requestedSchema", params["requestedSchema"]}}));
+}
+
 }  // namespace
 }  // namespace parley::mcp
