@@ -99,7 +99,7 @@ def ask_dialog(tool):
 
 
 def approve_once(check, log):
-    prompt = 'mock: tool mcp__annot__delete_file {"path": "/tmp/once"}'
+    prompt = 'mock: tool mcp__annot/delete_file {"path": "/tmp/once"}'
     type_line(prompt)
     check(wait_after(prompt, ask_dialog("delete_file")), "a destructive tool's call shows the dialog")
     s = screen()
@@ -116,7 +116,7 @@ def approve_once(check, log):
 
 
 def cancel(check, log, mock):
-    prompt = 'mock: tool mcp__annot__delete_file {"path": "/tmp/never"}'
+    prompt = 'mock: tool mcp__annot/delete_file {"path": "/tmp/never"}'
     type_line(prompt)
     check(wait_after(prompt, ask_dialog("delete_file") + r"(.*\n)*.*path: /tmp/never"),
           "asked again")
@@ -132,7 +132,7 @@ def cancel(check, log, mock):
 def always(check, home, log, config):
     with open(config) as f:
         before = f.read()
-    prompt = 'mock: tool mcp__annot__shred {"n": 1}'
+    prompt = 'mock: tool mcp__annot/shred {"n": 1}'
     type_line(prompt)
     check(wait_after(prompt, ask_dialog("shred") + r"(.*\n)*.*Always allow"),
           "shred asks, offering always")
@@ -148,7 +148,7 @@ def always(check, home, log, config):
     check(after == before + '[mcp_servers.annot.tools.shred]\napproval_mode = "approve"\n',
           "config.toml gained the tool's approval_mode = \"approve\", the rest kept:\n" + after)
     asked = server_log(home).count("event=mcp_approval_asked")
-    prompt = 'mock: tool mcp__annot__shred {"n": 2}'
+    prompt = 'mock: tool mcp__annot/shred {"n": 2}'
     type_line(prompt)
     check(wait_after(prompt, r"Called annot\.shred(.*\n)*.*Worked for"), "the next call runs")
     check(runs(log, "shred") == [{"n": 1}, {"n": 2}], "at the server: %s" % runs(log, "shred"))
@@ -157,7 +157,7 @@ def always(check, home, log, config):
 
 
 def form(check, log):
-    prompt = "mock: tool mcp__annot__profile {}"
+    prompt = "mock: tool mcp__annot/profile {}"
     type_line(prompt)
     check(wait_after(prompt, r"Field 1/3(.*\n)*.*Who are you\?(.*\n)*.*Colour(.*\n)*.*3\. Blue"),
           "the server's form shows its first field (an enum) with its choices")
@@ -184,7 +184,7 @@ def form(check, log):
 def url_mode(check, mock):
     # No browser here: BROWSER=true (the TUI's environment) stands for one
     # that opened the link.
-    prompt = ('mock: tool mcp__everything__trigger-url-elicitation '
+    prompt = ('mock: tool mcp__everything/trigger_url_elicitation '
               '{"url": "https://example.com/login/el-7", "elicitationId": "el-7"}')
     type_line(prompt)
     check(wait_after(prompt, r"Action required(.*\n)*.*Server: everything(.*\n)*"
