@@ -11,7 +11,6 @@ Usage: cluster_tui_test.py PARLEY_BINARY
 """
 import os
 import re
-import shutil
 import sys
 import time
 
@@ -19,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import cluster_test  # noqa: E402  (reads the binary from argv[1])
 import pg_cluster  # noqa: E402
-from tui_driver import (SESSION, codex_unavailable, screen, skip, start_tui, tmux,  # noqa: E402
+from tui_driver import (require_tui, SESSION, screen, skip, start_tui, tmux,  # noqa: E402
                         type_line, wait_file, wait_screen)
 
 FAILURES = []
@@ -45,11 +44,7 @@ def listening_url(log_path, timeout=30):
 
 
 def main():
-    if shutil.which("tmux") is None:
-        skip("tmux is missing")
-    why = codex_unavailable()
-    if why:
-        skip(why)
+    require_tui()
     if not pg_cluster.available():
         skip("PostgreSQL is not installed")
     with pg_cluster.started() as pg:

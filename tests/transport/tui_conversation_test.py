@@ -27,13 +27,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 BINARY = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tui_driver import (SESSION, Checks, codex_unavailable, screen, server_log,  # noqa: E402
-                        skip, start_server, start_tui, tmux, type_line, wait_screen)
+from tui_driver import (tui_home, SESSION, Checks, screen, server_log,  # noqa: E402
+                        start_server, start_tui, tmux, type_line, wait_screen)
 
 
 def steering(check, home):
@@ -102,16 +101,7 @@ def question(check, home):
 
 
 def main():
-    if shutil.which("tmux") is None:
-        skip("tmux is missing")
-    why = codex_unavailable()
-    if why:
-        skip(why)
-    home = tempfile.mkdtemp(prefix="parley-tui-conv-")
-    work = os.path.join(home, "work")
-    codex_home = os.path.join(home, "codex")
-    os.makedirs(work)
-    os.makedirs(codex_home)
+    home, work, codex_home = tui_home("parley-tui-conv-")
     server, url = start_server(BINARY, home, work, 1)
     check = Checks(home)
     try:

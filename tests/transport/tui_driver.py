@@ -6,8 +6,10 @@ import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -20,6 +22,27 @@ KEEPER = SESSION + "-keeper"
 def skip(why):
     print("SKIP:", why)
     sys.exit(77)
+
+
+def require_tui():
+    """Skips the test (exit 77) where tmux or the Codex package cannot be had."""
+    if shutil.which("tmux") is None:
+        skip("tmux is missing")
+    why = codex_unavailable()
+    if why:
+        skip(why)
+
+
+def tui_home(prefix):
+    """After require_tui: a new HOME with HOME/work (the server's --cwd) and
+    HOME/codex (the TUI's CODEX_HOME). Returns the three paths."""
+    require_tui()
+    home = tempfile.mkdtemp(prefix=prefix)
+    work = os.path.join(home, "work")
+    codex_home = os.path.join(home, "codex")
+    os.makedirs(work)
+    os.makedirs(codex_home)
+    return home, work, codex_home
 
 
 def tmux(*args):

@@ -28,7 +28,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 BINARY, MOCK, CACHE = sys.argv[1:4]
@@ -36,8 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import app_server_peer  # noqa: E402
 import mcp_npm  # noqa: E402
-from tui_driver import (SESSION, Checks, codex_unavailable, screen, server_log,  # noqa: E402
-                        skip, start_server, start_tui, tmux, type_line, wait_screen)
+from tui_driver import (tui_home, SESSION, Checks, screen, server_log,  # noqa: E402
+                        start_server, start_tui, tmux, type_line, wait_screen)
 
 SERVER = os.path.join(HERE, "mcp_annotated_server.py")
 
@@ -202,16 +201,7 @@ def url_mode(check, mock):
 
 
 def main():
-    if shutil.which("tmux") is None:
-        skip("tmux is missing")
-    why = codex_unavailable()
-    if why:
-        skip(why)
-    home = tempfile.mkdtemp(prefix="parley-tui-mcp-")
-    work = os.path.join(home, "work")
-    codex_home = os.path.join(home, "codex")
-    os.makedirs(work)
-    os.makedirs(codex_home)
+    home, work, codex_home = tui_home("parley-tui-mcp-")
     log = os.path.join(home, "calls.log")
     config = os.path.join(home, "config.toml")
     everything = mcp_npm.install_everything(CACHE)

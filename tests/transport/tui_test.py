@@ -18,27 +18,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 BINARY = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tui_driver import (SESSION, Checks, codex_unavailable, screen, skip,  # noqa: E402
+from tui_driver import (tui_home, SESSION, Checks, screen,  # noqa: E402
                         start_server as start_parley, start_tui, tmux, type_line, wait_file,
                         thread_ids, wait_screen)
 
 
 def main():
-    if shutil.which("tmux") is None:
-        skip("tmux is missing")
-    why = codex_unavailable()
-    if why:
-        skip(why)
-    home = tempfile.mkdtemp(prefix="parley-tui-")
-    work = os.path.join(home, "work")
-    codex_home = os.path.join(home, "codex")
-    os.makedirs(work)
-    os.makedirs(codex_home)
+    home, work, codex_home = tui_home("parley-tui-")
     def start_server(n):
         return start_parley(BINARY, home, work, n)
 

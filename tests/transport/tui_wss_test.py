@@ -16,12 +16,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 BINARY = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tui_driver import (SESSION, Checks, codex_unavailable, skip, start_tui, tmux,  # noqa: E402
+from tui_driver import (tui_home, SESSION, Checks, start_tui, tmux,  # noqa: E402
                         type_line, wait_file, wait_screen)
 
 
@@ -31,16 +30,7 @@ def openssl(*args, cwd):
 
 
 def main():
-    if shutil.which("tmux") is None:
-        skip("tmux is missing")
-    why = codex_unavailable()
-    if why:
-        skip(why)
-    home = tempfile.mkdtemp(prefix="parley-tui-wss-")
-    work = os.path.join(home, "work")
-    codex_home = os.path.join(home, "codex")
-    os.makedirs(work)
-    os.makedirs(codex_home)
+    home, work, codex_home = tui_home("parley-tui-wss-")
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
             "ca.pem", "-days", "2", "-subj", "/CN=parley-tui-test-ca", cwd=home)
     openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "actors/model/config/model_config.hpp"
@@ -30,6 +31,28 @@ write_result failed(write_error e, std::string message) {
   r.error = e;
   r.message = std::move(message);
   return r;
+}
+
+/// `text` read into `root`; the failure to answer when it is not TOML.
+std::optional<write_result> parse_table(const std::string& text, const std::string& path,
+                                        toml::table& root) {
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return failed(write_error::validation,
+                  "Invalid configuration: " + std::string{e.description()});
+  }
+  return std::nullopt;
+}
+
+/// `table` as TOML text, with basic ("...") strings, as Codex and most
+/// people write them.
+std::string toml_text(const toml::table& table) {
+  constexpr auto flags
+      = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
+  std::ostringstream out;
+  out << toml::toml_formatter{table, flags} << "\n";
+  return out.str();
 }
 
 /// A JSON value as a TOML node; nulls inside a table or array are left out
@@ -154,13 +177,9 @@ std::string appended(const std::string& before, const std::vector<std::string>& 
   header += "]\n";
   toml::table one;
   one.insert_or_assign(key, std::move(*to_toml(value, key)));
-  constexpr auto flags
-      = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
-  std::ostringstream body;
-  body << toml::toml_formatter{one, flags} << "\n";
   auto after = before;
   if (!after.empty() && after.back() != '\n') after += '\n';
-  after += header + body.str();
+  after += header + toml_text(one);
   try {
     if (toml::parse(after, path) == expected) return after;
   } catch (const toml::parse_error&) {
@@ -244,12 +263,7 @@ write_result write_config(const std::string& path, const std::vector<config_edit
     return failed(write_error::version_conflict,
                   "Configuration was modified since last read. Fetch latest version and retry.");
   toml::table root;
-  try {
-    root = toml::parse(before, path);
-  } catch (const toml::parse_error& e) {
-    return failed(write_error::validation,
-                  "Invalid configuration: " + std::string{e.description()});
-  }
+  if (auto problem = parse_table(before, path, root)) return *problem;
   try {
     for (const auto& e : edits) apply(root, e);
   } catch (const edit_problem& p) {
@@ -260,12 +274,7 @@ write_result write_config(const std::string& path, const std::vector<config_edit
     r.version = version;
     return r;
   }
-  std::ostringstream out;
-  // Basic ("...") strings, as Codex and most people write them.
-  constexpr auto flags
-      = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
-  out << toml::toml_formatter{root, flags} << "\n";
-  auto after = out.str();
+  auto after = toml_text(root);
   // The file must stay one parley can start with.
   auto check = parse(after, path);
   if (!check) return failed(write_error::validation, "Invalid configuration: " + check.error);
@@ -282,12 +291,7 @@ write_result set_table_value(const std::string& path, const std::vector<std::str
   std::string before, why;
   if (!read_file(path, before, why)) return failed(write_error::validation, why);
   toml::table root;
-  try {
-    root = toml::parse(before, path);
-  } catch (const toml::parse_error& e) {
-    return failed(write_error::validation,
-                  "Invalid configuration: " + std::string{e.description()});
-  }
+  if (auto problem = parse_table(before, path, root)) return *problem;
   const toml::table* at = &root;
   for (size_t i = 0; i < existing && i < table_path.size(); ++i) {
     const auto* next = at->get(table_path[i]);
@@ -306,13 +310,7 @@ write_result set_table_value(const std::string& path, const std::vector<std::str
   }
   if (root == unchanged) return {};  // says so already: the file as it is
   auto after = appended(before, table_path, key, value, root, path);
-  if (after.empty()) {  // the table is in the file already: rewritten
-    std::ostringstream out;
-    constexpr auto flags
-        = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
-    out << toml::toml_formatter{root, flags} << "\n";
-    after = out.str();
-  }
+  if (after.empty()) after = toml_text(root);  // the table is in the file already: rewritten
   auto check = parse(after, path);
   if (!check) return failed(write_error::validation, "Invalid configuration: " + check.error);
   if (!replace_file(path, after, why)) return failed(write_error::validation, why);
