@@ -1,8 +1,10 @@
 #include "actors/model/config/config_write.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -201,13 +203,49 @@ bool read_file(const std::string& path, std::string& out, std::string& why) {
   return true;
 }
 
+/// Holds the config file's folder locked (flock, exclusive) from the read to
+/// the rename: a `config/value/write` and an MCP "always" approval (or two
+/// parley processes sharing a CODEX_HOME) would otherwise each read the old
+/// file and the last rename would drop the other's edit. The folder, not the
+/// file, because the file is replaced (a new inode) by every write. Each
+/// open() is its own open file description, so two threads of one process
+/// exclude each other too. Without a folder to lock (it cannot be made or
+/// opened) the write goes on unlocked, as before: the lock narrows a race, it
+/// is not a reason to refuse a write.
+class folder_lock {
+ public:
+  explicit folder_lock(const std::string& path) {
+    auto dir = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    fd_ = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
+  ~folder_lock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  folder_lock(const folder_lock&) = delete;
+  folder_lock& operator=(const folder_lock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 /// Replaces the file whole: a temporary file beside it, synced, renamed over
-/// it, and the folder synced.
+/// it, and the folder synced. The temporary's name is the writer's own (pid
+/// and a counter), so two writers never write into one temporary file.
 bool replace_file(const std::string& path, const std::string& content, std::string& why) {
+  static std::atomic<unsigned> writes{0};
   auto dir = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-  auto tmp = path + ".tmp." + std::to_string(::getpid());
+  auto tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(++writes);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     why = "cannot write " + tmp + ": " + std::strerror(errno);
@@ -256,6 +294,7 @@ write_result write_config(const std::string& path, const std::vector<config_edit
                           const std::optional<std::string>& expected_version,
                           const version_fn& version_of) {
   using namespace config_write_detail;
+  folder_lock locked(path);
   std::string before, why;
   if (!read_file(path, before, why)) return failed(write_error::validation, why);
   auto version = version_of(before);
@@ -288,6 +327,7 @@ write_result set_table_value(const std::string& path, const std::vector<std::str
                              const std::string& key, const nlohmann::json& value,
                              size_t existing) {
   using namespace config_write_detail;
+  folder_lock locked(path);
   std::string before, why;
   if (!read_file(path, before, why)) return failed(write_error::validation, why);
   toml::table root;

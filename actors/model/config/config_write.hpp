@@ -2,6 +2,8 @@
 // config/value/write and config/batchWrite on Codex's config.toml: edits by
 // dotted key path, checked as parley would read the result, written whole
 // (a temporary file, synced, renamed over the old one) or not at all.
+// Writers take turns (an exclusive flock on the file's folder, from the read
+// to the rename), so two edits at once both land.
 // Pure: no actors, no logging; blocking file I/O (callers run it off the
 // scheduler).
 //

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "actors/model/config/model_config.hpp"
 
@@ -203,6 +205,43 @@ TEST_F(config_write_fixture, no_temporary_file_is_left_behind) {
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);
+}
+
+// config/value/write (a pool thread) and an "always" approval (the MCP hub's
+// thread) may write at once: each reads the file, edits it and renames its
+// copy over it. Found by reading the code: without the folder lock the later
+// rename dropped the earlier edit, and both wrote the same temporary file.
+TEST_F(config_write_fixture, concurrent_writers_keep_every_edit) {
+  put("[mcp_servers.files]\ncommand = \"srv\"\n");
+  constexpr int per_kind = 12;
+  std::vector<std::thread> writers;
+  std::vector<std::string> failures(2 * per_kind);
+  for (int i = 0; i < per_kind; ++i) {
+    writers.emplace_back([&, i] {
+      auto r = write_config(path,
+                            {{"mcp_servers.files.tools.w" + std::to_string(i) + ".approval_mode",
+                              "prompt", false}},
+                            std::nullopt);
+      if (!r) failures[i] = r.message;
+    });
+    writers.emplace_back([&, i] {
+      auto r = set_table_value(path, {"mcp_servers", "files", "tools", "s" + std::to_string(i)},
+                               "approval_mode", "approve", 2);
+      if (!r) failures[per_kind + i] = r.message;
+    });
+  }
+  for (auto& t : writers) t.join();
+  for (const auto& f : failures) EXPECT_EQ(f, "");
+  auto read = parse(text(), path);
+  ASSERT_TRUE(read) << read.error;
+  const auto& files = read.config->mcp.at("files");
+  for (int i = 0; i < per_kind; ++i) {
+    EXPECT_EQ(files.approval_mode("w" + std::to_string(i)), "prompt") << text();
+    EXPECT_EQ(files.approval_mode("s" + std::to_string(i)), "approve") << text();
+  }
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 1u);  // no temporary left behind
 }
 
 }  // namespace
