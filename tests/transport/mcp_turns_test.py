@@ -318,6 +318,10 @@ def main():
                 'startup_timeout_sec = 20\ntool_timeout_sec = 15\n\n'
                 '[mcp_servers.counter]\ncommand = %s\nargs = [%s, "counter", %s]\n'
                 'tool_timeout_sec = 10\n'
+                # Its tools have no annotations, so each call would ask first
+                # (mcp_approvals tests that); this suite is about the calls.
+                '[mcp_servers.counter.tools.slow]\napproval_mode = "approve"\n'
+                '[mcp_servers.counter.tools.crash]\napproval_mode = "approve"\n'
                 % (json.dumps(index), json.dumps(sys.executable), json.dumps(FAKE), json.dumps(log)))
     mock = app_server_peer.Mock(MOCK)
     started = time.monotonic()
