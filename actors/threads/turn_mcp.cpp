@@ -27,6 +27,7 @@
 #include "actors/core/action_records.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/core/passed_rpc_error.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
 #include "protocol/ids.hpp"
@@ -127,12 +128,24 @@ void on_mcp_result(self_ptr self, const std::string& token, const std::string& t
   next_step(self);
 }
 
+/// What the item and the model are told of the server's JSON-RPC error, in
+/// Codex 0.169's words: its code, its message and its data (a -32042 names
+/// the URL the user must open). Codex's text goes on with a stack
+/// backtrace of its own, which tells the model nothing: left out.
+std::string server_error_text(const mcp_step& m, const passed_rpc_error& e) {
+  auto text = "tool call error: tool call failed for `" + m.item.server + "/" + m.item.tool
+              + "`\n\nCaused by:\n    Mcp error: " + std::to_string(e.code) + ": " + e.message;
+  if (!e.data.empty()) text += "(" + e.data + ")";
+  return text;
+}
+
 void on_mcp_failure(self_ptr self, const std::string& token, const caf::error& err) {
   auto& st = self->state;
   if (st.finished || !st.mcp || st.mcp->token != token) return;
-  auto why = err == caf::sec::request_timeout
-                 ? "parley's MCP hub did not answer the call in time"
-                 : message_of(err);
+  auto passed = passed_rpc_error_of(err);
+  auto why = err == caf::sec::request_timeout ? "parley's MCP hub did not answer the call in time"
+             : passed                         ? server_error_text(*st.mcp, *passed)
+                                              : message_of(err);
   PARLEY_INFO("turn {} event=mcp_call_failed item={} server={} tool={} error=\"{}\"",
               st.settings.turn_id, st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool, why);
   fail_mcp_call(self, why);
