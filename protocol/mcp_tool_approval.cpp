@@ -69,13 +69,27 @@ std::optional<mcp_approval_mode> mcp_approval_mode_of(const std::string& text) {
   return std::nullopt;
 }
 
-bool mcp_call_needs_approval(const json& annotations, mcp_approval_mode mode,
-                             const approval_policy& policy, const sandbox_policy& sandbox) {
-  if (full_access(policy, sandbox)) return false;
-  bool annotated = annotations.is_object();
-  if (mode == mcp_approval_mode::automatic && !annotated) return false;
-  if (mode == mcp_approval_mode::approve) return false;
-  return mode == mcp_approval_mode::prompt || may_change_world(annotations);
+const char* to_string(mcp_call_gate x) {
+  switch (x) {
+    case mcp_call_gate::run:
+      return "run";
+    case mcp_call_gate::ask:
+      return "ask";
+    case mcp_call_gate::refuse:
+      return "refuse";
+  }
+  return "refuse";
+}
+
+mcp_call_gate mcp_call_gate_of(const json& annotations, mcp_approval_mode mode,
+                               const approval_policy& policy, const sandbox_policy& sandbox) {
+  if (full_access(policy, sandbox)) return mcp_call_gate::run;
+  if (mode == mcp_approval_mode::approve) return mcp_call_gate::run;
+  // No annotations at all say nothing: the tool may change the world.
+  bool needs = mode == mcp_approval_mode::prompt || may_change_world(annotations);
+  if (!needs) return mcp_call_gate::run;
+  return policy.value == approval_policy::kind::never ? mcp_call_gate::refuse
+                                                      : mcp_call_gate::ask;
 }
 
 bool elicitations_rejected(const approval_policy& policy) {

@@ -6,11 +6,15 @@
 // The decision takes the tool's annotations (tools/list), its
 // `[mcp_servers.S.tools.T] approval_mode` and the turn's policies:
 //   - approval `never` with a danger-full-access (or external) sandbox: runs;
-//   - mode `auto` (the default) and no annotations at all: runs;
-//   - otherwise the annotations say whether it may change the world:
-//     destructiveHint true asks; readOnlyHint true runs; else a missing
-//     destructiveHint or openWorldHint counts as true (asks);
-//   - mode `prompt` asks even for a read-only tool; mode `approve` never asks.
+//   - mode `approve`: runs; mode `prompt`: needs approval, even read-only;
+//   - mode `auto` (the default): the annotations say whether it may change
+//     the world: readOnlyHint true runs unless destructiveHint is true;
+//     otherwise a missing destructiveHint or openWorldHint counts as true,
+//     so a tool with no annotations at all needs approval (fails closed,
+//     as Codex 0.169 asks);
+//   - a call that needs approval is asked under every policy but `never`
+//     (granular included, whatever its mcp_elicitations); under `never` it
+//     is refused unasked, and the model is told Codex's sentence.
 // The question is an mcpServer/elicitation/request (form mode, no fields)
 // whose `_meta` says `codex_approval_kind = "mcp_tool_call"`, with the
 // tool's params; an explicit accept runs the call, anything else does not.
@@ -29,15 +33,24 @@ const char* to_string(mcp_approval_mode x);
 /// "auto", "prompt" or "approve"; nullopt for anything else.
 std::optional<mcp_approval_mode> mcp_approval_mode_of(const std::string& text);
 
-/// Whether the call must be approved by a person first. `annotations`: the
-/// tool's ToolAnnotations as listed (null or absent: none).
-bool mcp_call_needs_approval(const json& annotations, mcp_approval_mode mode,
-                             const approval_policy& policy, const sandbox_policy& sandbox);
+/// What becomes of a model's call before it reaches the server.
+enum class mcp_call_gate {
+  run,     ///< called unasked
+  ask,     ///< called only if a person accepts
+  refuse,  ///< needs approval, but the policy is `never`: not called
+};
+const char* to_string(mcp_call_gate x);
+
+/// The gate of a call (a tool already accepted for the session runs
+/// instead of asked or refused: the turn knows its grants). `annotations`:
+/// the tool's ToolAnnotations as listed (null or absent: none).
+mcp_call_gate mcp_call_gate_of(const json& annotations, mcp_approval_mode mode,
+                               const approval_policy& policy, const sandbox_policy& sandbox);
 
 /// Whether an MCP server's own elicitations are declined without asking
 /// anyone: approval `never`, or granular with mcp_elicitations false (as
 /// Codex). An MCP tool call's approval is not one of them: it is asked
-/// under every policy but full access, as Codex asks it.
+/// under every policy but `never` (mcp_call_gate_of).
 bool elicitations_rejected(const approval_policy& policy);
 
 /// Whether "accept for the session" and "always" are offered (and
@@ -84,5 +97,8 @@ mcp_approval_answer decode_mcp_approval_answer(const json& answer, const std::st
 /// What the model and the item are told of a call that did not run.
 constexpr const char* mcp_rejected_text = "user rejected MCP tool call";
 constexpr const char* mcp_cancelled_text = "user cancelled MCP tool call";
+/// ... and of a call that needed approval under the policy `never`.
+constexpr const char* mcp_refused_by_policy_text
+    = "MCP tool call requires approval, but approval policy is never";
 
 }  // namespace parley::protocol

@@ -4,6 +4,7 @@
 
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/core/passed_rpc_error.hpp"
 #include "protocol/ids.hpp"
 #include "transport/approval_requests.hpp"
 #include "transport/item_pages.hpp"
@@ -256,6 +257,15 @@ void session::unmask(const request_id& id, std::string& line) {
 }
 
 void session::reply_error(const request_id& id, const caf::error& err) {
+  if (auto passed = passed_rpc_error_of(err)) {
+    // A peer's error (an MCP server's answer to mcpServer/tool/call): as
+    // the peer gave it, data included, as Codex passes it.
+    json error = {{"code", passed->code}, {"message", passed->message}};
+    if (!passed->data.empty()) error["data"] = json::parse(passed->data, nullptr, false);
+    auto line = protocol::dump_line(json{{"id", id}, {"error", std::move(error)}});
+    unmask(id, line);
+    return write(std::move(line));
+  }
   reply_error(id, rpc_code_of(err), rpc_message_of(err));
 }
 

@@ -58,7 +58,9 @@ std::string rpc_message_of(const caf::error& err) {
 
 std::string message_of(const caf::error& err) {
   const auto& ctx = err.context();
-  if (ctx.size() == 1 && ctx.match_element<std::string>(0)) return ctx.get_as<std::string>(0);
+  // The first string is the message (a peer's passed error carries its
+  // JSON after it: actors/core/passed_rpc_error.hpp).
+  if (ctx.size() >= 1 && ctx.match_element<std::string>(0)) return ctx.get_as<std::string>(0);
   if (err.category() == caf::atom("parley")) return to_string(static_cast<errc>(err.code()));
   if (err.category() == caf::atom("system"))
     return caf::to_string(static_cast<caf::sec>(err.code()));

@@ -19,6 +19,7 @@
 #include "actors/core/errors.hpp"
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
+#include "actors/core/passed_rpc_error.hpp"
 #include "actors/mcp/child_env.hpp"
 #include "actors/mcp/elicitation.hpp"
 #include "actors/mcp/framing.hpp"
@@ -206,6 +207,16 @@ void publish(self_ptr self) {
 
 caf::error call_error(const std::string& message) {
   return make_error(errc::internal, message);
+}
+
+/// An error response's `data` as JSON text in the server's key order (the
+/// model reads it as Codex shows it); empty when it has none.
+std::string error_data_text(const std::string& line) {
+  auto j = nlohmann::ordered_json::parse(line, nullptr, false);
+  if (!j.is_object() || !j.contains("error") || !j["error"].is_object()) return {};
+  auto data = j["error"].find("data");
+  if (data == j["error"].end()) return {};
+  return data->dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 void remember_timeout(self_ptr self, int64_t id) {
@@ -588,10 +599,19 @@ void run_call(self_ptr self, const std::string& method, const json& params,
   }
   pending p;
   p.what = what;
-  p.on_answer = [promise, shape, what, server, model_call](incoming& m) mutable {
+  bool tool_call = mcp_method == "tools/call";
+  p.on_answer = [promise, shape, what, server, model_call, tool_call](incoming& m) mutable {
     if (m.what == incoming::kind::error_response) {
-      promise.deliver(call_error("MCP server `" + server + "` refused " + what + ": "
-                                 + m.error_message + " (" + std::to_string(m.error_code) + ")"));
+      auto summary = "MCP server `" + server + "` refused " + what + ": " + m.error_message + " ("
+                     + std::to_string(m.error_code) + ")";
+      // A tool call's error goes back as the server gave it (code,
+      // message, data: a -32042 names the URLs the user must open), as
+      // Codex passes it.
+      if (tool_call)
+        promise.deliver(make_passed_rpc_error(
+            std::move(summary), {m.error_code, m.error_message, error_data_text(m.line)}));
+      else
+        promise.deliver(call_error(summary));
       return;
     }
     if (!m.result.is_object()) {
@@ -858,7 +878,7 @@ void on_line(self_ptr self, const std::string& line) {
     return;
   }
   auto& m = *parsed.message;
-  if (m.what == incoming::kind::response) m.line = line;
+  if (m.what == incoming::kind::response || m.what == incoming::kind::error_response) m.line = line;
   switch (m.what) {
     case incoming::kind::request: return on_server_request(self, m);
     case incoming::kind::notification: return on_notification(self, m);

@@ -13,6 +13,7 @@
 // through an approval actor as an mcpServer/elicitation/request, stored
 // before it is asked (a restart asks again); only an explicit accept
 // calls the tool, and anything else fails the item as Codex says it.
+// Under the policy `never` such a call is refused unasked, as Codex does.
 // Accepted "always", the hub first writes the tool's approval_mode =
 // "approve" into config.toml (the session remembers it either way).
 
@@ -26,6 +27,7 @@
 #include "actors/core/action_records.hpp"
 #include "actors/core/errors.hpp"
 #include "actors/core/log.hpp"
+#include "actors/core/passed_rpc_error.hpp"
 #include "actors/threads/turn_actions.hpp"
 #include "actors/threads/turn_detail.hpp"
 #include "protocol/ids.hpp"
@@ -126,12 +128,24 @@ void on_mcp_result(self_ptr self, const std::string& token, const std::string& t
   next_step(self);
 }
 
+/// What the item and the model are told of the server's JSON-RPC error, in
+/// Codex 0.169's words: its code, its message and its data (a -32042 names
+/// the URL the user must open). Codex's text goes on with a stack
+/// backtrace of its own, which tells the model nothing: left out.
+std::string server_error_text(const mcp_step& m, const passed_rpc_error& e) {
+  auto text = "tool call error: tool call failed for `" + m.item.server + "/" + m.item.tool
+              + "`\n\nCaused by:\n    Mcp error: " + std::to_string(e.code) + ": " + e.message;
+  if (!e.data.empty()) text += "(" + e.data + ")";
+  return text;
+}
+
 void on_mcp_failure(self_ptr self, const std::string& token, const caf::error& err) {
   auto& st = self->state;
   if (st.finished || !st.mcp || st.mcp->token != token) return;
-  auto why = err == caf::sec::request_timeout
-                 ? "parley's MCP hub did not answer the call in time"
-                 : message_of(err);
+  auto passed = passed_rpc_error_of(err);
+  auto why = err == caf::sec::request_timeout ? "parley's MCP hub did not answer the call in time"
+             : passed                         ? server_error_text(*st.mcp, *passed)
+                                              : message_of(err);
   PARLEY_INFO("turn {} event=mcp_call_failed item={} server={} tool={} error=\"{}\"",
               st.settings.turn_id, st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool, why);
   fail_mcp_call(self, why);
@@ -163,21 +177,22 @@ protocol::mcp_approval_mode mode_of(const std::string& text) {
   return protocol::mcp_approval_mode_of(text).value_or(protocol::mcp_approval_mode::automatic);
 }
 
-/// Whether the call waits for a person: as Codex decides, and not when the
-/// tool's calls were accepted for the session already.
-bool needs_approval(self_ptr self, const mcp_offered_tool& offered) {
+/// What becomes of the call: as Codex decides, and run when the tool's
+/// calls were accepted for the session already (even under `never`, as
+/// Codex lets a remembered approval stand).
+protocol::mcp_call_gate gate_of(self_ptr self, const mcp_offered_tool& offered) {
   auto& st = self->state;
   auto mode = mode_of(offered.approval_mode);
-  if (!protocol::mcp_call_needs_approval(offered.annotations, mode, st.settings.policy,
-                                         st.settings.sandbox))
-    return false;
+  auto gate = protocol::mcp_call_gate_of(offered.annotations, mode, st.settings.policy,
+                                         st.settings.sandbox);
+  if (gate == protocol::mcp_call_gate::run) return gate;
   if (protocol::mcp_session_approval_offered(mode)
       && st.settings.grants.mcp_tools.count(mcp_tool_key(offered.server, offered.tool))) {
     PARLEY_INFO("turn {} event=mcp_call_approved_for_session item={} server={} tool={}",
                 st.settings.turn_id, st.mcp->item.id, offered.server, offered.tool);
-    return false;
+    return protocol::mcp_call_gate::run;
   }
-  return true;
+  return gate;
 }
 
 /// The question to the clients, from the call's stored approval params.
@@ -284,7 +299,18 @@ void call_mcp_tool(self_ptr self, const model_step& step, const std::string& cal
   }
   st.mcp->approval_mode = offered.approval_mode;
   st.action = action_of(st, *st.mcp);
-  if (needs_approval(self, offered)) return ask_mcp_approval(self, offered);
+  switch (gate_of(self, offered)) {
+    case protocol::mcp_call_gate::ask:
+      return ask_mcp_approval(self, offered);
+    case protocol::mcp_call_gate::refuse:
+      // Nobody may be asked: not called, and the model is told why.
+      PARLEY_INFO("turn {} event=mcp_call_refused item={} server={} tool={} policy=never",
+                  st.settings.turn_id, st.mcp->item.id, offered.server, offered.tool);
+      fail_mcp_call(self, protocol::mcp_refused_by_policy_text);
+      return next_step(self);
+    case protocol::mcp_call_gate::run:
+      break;
+  }
   // Stored before it is sent: a restart never calls it again.
   record_started(self, [self] { send_mcp_call(self); });
 }

@@ -5,7 +5,7 @@ a tool really ran.
 
   delete_file  destructiveHint: true     (Codex asks before calling it)
   read_file    readOnlyHint: true        (runs unasked)
-  plain        no annotations            (runs unasked in `auto` mode)
+  plain        no annotations            (asks in `auto` mode: fails closed)
   wipe         destructiveHint: true, title and description (its approval_mode
                in the test's config decides)
   ask          readOnlyHint: true; asks the user through elicitation/create

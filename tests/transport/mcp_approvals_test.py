@@ -4,8 +4,12 @@
 real mock model over loopback HTTP and a stdio MCP server whose tools carry
 annotations (mcp_annotated_server.py, which logs every call it runs):
 
-- a tool without annotations (`auto`) and a destructive one in `approve`
-  mode run unasked;
+- a tool without annotations (`auto`) asks first (fails closed, as Codex
+  0.169 asks); a destructive one in `approve` mode runs unasked;
+- approval `never` with a workspace-write sandbox: the unannotated and the
+  destructive tool are refused unasked, the item fails and the model is told
+  "MCP tool call requires approval, but approval policy is never"; with
+  danger-full-access both run unasked;
 - a destructive tool asks first: mcpServer/elicitation/request with
   `_meta.codex_approval_kind = "mcp_tool_call"`, `persist: ["session",
   "always"]`, the tool's name and annotations and the call's params, after
@@ -22,8 +26,9 @@ annotations (mcp_annotated_server.py, which logs every call it runs):
   approval_mode = "approve"` (appended, the file's comments kept), and the
   tool runs unasked in the same turn, in a new thread and after a restart;
 - turn/interrupt while asked: nothing runs, the turn is interrupted;
-- a granular policy with mcp_elicitations false: the server's own
-  elicitation is declined without asking anyone (logged);
+- a granular policy with mcp_elicitations false: a tool call that needs
+  approval is still asked, the server's own elicitation is declined without
+  asking anyone (logged);
 - kill -9 while asked, started again: asked again on thread/resume,
   accepted, run exactly once.
 Every line parley prints is checked against the Codex 0.169 schema.
@@ -49,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "mcp_annotated_server.py")
 ASK = "mcpServer/elicitation/request"
 REJECTED = "user rejected MCP tool call"
+REFUSED = "MCP tool call requires approval, but approval policy is never"
 FAILURES = []
 ALL_LINES = []
 
@@ -120,25 +126,84 @@ def runs(log, tool):
                 if line.split(" ")[1] == tool]
 
 
-def last_output(mock, before, call_id):
+def raw_output(mock, before, call_id):
     for r in reversed(mock.requests()[before:]):
         for i in r["body"].get("input", []):
             if i.get("type") == "function_call_output" and i.get("call_id") == call_id:
-                return mcp_model_output.text_of(i["output"])
+                return i["output"]
     return ""
 
 
-def test_unasked(p, mock, thread, log):
-    events = p.events_of(p.start_turn(thread, text(
+def last_output(mock, before, call_id):
+    return mcp_model_output.text_of(raw_output(mock, before, call_id))
+
+
+def test_unannotated(p, ws, mock, thread, log):
+    """A tool with no annotations may change the world: asked (fails
+    closed), as Codex 0.169 asks; a destructive one in `approve` mode runs
+    unasked."""
+    turn = p.start_turn(thread, text(
         "mock: tool mcp__annot__plain {}", 'mock: tool mcp__annot__wipe {"all": true}',
-        "mock: say both ran")))
+        "mock: say both ran"))
+    a = p.wait(is_ask)
+    w = ws.wait(is_ask)
+    meta = a["params"].get("_meta") or {}
+    check(meta.get("tool_name") == "plain" and "tool_annotations" not in meta
+          and meta.get("persist") == ["session", "always"] and runs(log, "plain") == [],
+          "a tool without annotations (auto) asks first, offering the session and always, "
+          "nothing ran yet (%s)" % meta)
+    p.write({"id": a["id"], "result": {"action": "accept"}})
+    ws.wait(resolved_for(w["id"]))
+    events = p.events_of(turn)
     done = mcp_done(events)
     check([(i["tool"], i["status"]) for i in done] == [("plain", "completed"), ("wipe", "completed")]
-          and not [m for m in p.kept if is_ask(m)],
-          "no annotations (auto) and a destructive tool in `approve` mode run unasked: %s"
+          and [m["params"]["_meta"]["tool_name"] for m in events + p.kept if is_ask(m)] == [],
+          "accepted, it runs; the destructive tool in `approve` mode runs unasked: %s"
           % [(i["tool"], i["status"]) for i in done])
     check(len(runs(log, "plain")) == 1 and runs(log, "wipe") == [{"all": True}],
           "both ran once at the server")
+
+
+def test_never(p, mock, log):
+    """Under `never` (not full access) a call that needs approval is refused
+    unasked, with Codex's sentence; one that needs none runs."""
+    thread = p.start_thread(approvalPolicy="never", sandbox="workspace-write")
+    before = len(mock.requests())
+    n = len(runs(log, "plain"))
+    events = p.events_of(p.start_turn(thread, text(
+        "mock: tool mcp__annot__plain {}", 'mock: tool mcp__annot__delete_file {"path": "/tmp/n"}',
+        'mock: tool mcp__annot__wipe {"all": false}', "mock: say refused")))
+    done = mcp_done(events)
+    check([(i["tool"], i["status"], (i["error"] or {}).get("message")) for i in done]
+          == [("plain", "failed", REFUSED), ("delete_file", "failed", REFUSED),
+              ("wipe", "completed", None)]
+          and all(i["result"] is None for i in done[:2]),
+          "approval `never`: the unannotated and the destructive tool fail as Codex says, "
+          "the one in `approve` mode runs: %s" % [(i["tool"], i["status"], i["error"]) for i in done])
+    check(not [m for m in events + p.kept if is_ask(m) and m["params"]["threadId"] == thread]
+          and len(runs(log, "plain")) == n and {"path": "/tmp/n"} not in runs(log, "delete_file")
+          and runs(log, "wipe")[-1] == {"all": False},
+          "nobody was asked, and neither refused call reached the server")
+    out = mcp_model_output.normalised(raw_output(mock, before, done[0]["id"])) if done else ""
+    check(out == [{"type": "input_text", "text": mcp_model_output.WALL_TIME},
+                  {"type": "input_text", "text": REFUSED}],
+          "the model is told Codex's sentence after the wall-time header, as Codex tells it: %r"
+          % out)
+    check(events[-1]["params"]["turn"]["status"] == "completed", "the turn goes on and completes")
+
+
+def test_full_access(p, log):
+    """Approval `never` with danger-full-access: nothing asks, all runs."""
+    thread = p.start_thread(approvalPolicy="never", sandbox="danger-full-access")
+    n = len(runs(log, "plain"))
+    events = p.events_of(p.start_turn(thread, text(
+        "mock: tool mcp__annot__plain {}", 'mock: tool mcp__annot__delete_file {"path": "/tmp/fa"}',
+        "mock: say ran")))
+    check([(i["tool"], i["status"]) for i in mcp_done(events)]
+          == [("plain", "completed"), ("delete_file", "completed")]
+          and not [m for m in events + p.kept if is_ask(m) and m["params"]["threadId"] == thread]
+          and len(runs(log, "plain")) == n + 1 and runs(log, "delete_file")[-1] == {"path": "/tmp/fa"},
+          "full access: the unannotated and the destructive tool run unasked")
 
 
 def test_accepted(p, ws, mock, thread, log):
@@ -334,13 +399,21 @@ def test_interrupt(p, thread, log):
 def test_granular(p, log):
     thread = p.start_thread(approvalPolicy={"granular": {
         "sandbox_approval": True, "rules": True, "mcp_elicitations": False}})
-    events = p.events_of(p.start_turn(thread, text("mock: tool mcp__annot__ask {}",
-                                                   "mock: say asked")))
+    turn = p.start_turn(thread, text("mock: tool mcp__annot__plain {}",
+                                     "mock: tool mcp__annot__ask {}", "mock: say asked"))
+    # The tool's approval is no elicitation of the server's: still asked.
+    a = p.wait(is_ask)
+    check(a["params"]["threadId"] == thread
+          and (a["params"].get("_meta") or {}).get("tool_name") == "plain",
+          "granular mcp_elicitations=false: a tool call that needs approval is still asked, "
+          "as Codex asks it")
+    p.write({"id": a["id"], "result": {"action": "accept"}})
+    events = p.events_of(turn)
     done = mcp_done(events)
-    said = json.dumps(done[0].get("result")) if done else ""
-    check(len(done) == 1 and "asked: decline" in said and not [m for m in p.kept if is_ask(m)],
-          "granular mcp_elicitations=false: the server's elicitation is declined, nobody asked (%s)"
-          % said[:80])
+    said = json.dumps(done[1].get("result")) if len(done) == 2 else ""
+    check([i["status"] for i in done] == ["completed", "completed"] and "asked: decline" in said
+          and not [m for m in events + p.kept if is_ask(m)],
+          "and the server's own elicitation is declined, nobody asked (%s)" % said[:80])
     check("event=elicitation_declined_by_policy" in p.log_text(), "and the log says why")
 
 
@@ -399,7 +472,7 @@ def main():
         ws = creq.WsPeer(p.ws_url)
         ws.call("thread/resume", {"threadId": thread})
         ALL_LINES.append(ws)  # its own lines and request ids
-        for test in (lambda: test_unasked(p, mock, thread, log),
+        for test in (lambda: test_unannotated(p, ws, mock, thread, log),
                      lambda: test_accepted(p, ws, mock, thread, log),
                      lambda: test_raced_decline(p, ws, mock, thread, log),
                      lambda: test_timeout(p, ws, mock, thread, log),
@@ -408,7 +481,10 @@ def main():
                      lambda: test_session(p, thread, log),
                      lambda: test_always(p, root, log),
                      lambda: test_interrupt(p, thread, log),
-                     lambda: test_granular(p, log)):
+                     lambda: test_granular(p, log),
+                     # Last: the tests above count delete_file's runs.
+                     lambda: test_never(p, mock, log),
+                     lambda: test_full_access(p, log)):
             try:
                 test()
             except Exception as e:  # a hang is a failure of this test, not of the run

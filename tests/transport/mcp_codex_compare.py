@@ -6,14 +6,18 @@ server; and a streamable-HTTP entry nothing listens at) and the same mock
 model, and are asked the same:
 
 - mcpServerStatus/list: each server's entry (its keys, the tools' names);
-- mcpServer/tool/call of server-everything's echo;
+- mcpServer/tool/call of server-everything's echo, and of the fake
+  server's tools that answer JSON-RPC errors;
 - a turn whose model calls, as Codex offers them (a function inside the
   namespace tool mcp__SERVER): echo, get-tiny-image (an image),
   get-structured-content, get-annotated-message (text and an image),
   get-sum with a bad argument (an isError result), read_text_file (a
   structuredContent result) and of a missing file, the annotated server's
   `mixed` (images Codex takes and leaves out, audio, resources) and
-  read_file, and a tool no server has. Compared: the MCP namespace tools
+  read_file, its `plain` (no annotations) and delete_file (destructive),
+  which approval `never` refuses unasked, the fake server's `sign_in`
+  (JSON-RPC error -32042 with data) and `broken` (-32000), and a tool no
+  server has. Compared: the MCP namespace tools
   the model is offered, whole; the mcpToolCall items as item/started and
   item/completed show them (ids and times aside); and the
   function_call_output after each call, byte for byte but for the wall
@@ -46,17 +50,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Differences known and left as they are: answer -> why (what is still
 # compared of it: same()).
-URL_TOOL = "trigger-url-elicitation"
 KNOWN = {
-    "mcpServerStatus/list":
-        "server-everything lists %s only to a client that takes url elicitations, which "
-        "parley does not; compared without it" % URL_TOOL,
-    "turn: MCP tools offered to the model":
-        "the same: Codex's mcp__everything has %s, parley's cannot; compared without it"
-        % URL_TOOL.replace("-", "_"),
     "turn: output of a tool no server has":
         "parley's answer to a tool it does not offer names the tools it has after Codex's "
         "words (wire::unknown_tool_text); compared as a prefix",
+    "turn: mcpToolCall item/completed":
+        "Codex's error of a call the server answered with a JSON-RPC error goes on with a "
+        "stack backtrace of its own (\"\\n\\nStack backtrace:\" and frames), which parley "
+        "leaves out; compared without it",
+    "turn: output of mcp__urlneeded/sign_in #1":
+        "the same backtrace after Codex's text; compared without it",
+    "turn: output of mcp__urlneeded/broken #1":
+        "the same backtrace after Codex's text; compared without it",
     "mcpServer/oauth/login remote":
         "parley does no OAuth and says why where Codex says its discovery failed; compared "
         "as far as the server's name",
@@ -107,7 +112,13 @@ CALLS = [("everything", "echo", {"message": "hello mcp"}),
          ("filesystem", "read_text_file", {"path": "WORK/hello.txt"}),
          ("filesystem", "read_text_file", {"path": "WORK/missing.txt"}),
          ("annot", "mixed", {}),
-         ("annot", "read_file", {})]
+         ("annot", "read_file", {}),
+         # Under approval `never`: refused unasked (no annotations; destructive).
+         ("annot", "plain", {}),
+         ("annot", "delete_file", {"path": "WORK/hello.txt"}),
+         # The server's JSON-RPC errors: -32042 with its data, -32000 without.
+         ("urlneeded", "sign_in", {}),
+         ("urlneeded", "broken", {})]
 NO_SUCH_TOOL = ("everything", "no-such-tool", {})
 
 
@@ -116,7 +127,7 @@ def run(peer, mock, work, verbose):
     calls MCP tools as Codex 0.169 offers them: the namespace mcp__SERVER,
     the tool's sanitised name in it."""
     got = {}
-    data = wait_connected(peer, ["everything", "filesystem", "annot"])
+    data = wait_connected(peer, ["everything", "filesystem", "annot", "urlneeded"])
     got["mcpServerStatus/list"] = status_shape(data)
     thread = peer.call("thread/start", {"cwd": work, "approvalPolicy": "never",
                                         "sandbox": "workspace-write"}, timeout=90)
@@ -127,6 +138,10 @@ def run(peer, mock, work, verbose):
     r = peer.call("mcpServer/tool/call", {"server": "everything", "threadId": thread, "tool": "nosuch",
                                           "arguments": {}}, timeout=60)
     got["mcpServer/tool/call unknown tool"] = r.get("result", r.get("error"))
+    for tool in ("sign_in", "broken"):
+        r = peer.call("mcpServer/tool/call", {"server": "urlneeded", "threadId": thread,
+                                              "tool": tool, "arguments": {}}, timeout=60)
+        got["mcpServer/tool/call urlneeded %s" % tool] = r.get("result", r.get("error"))
     mock.forget()
     calls = [(s, t, json.loads(json.dumps(a).replace("WORK", work))) for s, t, a in CALLS]
     prompt = "\n".join("mock: tool mcp__%s/%s %s" % (s, t.replace("-", "_"), json.dumps(a))
@@ -177,25 +192,24 @@ def run(peer, mock, work, verbose):
     return got
 
 
-def without_url_tool(key, answer):
-    """Codex's answer as a client without url elicitations would get it."""
-    answer = json.loads(json.dumps(answer))
-    if key == "mcpServerStatus/list":
-        tools = (answer.get("everything") or {}).get("tools") or []
-        if URL_TOOL in tools:
-            tools.remove(URL_TOOL)
-    elif key == "turn: MCP tools offered to the model":
-        for t in answer or []:
-            if isinstance(t, dict) and t.get("name") == "mcp__everything":
-                t["tools"] = [f for f in t["tools"] if f.get("name") != URL_TOOL.replace("-", "_")]
+def without_backtrace(answer):
+    """Codex's answer with the stack backtrace its errors of a server's
+    JSON-RPC error end with cut off (every string in it)."""
+    if isinstance(answer, str):
+        return answer.split("\n\nStack backtrace:", 1)[0]
+    if isinstance(answer, list):
+        return [without_backtrace(a) for a in answer]
+    if isinstance(answer, dict):
+        return {k: without_backtrace(v) for k, v in answer.items()}
     return answer
 
 
 def same(key, c, p):
     """Whether parley's answer is Codex's (for a known difference: what is
     still compared of it)."""
-    if key in ("mcpServerStatus/list", "turn: MCP tools offered to the model"):
-        return without_url_tool(key, c) == p
+    if key == "turn: mcpToolCall item/completed" \
+            or key.startswith("turn: output of mcp__urlneeded/"):
+        return without_backtrace(c) == p
     if key == "turn: output of a tool no server has":
         return isinstance(c, str) and isinstance(p, str) and p.startswith(c)
     if key == "mcpServer/oauth/login remote":
@@ -231,11 +245,13 @@ def main():
                 '[mcp_servers.filesystem]\ncommand = "node"\nargs = %s\ncwd = %s\n'
                 'startup_timeout_sec = 30\n'
                 '[mcp_servers.annot]\ncommand = "%s"\nargs = %s\n'
+                '[mcp_servers.urlneeded]\ncommand = "%s"\nargs = %s\n'
                 '[mcp_servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout_sec = 2\n'
                 % (mock.url, json.dumps([everything, "stdio"]), json.dumps([filesystem, work]),
                    json.dumps(work), sys.executable,
                    json.dumps([os.path.join(HERE, "mcp_annotated_server.py"),
-                               os.path.join(root, "annot.log")])))
+                               os.path.join(root, "annot.log")]),
+                   sys.executable, json.dumps([os.path.join(HERE, "mcp_fake_server.py"), "urlneeded"])))
     env = dict(os.environ, CODEX_HOME=home, HOME=user, no_proxy="127.0.0.1,localhost",
                NO_PROXY="127.0.0.1,localhost")
     env.pop("OPENAI_API_KEY", None)

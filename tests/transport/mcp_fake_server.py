@@ -22,6 +22,10 @@ its first argument:
              field), `flood` (20 at once; the result lists every answer),
              `others` (sampling/createMessage and roots/list) and `report`
              (what the one asked with no call in flight got)
+  urlneeded  the handshake, tools `sign_in` (read-only) answered with
+             JSON-RPC error -32042, URL elicitation required (MCP
+             2025-11-25), its data the elicitation the user must open, and
+             `broken` answered with error -32000 (no data)
 """
 import json
 import os
@@ -123,6 +127,12 @@ def elicit_call(i, name, args):
         done(REPORT)
 
 
+URL_NEEDED = {"elicitations": [{"mode": "url", "elicitationId": "sign-in-1",
+                                "url": "https://example.com/sign-in?state=1",
+                                "message": "Sign in to the example service"}]}
+TOOLS["urlneeded"] = [{"name": n, "inputSchema": {"type": "object"},
+                       "annotations": {"readOnlyHint": True}} for n in ("sign_in", "broken")]
+
 TOOLS["elicit"] = [{"name": n, "inputSchema": {"type": "object"}}
                    for n in ("ask", "malformed", "flood", "others", "report")]
 
@@ -175,6 +185,14 @@ for line in sys.stdin:
             continue
         if MODE == "elicit":
             elicit_call(i, m["params"]["name"], args)
+            continue
+        if MODE == "urlneeded":
+            if m["params"]["name"] == "sign_in":
+                send({"jsonrpc": "2.0", "id": i, "error": {
+                    "code": -32042, "message": "This request requires more information.",
+                    "data": URL_NEEDED}})
+            else:
+                send({"jsonrpc": "2.0", "id": i, "error": {"code": -32000, "message": "it broke"}})
             continue
         if MODE == "slow":
             time.sleep(2)

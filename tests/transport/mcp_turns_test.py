@@ -2,7 +2,7 @@
 """MCP tools in a model's turns (issue 30), through the real `parley
 app-server` over stdio, the real mock model over loopback HTTP, the
 reference server `@modelcontextprotocol/server-everything` (npm, cached as
-mcp_servers caches it) and the fake server's `counter` mode:
+mcp_servers caches it) and the fake server's `counter` and `urlneeded` modes:
 
 - the model is offered each connected server as a namespace tool
   mcp__SERVER holding its tools as functions with their input schemas, as
@@ -19,6 +19,10 @@ mcp_servers caches it) and the fake server's `counter` mode:
   the turn completes;
 - turn/interrupt during a call: the item fails, the turn is interrupted, the
   server gets notifications/cancelled, and its late answer is dropped (logged);
+- a server's JSON-RPC error (the fake's `urlneeded`: -32042 URL
+  elicitation required, and -32000): mcpServer/tool/call answers it as the
+  server gave it, data included; a model's call fails its item and the model
+  is told the code, message and data, as Codex 0.169 tells them;
 - parley killed (kill -9) during a call and started again: the call is not
   made a second time (the fake server counts), its item fails as cut short,
   the model is told so and the turn completes.
@@ -251,6 +255,50 @@ def test_elicitation_in_a_turn(p, mock, thread):
           "the thread shows it waits on user input")
 
 
+URL_NEEDED = {"elicitations": [{"mode": "url", "elicitationId": "sign-in-1",
+                                "url": "https://example.com/sign-in?state=1",
+                                "message": "Sign in to the example service"}]}
+
+
+def test_server_errors_pass_through(p, mock, thread):
+    """A server's JSON-RPC error to tools/call (mcp_fake_server.py
+    urlneeded): a client's mcpServer/tool/call gets it as the server gave it
+    (-32042 URL elicitation required with its data, -32000 without), as
+    Codex 0.169 passes it; a model's call fails its item, and the item and
+    the model are told the code, the message and the data, in Codex's words."""
+    r = p.call("mcpServer/tool/call", {"server": "urlneeded", "threadId": thread,
+                                       "tool": "sign_in", "arguments": {}})
+    check(r.get("error") == {"code": -32042, "message": "This request requires more information.",
+                             "data": URL_NEEDED} and "result" not in r,
+          "mcpServer/tool/call: the server's -32042 and its elicitations pass through: %s"
+          % r.get("error"))
+    r = p.call("mcpServer/tool/call", {"server": "urlneeded", "threadId": thread,
+                                       "tool": "broken", "arguments": {}})
+    check(r.get("error") == {"code": -32000, "message": "it broke"},
+          "and any other error of the server's as it gave it, no data added: %s" % r.get("error"))
+    before = len(mock.requests())
+    events = p.events_of(p.start_turn(thread, text("mock: tool mcp__urlneeded/sign_in {}",
+                                                   "mock: tool mcp__urlneeded/broken {}",
+                                                   "mock: say told")))
+    done = mcp_items(events, "item/completed")
+    said = ('tool call error: tool call failed for `urlneeded/sign_in`\n\nCaused by:\n'
+            '    Mcp error: -32042: This request requires more information.(%s)'
+            % json.dumps(URL_NEEDED, separators=(",", ":")))
+    broke = ('tool call error: tool call failed for `urlneeded/broken`\n\nCaused by:\n'
+             '    Mcp error: -32000: it broke')
+    check([(i["tool"], i["status"], i["result"], (i["error"] or {}).get("message")) for i in done]
+          == [("sign_in", "failed", None, said), ("broken", "failed", None, broke)],
+          "a model's call: the item fails with the code, the message and the data (the URL "
+          "to open, in the server's key order): %s" % [i.get("error") for i in done])
+    sent = outputs(mock.requests()[before:][-1]) if mock.requests()[before:] else {}
+    check(len(done) == 2 and [mcp_model_output.normalised(sent.get(i["id"])) for i in done]
+          == [[{"type": "input_text", "text": mcp_model_output.WALL_TIME},
+               {"type": "input_text", "text": t}] for t in (said, broke)],
+          "and the model is told the same after the wall-time header: %r"
+          % [sent.get(i["id"]) for i in done])
+    check(events[-1]["params"]["turn"]["status"] == "completed", "the turn goes on and completes")
+
+
 def test_kill_9_mid_call(root, mock, log):
     p = Parley(root, mock)
     p.wait_connected(["counter"])
@@ -318,18 +366,25 @@ def main():
                 'startup_timeout_sec = 20\ntool_timeout_sec = 15\n\n'
                 '[mcp_servers.counter]\ncommand = %s\nargs = [%s, "counter", %s]\n'
                 'tool_timeout_sec = 10\n'
-                % (json.dumps(index), json.dumps(sys.executable), json.dumps(FAKE), json.dumps(log)))
+                # Its tools have no annotations, so each call would ask first
+                # (mcp_approvals tests that); this suite is about the calls.
+                '[mcp_servers.counter.tools.slow]\napproval_mode = "approve"\n'
+                '[mcp_servers.counter.tools.crash]\napproval_mode = "approve"\n'
+                '[mcp_servers.urlneeded]\ncommand = %s\nargs = [%s, "urlneeded"]\n'
+                % (json.dumps(index), json.dumps(sys.executable), json.dumps(FAKE), json.dumps(log),
+                   json.dumps(sys.executable), json.dumps(FAKE)))
     mock = app_server_peer.Mock(MOCK)
     started = time.monotonic()
     try:
         p = Parley(root, mock)
-        up = p.wait_connected(["everything", "counter"])
-        check(up >= {"everything", "counter"}, "both servers connect (%s)" % sorted(up))
+        up = p.wait_connected(["everything", "counter", "urlneeded"])
+        check(up >= {"everything", "counter", "urlneeded"}, "the servers connect (%s)" % sorted(up))
         thread = p.start_thread()
         for test in (lambda: test_tools_and_calls(p, mock, thread),
                      lambda: test_server_dies_mid_call(p, mock, thread),
                      lambda: test_interrupt_mid_call(p, mock, thread, log),
-                     lambda: test_elicitation_in_a_turn(p, mock, thread)):
+                     lambda: test_elicitation_in_a_turn(p, mock, thread),
+                     lambda: test_server_errors_pass_through(p, mock, thread)):
             try:
                 test()
             except Exception as e:  # a hang is a failure of this test, not of the run

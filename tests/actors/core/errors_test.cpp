@@ -6,6 +6,7 @@
 #include <caf/sec.hpp>
 #include <gtest/gtest.h>
 
+#include "actors/core/passed_rpc_error.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace parley {
@@ -36,6 +37,26 @@ TEST(errors, parley_errors_keep_their_code_and_message) {
   EXPECT_EQ(rpc_code_of(err), protocol::rpc_code::invalid_request);
   EXPECT_EQ(rpc_message_of(err), "thread not found: x");
   EXPECT_EQ(rpc_code_of(make_error(errc::unloading, "u")), protocol::rpc_code::invalid_request);
+}
+
+TEST(errors, a_peers_error_is_carried_whole_and_reads_as_its_summary_elsewhere) {
+  auto err = make_passed_rpc_error("MCP server `s` refused tools/call `t`: more (-32042)",
+                                   {-32042, "more", R"({"elicitations":[{"mode":"url"}]})"});
+  auto passed = passed_rpc_error_of(err);
+  ASSERT_TRUE(passed);
+  EXPECT_EQ(passed->code, -32042);
+  EXPECT_EQ(passed->message, "more");
+  EXPECT_EQ(passed->data, R"({"elicitations":[{"mode":"url"}]})");
+  // A path that does not look for it: -32603 with the summary.
+  EXPECT_EQ(rpc_code_of(err), protocol::rpc_code::internal_error);
+  EXPECT_EQ(message_of(err), "MCP server `s` refused tools/call `t`: more (-32042)");
+  auto bare = passed_rpc_error_of(make_passed_rpc_error("x", {-32000, "it broke", ""}));
+  ASSERT_TRUE(bare);
+  EXPECT_TRUE(bare->data.empty());
+  // parley's own errors and CAF's are no peer's.
+  EXPECT_FALSE(passed_rpc_error_of(make_error(errc::internal, "x")));
+  EXPECT_FALSE(passed_rpc_error_of(caf::make_error(caf::sec::request_timeout)));
+  EXPECT_FALSE(passed_rpc_error_of(caf::error{}));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "protocol/mcp_tool_approval.hpp"
 
 namespace parley::protocol {
@@ -14,46 +16,119 @@ using mode = mcp_approval_mode;
 approval_policy on_request() { return approval_policy::on_request(); }
 sandbox_policy workspace() { return sandbox_policy::from_mode(sandbox_mode::workspace_write); }
 
-bool asks(const json& annotations, mode m, approval_policy p = on_request(),
-          sandbox_policy s = workspace()) {
-  return mcp_call_needs_approval(annotations, m, p, s);
+using gate = mcp_call_gate;
+
+gate gate_under(const json& annotations, mode m, approval_policy p = on_request(),
+                sandbox_policy s = workspace()) {
+  return mcp_call_gate_of(annotations, m, p, s);
 }
 
-TEST(mcp_tool_approval, auto_mode_follows_the_annotations) {
-  // No annotations at all: Codex runs it unasked.
-  EXPECT_FALSE(asks(json(), mode::automatic));
-  // Annotated: destructive asks; read-only runs; unsaid hints count as true.
-  EXPECT_TRUE(asks({{"destructiveHint", true}}, mode::automatic));
-  EXPECT_TRUE(asks({{"destructiveHint", true}, {"readOnlyHint", true}}, mode::automatic));
-  EXPECT_FALSE(asks({{"readOnlyHint", true}}, mode::automatic));
-  EXPECT_TRUE(asks(json::object(), mode::automatic));  // annotations, none said
-  EXPECT_TRUE(asks({{"title", "Echo"}}, mode::automatic));
-  EXPECT_TRUE(asks({{"destructiveHint", false}}, mode::automatic));  // openWorld unsaid
-  EXPECT_FALSE(asks({{"destructiveHint", false}, {"openWorldHint", false}}, mode::automatic));
-  EXPECT_TRUE(asks({{"destructiveHint", false}, {"openWorldHint", true}}, mode::automatic));
-  EXPECT_TRUE(asks({{"readOnlyHint", false}, {"destructiveHint", false}}, mode::automatic));
+// Whether a call needs approval, by the tool's annotations and its mode,
+// as Codex 0.169 decided it (checked against the real Codex with
+// tests/transport/mcp_annotated_server.py: `plain` has no annotations).
+struct need_row {
+  const char* what;
+  json annotations;
+  mode m;
+  bool needs;
+};
+const std::vector<need_row>& need_rows() {
+  static const std::vector<need_row> rows = {
+      // No annotations say nothing: the tool may change the world (fails closed).
+      {"none, auto", json(), mode::automatic, true},
+      {"empty object, auto", json::object(), mode::automatic, true},
+      {"title only, auto", {{"title", "Echo"}}, mode::automatic, true},
+      {"read-only, auto", {{"readOnlyHint", true}}, mode::automatic, false},
+      {"destructive, auto", {{"destructiveHint", true}}, mode::automatic, true},
+      {"destructive and read-only, auto", {{"destructiveHint", true}, {"readOnlyHint", true}},
+       mode::automatic, true},
+      {"not destructive, open world unsaid, auto", {{"destructiveHint", false}}, mode::automatic,
+       true},
+      {"not destructive, closed world, auto", {{"destructiveHint", false}, {"openWorldHint", false}},
+       mode::automatic, false},
+      {"not destructive, open world, auto", {{"destructiveHint", false}, {"openWorldHint", true}},
+       mode::automatic, true},
+      {"not read-only, not destructive, auto", {{"readOnlyHint", false}, {"destructiveHint", false}},
+       mode::automatic, true},
+      {"none, prompt", json(), mode::prompt, true},
+      {"read-only, prompt", {{"readOnlyHint", true}}, mode::prompt, true},
+      {"none, approve", json(), mode::approve, false},
+      {"destructive, approve", {{"destructiveHint", true}}, mode::approve, false},
+  };
+  return rows;
 }
 
-TEST(mcp_tool_approval, prompt_asks_always_and_approve_never) {
-  EXPECT_TRUE(asks(json(), mode::prompt));
-  EXPECT_TRUE(asks({{"readOnlyHint", true}}, mode::prompt));
-  EXPECT_FALSE(asks({{"destructiveHint", true}}, mode::approve));
-  EXPECT_FALSE(asks(json(), mode::approve));
+approval_policy granular(bool mcp_elicitations) {
+  approval_policy g;
+  g.value = approval_policy::kind::granular;
+  g.granular.mcp_elicitations = mcp_elicitations;
+  return g;
 }
 
-TEST(mcp_tool_approval, only_full_access_skips_the_question) {
+// What a call that needs approval meets, by policy and sandbox (a call that
+// needs none runs under all of them), as Codex 0.169 did: asked under every
+// policy but `never`, the granular ones whatever their mcp_elicitations, full
+// access included; refused under `never` unless the sandbox is full access.
+struct policy_row {
+  const char* what;
+  approval_policy policy;
+  sandbox_policy sandbox;
+  gate when_needed;
+};
+std::vector<policy_row> policy_rows() {
+  auto ro = sandbox_policy::from_mode(sandbox_mode::read_only);
   auto full = sandbox_policy::from_mode(sandbox_mode::danger_full_access);
-  json destructive = {{"destructiveHint", true}};
-  EXPECT_FALSE(asks(destructive, mode::automatic, approval_policy::never(), full));
-  EXPECT_FALSE(asks(destructive, mode::prompt, approval_policy::never(), full));
   sandbox_policy external;
   external.type = sandbox_policy::kind::external_sandbox;
-  EXPECT_FALSE(asks(destructive, mode::automatic, approval_policy::never(), external));
-  // `never` with a sandbox still asks (Codex's tool approval is no
-  // elicitation of the server's); so do the other policies with full access.
-  EXPECT_TRUE(asks(destructive, mode::automatic, approval_policy::never(), workspace()));
-  EXPECT_TRUE(asks(destructive, mode::automatic, on_request(), full));
-  EXPECT_TRUE(asks(destructive, mode::automatic, approval_policy::untrusted(), full));
+  auto untrusted = approval_policy::untrusted();
+  auto never = approval_policy::never();
+  return {
+      {"untrusted, read-only", untrusted, ro, gate::ask},
+      {"untrusted, workspace", untrusted, workspace(), gate::ask},
+      {"untrusted, full access", untrusted, full, gate::ask},
+      {"on-request, read-only", on_request(), ro, gate::ask},
+      {"on-request, workspace", on_request(), workspace(), gate::ask},
+      {"on-request, full access", on_request(), full, gate::ask},
+      {"on-request, external", on_request(), external, gate::ask},
+      {"never, read-only", never, ro, gate::refuse},
+      {"never, workspace", never, workspace(), gate::refuse},
+      {"never, full access", never, full, gate::run},
+      {"never, external", never, external, gate::run},
+      {"granular without elicitations, workspace", granular(false), workspace(), gate::ask},
+      {"granular with elicitations, workspace", granular(true), workspace(), gate::ask},
+      {"granular without elicitations, full access", granular(false), full, gate::ask},
+      {"granular with elicitations, full access", granular(true), full, gate::ask},
+  };
+}
+
+TEST(mcp_tool_approval, every_policy_sandbox_annotations_and_mode) {
+  int checked = 0;
+  for (const auto& p : policy_rows())
+    for (const auto& n : need_rows()) {
+      auto want = n.needs ? p.when_needed : gate::run;
+      // Full access runs even what needs approval.
+      EXPECT_EQ(gate_under(n.annotations, n.m, p.policy, p.sandbox), want)
+          << p.what << " / " << n.what << ": want " << to_string(want);
+      ++checked;
+    }
+  EXPECT_EQ(checked, 15 * 14);
+}
+
+TEST(mcp_tool_approval, an_unannotated_tool_is_asked_refused_or_run_as_codex) {
+  // The three cases the end-to-end test (mcp_approvals) shows.
+  EXPECT_EQ(gate_under(json(), mode::automatic), gate::ask);
+  EXPECT_EQ(gate_under(json(), mode::automatic, approval_policy::never()), gate::refuse);
+  EXPECT_EQ(gate_under(json(), mode::automatic, approval_policy::never(),
+                       sandbox_policy::from_mode(sandbox_mode::danger_full_access)),
+            gate::run);
+  EXPECT_STREQ(mcp_refused_by_policy_text,
+               "MCP tool call requires approval, but approval policy is never");
+}
+
+TEST(mcp_tool_approval, gates_have_names_for_the_log) {
+  EXPECT_STREQ(to_string(gate::run), "run");
+  EXPECT_STREQ(to_string(gate::ask), "ask");
+  EXPECT_STREQ(to_string(gate::refuse), "refuse");
 }
 
 TEST(mcp_tool_approval, server_elicitations_follow_the_granular_policy) {
