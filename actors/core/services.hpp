@@ -9,6 +9,7 @@
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
 #include "actors/core/telemetry.hpp"
+#include "protocol/notification_text.hpp"
 
 namespace parley {
 
@@ -66,11 +67,17 @@ caf::error store_refusal(const runtime_services& svc);
 caf::error drain_refusal(const runtime_services& svc);
 
 /// A notification made by one of this runtime's actors (encoded ahead when
-/// the runtime serves JSON clients).
+/// the runtime serves JSON clients). Its params are written by
+/// protocol::params_text, which writes the hottest shapes (deltas, status
+/// changes) without an nlohmann DOM, byte for byte as nlohmann would.
 template <class T>
 notification_ptr make_event(const runtime_services& svc, T&& x,
                             std::shared_ptr<const void> credit = {}) {
-  return make_notification(std::forward<T>(x), svc.config->encode_events, std::move(credit));
+  auto e = std::make_shared<outgoing_event>();
+  e->credit = std::move(credit);
+  e->body = std::forward<T>(x);
+  if (svc.config->encode_events) e->wire_params = protocol::params_text(e->body);
+  return e;
 }
 
 }  // namespace parley

@@ -21,6 +21,18 @@ namespace {
 
 constexpr auto model_timeout = std::chrono::minutes(5);
 
+/// How long a step may take. A provider's model (one per turn, spawned by
+/// svc.model_for_turn) streams from the network and holds its answer as a
+/// promise: the deadline stays, as the promise that the turn ends. The
+/// runtime's shared model answers in its handler, or CAF answers for it
+/// when it is gone, so its answer is certain and needs no timer (every
+/// timed request wakes CAF's clock thread, issue 23).
+caf::duration step_timeout(self_ptr self) {
+  const auto& st = self->state;
+  if (st.svc.model_for_turn || st.model != st.svc.model) return caf::duration{model_timeout};
+  return caf::infinite;
+}
+
 }  // namespace
 
 /// A short message from the runtime itself (e.g. why a patch did not apply).
@@ -389,7 +401,7 @@ void ask_model(self_ptr self) {
   st.reasoning_done_in_step = 0;  // what the model streams now answers this step
   st.reasoning_to_skip = 0;
   st.skipping_reasoning_id.clear();
-  self->request(st.model, model_timeout, atom::step::value, st.context)
+  self->request(st.model, step_timeout(self), atom::step::value, st.context)
       .then(
           [self](model_step& step) {
             if (step.context) store_context(self, std::move(*step.context));
@@ -444,7 +456,7 @@ void compact_thread(self_ptr self) {
     auto& s = self->state;
     s.context.compact = true;
     s.context.history = std::move(history);
-    self->request(s.model, model_timeout, atom::step::value, s.context)
+    self->request(s.model, step_timeout(self), atom::step::value, s.context)
         .then(
             [self](model_step& step) {
               if (!step.compacted)

@@ -1,0 +1,110 @@
+// params_text writes the hottest notifications without a DOM: every shape
+// it writes itself must come out byte for byte as nlohmann writes it.
+
+#include "protocol/notification_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "protocol/json_codec.hpp"
+
+namespace parley::protocol {
+namespace notification_text_tests {
+
+/// What nlohmann writes for `n`: the reference.
+std::string reference(const notification& n) { return dump_line(params_of(n)); }
+
+/// Strings that exercise the escaper and the UTF-8 check: every single
+/// byte, well-formed sequences at the edges of table 3-7, and malformed
+/// ones (overlong, surrogates, past U+10FFFF, cut short, stray
+/// continuation bytes), alone and between plain text.
+std::vector<std::string> tricky_strings() {
+  std::vector<std::string> out{"",
+                               "plain words",
+                               "quote \" backslash \\ slash / tab \t nl \n cr \r",
+                               "\b\f\x01\x1f\x7f",
+                               "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                               "\xc2\x80\xdf\xbf",
+                               "\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf",
+                               "\xf0\x90\x80\x80\xf4\x8f\xbf\xbf",
+                               "\xc0\xaf",
+                               "\xc1\xbf",
+                               "\xe0\x80\xaf",
+                               "\xed\xa0\x80",
+                               "\xed\xbf\xbf",
+                               "\xf0\x80\x80\xaf",
+                               "\xf4\x90\x80\x80",
+                               "\xf5\x80\x80\x80",
+                               "\xff",
+                               "\x80",
+                               "\xc3",
+                               "\xe2\x82",
+                               "\xf0\x9f\x98",
+                               "ok \xe2\x82 then more"};
+  for (int c = 0; c < 256; ++c) {
+    out.push_back(std::string(1, static_cast<char>(c)));
+    out.push_back("a" + std::string(1, static_cast<char>(c)) + "b");
+  }
+  std::mt19937 rng(23);  // seeded: the same strings every run
+  for (int k = 0; k < 2000; ++k) {
+    std::string s(rng() % 12, '\0');
+    for (auto& ch : s) ch = static_cast<char>(rng() % 256);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST(notification_text, message_and_command_deltas_match_nlohmann) {
+  for (const auto& s : tricky_strings()) {
+    notification a = agent_message_delta{"thr_" + s, "turn-1", "msg_" + s, s};
+    EXPECT_EQ(params_text(a), reference(a)) << json(s).dump();
+    notification c = command_output_delta{"019b-thread", s, "call_1", s + s};
+    EXPECT_EQ(params_text(c), reference(c)) << json(s).dump();
+  }
+}
+
+TEST(notification_text, reasoning_deltas_match_nlohmann_both_kinds) {
+  for (bool summary : {true, false})
+    for (int64_t index : {int64_t{0}, int64_t{7}, int64_t{-3}, INT64_MAX, INT64_MIN})
+      for (const auto& s : {std::string{"thinking \"hard\"\n"}, std::string{"\xe2\x82"}}) {
+        notification r = reasoning_delta{"t", "u", "rs_1", s, index, summary};
+        EXPECT_EQ(params_text(r), reference(r)) << summary << " " << index;
+      }
+}
+
+TEST(notification_text, status_changes_match_nlohmann_for_every_status) {
+  std::vector<thread_status> statuses{
+      {thread_status::kind::not_loaded, false, false},
+      thread_status::idle(),
+      {thread_status::kind::system_error, false, false}};
+  for (bool approval : {false, true})
+    for (bool input : {false, true})
+      statuses.push_back({thread_status::kind::active, approval, input});
+  for (const auto& st : statuses)
+    for (const auto& id : {std::string{"019b0000-0000-7000-8000-000000000000"}, std::string{"\xff"}}) {
+      notification n = thread_status_changed{id, st};
+      EXPECT_EQ(params_text(n), reference(n)) << reference(n);
+    }
+}
+
+TEST(notification_text, other_shapes_are_written_by_nlohmann) {
+  notification n = server_request_resolved{"t", request_id{int64_t{42}}};
+  EXPECT_EQ(params_text(n), reference(n));
+  notification e = error_notification{"t", "u", turn_error{"boom", "other", std::nullopt}, false};
+  EXPECT_EQ(params_text(e), reference(e));
+}
+
+TEST(notification_text, append_json_string_refuses_malformed_utf8) {
+  std::string out;
+  EXPECT_TRUE(append_json_string(out, "a\"b"));
+  EXPECT_EQ(out, R"("a\"b")");
+  out.clear();
+  EXPECT_FALSE(append_json_string(out, "\xed\xa0\x80"));  // a surrogate
+  out.clear();
+  EXPECT_FALSE(append_json_string(out, "\xc3"));  // cut short
+}
+
+}  // namespace notification_text_tests
+}  // namespace parley::protocol
