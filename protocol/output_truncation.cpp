@@ -114,7 +114,9 @@ json truncate_output_parts(const json& parts, const truncation_policy& policy) {
   size_t omitted = 0;
   json out = json::array();
   for (const auto& part : parts) {
-    bool text = part.is_object() && part.value("type", std::string{}) == "input_text"
+    // A part of another shape (a client tool's answer is the client's) is
+    // kept as it is: never a reason to throw.
+    bool text = part.is_object() && part.contains("type") && part["type"] == "input_text"
                 && part.contains("text") && part["text"].is_string();
     if (!text) {
       out.push_back(part);

@@ -100,6 +100,9 @@ TEST(OutputTruncation, PartsSpendOneBudgetInOrder) {
   EXPECT_EQ(out[3], text_part(std::string(8, 'c') + "\u20266 tokens truncated\u2026" + std::string(8, 'c')));
   EXPECT_EQ(out[4], image);
   EXPECT_EQ(out[5], text_part("[omitted 1 text items ...]"));
+  // A part of another shape is kept, whatever its fields hold.
+  json odd = json::array({{{"type", 5}}, {{"type", "input_text"}, {"text", 7}}, "x", text_part("ok")});
+  EXPECT_EQ(truncate_output_parts(odd, ten_tokens), odd);
   // Parts that fit come back as they were.
   json small = json::array({text_part("a"), image});
   EXPECT_EQ(truncate_output_parts(small, ten_tokens), small);
