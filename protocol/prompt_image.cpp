@@ -50,6 +50,40 @@ bool webp_size(std::string_view b, uint32_t& width, uint32_t& height) {
   return width > 0 && height > 0;
 }
 
+/// Whether every Huffman table a JPEG defines has at most 256 codes. The
+/// stb_image in Debian 12 (2.27) builds a table of more past its arrays'
+/// ends (UBSan found it here), so such a file is refused before it is
+/// decoded. Walks the markers: a segment's length skips it; entropy-coded
+/// data ends at the first 0xFF not followed by 0x00 or a restart marker.
+bool jpeg_tables_sane(std::string_view b) {
+  size_t i = 2;
+  while (i + 4 <= b.size()) {
+    if (byte_at(b, i) != 0xff) {
+      ++i;  // inside entropy-coded data
+      continue;
+    }
+    uint32_t marker = byte_at(b, i + 1);
+    if (marker == 0x00 || marker == 0xff || (marker >= 0xd0 && marker <= 0xd7) || marker == 0x01) {
+      i += marker == 0xff ? 1 : 2;
+      continue;
+    }
+    if (marker == 0xd9) return true;  // end of image
+    size_t length = byte_at(b, i + 2) << 8 | byte_at(b, i + 3);
+    if (length < 2 || i + 2 + length > b.size()) return true;  // cut short: the decoder says so
+    if (marker == 0xc4) {
+      for (size_t at = i + 4, end = i + 2 + length; at < end;) {
+        if (at + 17 > end) return false;
+        size_t codes = 0;
+        for (size_t k = 1; k <= 16; ++k) codes += byte_at(b, at + k);
+        if (codes > 256) return false;
+        at += 17 + codes;
+      }
+    }
+    i += 2 + length;
+  }
+  return true;
+}
+
 bool fits(uint32_t width, uint32_t height, const image_limits& limits) {
   uint64_t patches = uint64_t{(width + patch_size - 1) / patch_size} * ((height + patch_size - 1) / patch_size);
   return width <= limits.max_dimension && height <= limits.max_dimension && patches <= limits.max_patches;
@@ -174,6 +208,7 @@ prepared_image prepare_prompt_image(std::string_view bytes, const image_limits& 
     out.height = out.source_height;
     return out;
   }
+  if (kind == format::jpeg && !jpeg_tables_sane(bytes)) return failed(outcome::unreadable);
   int w = 0, h = 0, channels = 0;
   if (!stb::info(bytes, w, h, channels) || w <= 0 || h <= 0) return failed(outcome::unreadable);
   uint64_t pixels = uint64_t(w) * uint64_t(h);

@@ -134,6 +134,14 @@ TEST(PromptImage, HostileBytesAreUnreadableWithoutTheMemoryTheyAskFor) {
   std::string gif("GIF87a\x70\x17\x70\x17\x80\x00\x00\xff\x00\x00\x00\x00\x00"
                   ",\x00\x00\x00\x00\x70\x17\x70\x17\x00\x02\x02\x44\x01\x00;", 35);
   EXPECT_EQ(prepare_prompt_image(gif, high_detail_limits).result, outcome::unreadable);
+  // A JPEG whose Huffman table claims more than 256 codes (stb_image 2.27
+  // would write past its table's arrays).
+  auto jpeg = stb::encode_jpeg(halves(16, 16), 16, 16, 4, 90);
+  auto dht = jpeg.find("\xff\xc4");
+  ASSERT_NE(dht, std::string::npos);
+  EXPECT_EQ(prepare_prompt_image(jpeg, high_detail_limits).result, outcome::ready);
+  for (size_t k = 5; k < 21; ++k) jpeg[dht + k] = '\x20';  // 16 lengths x 32 codes
+  EXPECT_EQ(prepare_prompt_image(jpeg, high_detail_limits).result, outcome::unreadable);
   // Cut short, or no image at all.
   EXPECT_EQ(prepare_prompt_image(real.substr(0, real.size() / 2), high_detail_limits).result,
             outcome::unreadable);
