@@ -50,36 +50,26 @@ bool webp_size(std::string_view b, uint32_t& width, uint32_t& height) {
   return width > 0 && height > 0;
 }
 
-/// Whether every Huffman table a JPEG defines has at most 256 codes. The
-/// stb_image in Debian 12 (2.27) builds a table of more past its arrays'
-/// ends (UBSan found it here), so such a file is refused before it is
-/// decoded. Walks the markers: a segment's length skips it; entropy-coded
-/// data ends at the first 0xFF not followed by 0x00 or a restart marker.
+/// Whether every Huffman table a JPEG could define has at most 256 codes.
+/// The stb_image in Debian 12 (2.27) builds a table of more past its
+/// arrays' ends (UBSan found it while fuzzing), so such a file is refused
+/// before it is decoded. Every 0xFF 0xC4 in the file is taken for a table
+/// segment (the decoder finds its own among them; a false one can only
+/// refuse an image), and read as the decoder reads it: a byte past the end
+/// is 0.
 bool jpeg_tables_sane(std::string_view b) {
-  size_t i = 2;
-  while (i + 4 <= b.size()) {
-    if (byte_at(b, i) != 0xff) {
-      ++i;  // inside entropy-coded data
-      continue;
+  auto at_or_zero = [&](size_t i) -> size_t { return i < b.size() ? byte_at(b, i) : 0; };
+  for (size_t pos = b.find("\xff\xc4"); pos != std::string_view::npos; pos = b.find("\xff\xc4", pos + 1)) {
+    size_t length = at_or_zero(pos + 2) << 8 | at_or_zero(pos + 3);
+    for (size_t at = pos + 4, left = length >= 2 ? length - 2 : 0; left > 0;) {
+      size_t codes = 0;
+      for (size_t k = 1; k <= 16; ++k) codes += at_or_zero(at + k);
+      if (codes > 256) return false;
+      size_t used = 17 + codes;
+      if (used >= left || at >= b.size()) break;
+      left -= used;
+      at += used;
     }
-    uint32_t marker = byte_at(b, i + 1);
-    if (marker == 0x00 || marker == 0xff || (marker >= 0xd0 && marker <= 0xd7) || marker == 0x01) {
-      i += marker == 0xff ? 1 : 2;
-      continue;
-    }
-    if (marker == 0xd9) return true;  // end of image
-    size_t length = byte_at(b, i + 2) << 8 | byte_at(b, i + 3);
-    if (length < 2 || i + 2 + length > b.size()) return true;  // cut short: the decoder says so
-    if (marker == 0xc4) {
-      for (size_t at = i + 4, end = i + 2 + length; at < end;) {
-        if (at + 17 > end) return false;
-        size_t codes = 0;
-        for (size_t k = 1; k <= 16; ++k) codes += byte_at(b, at + k);
-        if (codes > 256) return false;
-        at += 17 + codes;
-      }
-    }
-    i += 2 + length;
   }
   return true;
 }
