@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "protocol/base64.hpp"
+#include "protocol/prompt_image.hpp"
 
 namespace parley::protocol {
 
@@ -20,6 +21,8 @@ std::string dumped(const Json& j) {
 
 const char* const audio_omitted = "<audio content omitted because you do not support audio input>";
 const char* const image_unreadable = "image content omitted because it could not be processed";
+const char* const image_too_large
+    = "image content omitted because it exceeded the supported size limit; use a smaller image";
 
 bool is_audio(const json& block) {
   return block.is_object() && block.value("type", json()) == "audio" && block.contains("data")
@@ -37,47 +40,38 @@ std::string image_detail(const ordered& block) {
   return "high";
 }
 
-uint32_t big_endian(const std::string& b, size_t at) {
-  return (static_cast<uint32_t>(static_cast<unsigned char>(b[at])) << 24)
-         | (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 1])) << 16)
-         | (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 2])) << 8)
-         | static_cast<uint32_t>(static_cast<unsigned char>(b[at + 3]));
-}
-
-/// Whether the bytes start as an image Codex can read (PNG, JPEG, GIF,
-/// WebP). Codex decodes the whole image; parley reads its header only.
-bool readable_image(const std::string& b) {
-  if (b.size() >= 24 && b.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0 && b.compare(12, 4, "IHDR") == 0)
-    return big_endian(b, 16) > 0 && big_endian(b, 20) > 0;
-  if (b.size() >= 4 && b.compare(0, 3, "\xff\xd8\xff") == 0) return true;
-  if (b.size() >= 13 && (b.compare(0, 6, "GIF87a") == 0 || b.compare(0, 6, "GIF89a") == 0))
-    return (b[6] || b[7]) && (b[8] || b[9]);
-  return b.size() >= 16 && b.compare(0, 4, "RIFF") == 0 && b.compare(8, 4, "WEBP") == 0;
-}
-
-/// An image block as Codex passes it: an input_image with a data: URL, or
-/// the text saying why it was left out.
+/// An image block as Codex passes it: decoded, scaled down to the limits
+/// of detail "high" when bigger, and sent as an input_image with a data:
+/// URL of what was made (its type the image's own, whatever mimeType
+/// said); or the text saying why it was left out. "original" is sent as
+/// "high", at high's limits, as Codex does for a model that cannot take
+/// original detail (parley knows of none that can).
 json image_part(const ordered& block) {
   auto detail = image_detail(block);
   if (detail == "low")
     return {{"type", "input_text"},
             {"text", "image content omitted because detail 'low' is not supported; use 'high', "
                      "'original', or 'auto'"}};
-  auto data = block["data"].get<std::string>();
-  std::string payload = data;
+  // The data is base64, or a data: URL of base64 (the image is read from
+  // either; the URL's own type is not trusted).
+  const auto& data = block["data"].get_ref<const std::string&>();
+  std::string_view payload = data;
   if (data.rfind("data:", 0) == 0) {
     auto comma = data.find(',');
     bool base64 = comma != std::string::npos && comma >= 7 && data.compare(comma - 7, 7, ";base64") == 0;
-    payload = base64 ? data.substr(comma + 1) : std::string{};
-  } else {
-    auto mime = block.value("mimeType", ordered());
-    data = "data:" + (mime.is_string() ? mime.get<std::string>() : "application/octet-stream")
-           + ";base64," + data;
+    payload = base64 ? payload.substr(comma + 1) : std::string_view{};
   }
   std::string why;
   auto bytes = base64_decode(payload, why);
-  if (!bytes || !readable_image(*bytes)) return {{"type", "input_text"}, {"text", image_unreadable}};
-  return {{"type", "input_image"}, {"image_url", data}, {"detail", detail}};
+  if (!bytes) return {{"type", "input_text"}, {"text", image_unreadable}};
+  auto image = prepare_prompt_image(*bytes, high_detail_limits);
+  using outcome = prepared_image::outcome;
+  if (image.result != outcome::ready)
+    return {{"type", "input_text"},
+            {"text", image.result == outcome::too_large ? image_too_large : image_unreadable}};
+  return {{"type", "input_image"},
+          {"image_url", "data:" + image.mime + ";base64," + base64_encode(image.bytes)},
+          {"detail", detail == "original" ? std::string("high") : detail}};
 }
 
 /// One content block as a Responses content part: text, image and audio

@@ -15,10 +15,12 @@ namespace parley::protocol {
 /// header "Wall time: S seconds\nOutput:" (S the call's time, 4 decimals),
 /// then the result's structuredContent (when not null) as JSON text after a
 /// newline; else the content as Responses content parts after a header part:
-/// text -> input_text; image -> input_image with a data: URL and a detail
-/// ("high" unless the block's `_meta` asks "auto" or "original"; "low" and
-/// an image whose header is no PNG, JPEG, GIF or WebP are left out, saying
-/// so, as Codex does); audio -> a text saying the model takes none;
+/// text -> input_text; image -> input_image with a data: URL of the image
+/// as prompt_image.hpp prepares it (decoded, scaled down when bigger than
+/// detail "high" allows) and a detail ("high" unless the block's `_meta`
+/// asks "auto"; "original" goes as "high"; "low" and an image that does
+/// not decode are left out, saying so, as Codex does); audio -> a text
+/// saying the model takes none;
 /// anything else -> input_text of its JSON. JSON text keeps the server's
 /// key order (Codex's does).
 struct mcp_model_output {

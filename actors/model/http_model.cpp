@@ -19,6 +19,7 @@
 #include "actors/model/wire/request_body.hpp"
 #include "actors/model/wire/responses_stream.hpp"
 #include "actors/store/response_items.hpp"
+#include "protocol/output_truncation.hpp"
 
 namespace parley {
 
@@ -351,11 +352,17 @@ void take_results(self_ptr self, const model_context& ctx) {
     st.handed.pop_front();
     if (!call) continue;
     const auto& result = ctx.step_results[st.results_seen];
+    // The model gets at most its budget of each output, cut as Codex cuts
+    // it when it records one (the model's limit and 20% for serialisation);
+    // the client's item keeps the whole output.
+    auto budget = protocol::tool_output_policy(st.setup->model).scaled(1.2);
     // A client tool's answer goes back as its content (text, images).
     if (result.what == step_result::kind::answered && result.content_items.is_array())
-      st.input.push_back(wire::tool_content_output_item(*call, result.content_items));
+      st.input.push_back(wire::tool_content_output_item(
+          *call, protocol::truncate_output_parts(result.content_items, budget)));
     else
-      st.input.push_back(wire::tool_output_item(*call, tool_result_text(result, *call)));
+      st.input.push_back(wire::tool_output_item(
+          *call, protocol::truncate_text(tool_result_text(result, *call), budget)));
   }
 }
 

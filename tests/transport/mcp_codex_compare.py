@@ -16,8 +16,10 @@ model, and are asked the same:
   `mixed` (images Codex takes and leaves out, audio, resources) and
   read_file, its `plain` (no annotations) and delete_file (destructive),
   which approval `never` refuses unasked, the fake server's `sign_in`
-  (JSON-RPC error -32042 with data) and `broken` (-32000), and a tool no
-  server has. Compared: the MCP namespace tools
+  (JSON-RPC error -32042 with data) and `broken` (-32000), the budget
+  server's big results (long texts, a long structuredContent, big and
+  hostile images: what the model's budget and Codex's image limits make of
+  them), and a tool no server has. Compared: the MCP namespace tools
   the model is offered, whole; the mcpToolCall items as item/started and
   item/completed show them (ids and times aside); and the
   function_call_output after each call, byte for byte but for the wall
@@ -66,6 +68,54 @@ KNOWN = {
         "parley does no OAuth and says why where Codex says its discovery failed; compared "
         "as far as the server's name",
 }
+
+
+BUDGET_CALLS = [("budget", "long_text", {"bytes": 50000, "char": "offsets"}),
+                ("budget", "long_structured", {"bytes": 50000, "char": "offsets"}),
+                ("budget", "long_text", {"bytes": 3000, "char": "offsets", "parts": 6}),
+                ("budget", "long_text", {"bytes": 30000, "char": "\u00e9"}),
+                ("budget", "image", {"width": 4000, "height": 3000}),
+                ("budget", "image", {"width": 1000, "height": 5000}),
+                ("budget", "image", {"width": 3000, "height": 3000, "detail": "original"}),
+                ("budget", "image", {"width": 5, "height": 4, "format": "gif"}),
+                ("budget", "bomb", {}),
+                ("budget", "junk_image", {})]
+# The budget server's outputs: the same cut and the same images, but two
+# things differ by nature and are compared as shapes (budget_shape()).
+BUDGET_WHY = ("Codex cuts a tool output twice (the second cut takes out the first one's "
+              "marker, so its marker counts the marker's own tokens, and its \"[omitted N text "
+              "items ...]\" counts the first such part); parley cuts once and counts what it cut: "
+              "the kept bytes are the same, the counts in the markers are compared as N. An image "
+              "Codex re-encodes is compared by its type, size and detail (two encoders never give "
+              "the same bytes)")
+
+
+def budget_shape(output):
+    """An output with the counts of its truncation markers as N and each
+    image as its type, size and detail."""
+    import base64
+    import re
+    import struct
+
+    def text(t):
+        t = re.sub("\u2026\\d+ (tokens|chars) truncated\u2026", "\u2026N \\1 truncated\u2026", t)
+        return re.sub(r"^\[omitted \d+ text items \.\.\.\]$", "[omitted N text items ...]", t)
+
+    if isinstance(output, str):
+        return text(output)
+    out = []
+    for p in output or []:
+        if p.get("type") == "input_image" and ";base64," in p.get("image_url", ""):
+            url = p["image_url"]
+            data = base64.b64decode(url.split(",", 1)[1])
+            size = struct.unpack(">II", data[16:24]) if data[:4] == b"\x89PNG" else len(data)
+            out.append({"image": url[5:url.index(";")], "size": list(size) if isinstance(size, tuple)
+                        else size, "detail": p.get("detail")})
+        elif p.get("type") == "input_text":
+            out.append({"type": "input_text", "text": text(p.get("text", ""))})
+        else:
+            out.append(p)
+    return out
 
 
 def wait_connected(peer, names, timeout=60):
@@ -118,7 +168,7 @@ CALLS = [("everything", "echo", {"message": "hello mcp"}),
          ("annot", "delete_file", {"path": "WORK/hello.txt"}),
          # The server's JSON-RPC errors: -32042 with its data, -32000 without.
          ("urlneeded", "sign_in", {}),
-         ("urlneeded", "broken", {})]
+         ("urlneeded", "broken", {})] + BUDGET_CALLS
 NO_SUCH_TOOL = ("everything", "no-such-tool", {})
 
 
@@ -127,7 +177,7 @@ def run(peer, mock, work, verbose):
     calls MCP tools as Codex 0.169 offers them: the namespace mcp__SERVER,
     the tool's sanitised name in it."""
     got = {}
-    data = wait_connected(peer, ["everything", "filesystem", "annot", "urlneeded"])
+    data = wait_connected(peer, ["everything", "filesystem", "annot", "urlneeded", "budget"])
     got["mcpServerStatus/list"] = status_shape(data)
     thread = peer.call("thread/start", {"cwd": work, "approvalPolicy": "never",
                                         "sandbox": "workspace-write"}, timeout=90)
@@ -150,7 +200,7 @@ def run(peer, mock, work, verbose):
         {"type": "text", "text": prompt + "\nmock: say done"}]}, timeout=60)["result"]["turn"]["id"]
     started, completed, asked = [], [], []
     while True:
-        m = peer.wait(lambda m: "method" in m, timeout=120)
+        m = peer.wait(lambda m: "method" in m, timeout=300)
         if "id" in m:  # a server request (an approval): accepted, and kept
             asked.append({"method": m["method"], "params": m.get("params")})
             peer.write({"id": m["id"], "result": {"action": "accept", "content": {},
@@ -210,6 +260,9 @@ def same(key, c, p):
     if key == "turn: mcpToolCall item/completed" \
             or key.startswith("turn: output of mcp__urlneeded/"):
         return without_backtrace(c) == p
+    if key.startswith("turn: output of mcp__budget/"):
+        return (c or {}).get("header") == (p or {}).get("header") \
+            and budget_shape((c or {}).get("output")) == budget_shape((p or {}).get("output"))
     if key == "turn: output of a tool no server has":
         return isinstance(c, str) and isinstance(p, str) and p.startswith(c)
     if key == "mcpServer/oauth/login remote":
@@ -246,12 +299,14 @@ def main():
                 'startup_timeout_sec = 30\n'
                 '[mcp_servers.annot]\ncommand = "%s"\nargs = %s\n'
                 '[mcp_servers.urlneeded]\ncommand = "%s"\nargs = %s\n'
+                '[mcp_servers.budget]\ncommand = "%s"\nargs = %s\n'
                 '[mcp_servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout_sec = 2\n'
                 % (mock.url, json.dumps([everything, "stdio"]), json.dumps([filesystem, work]),
                    json.dumps(work), sys.executable,
                    json.dumps([os.path.join(HERE, "mcp_annotated_server.py"),
                                os.path.join(root, "annot.log")]),
-                   sys.executable, json.dumps([os.path.join(HERE, "mcp_fake_server.py"), "urlneeded"])))
+                   sys.executable, json.dumps([os.path.join(HERE, "mcp_fake_server.py"), "urlneeded"]),
+                   sys.executable, json.dumps([os.path.join(HERE, "mcp_budget_server.py")])))
     env = dict(os.environ, CODEX_HOME=home, HOME=user, no_proxy="127.0.0.1,localhost",
                NO_PROXY="127.0.0.1,localhost")
     env.pop("OPENAI_API_KEY", None)
@@ -275,12 +330,14 @@ def main():
     for key in answers["codex"]:
         c, p = answers["codex"][key], answers["parley"].get(key)
         ok = same(key, c, p)
-        verdict = "same  " if ok and key not in KNOWN else "known " if ok else "DIFFER"
+        known = KNOWN.get(key) or (BUDGET_WHY if key.startswith("turn: output of mcp__budget/")
+                                   and c != p else None)
+        verdict = "same  " if ok and not known else "known " if ok else "DIFFER"
         differ += not ok
         print("%s %s" % (verdict, key))
-        if key in KNOWN:
-            print("  (%s)" % KNOWN[key])
-        if not ok or (key in KNOWN and verbose):
+        if known:
+            print("  (%s)" % known)
+        if not ok or (known and verbose):
             print("  codex: ", json.dumps(c, sort_keys=True)[:3000])
             print("  parley:", json.dumps(p, sort_keys=True)[:3000])
     for key in answers["parley"]:

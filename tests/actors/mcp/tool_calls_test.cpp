@@ -7,7 +7,9 @@
 
 #include "actors/mcp/tool_names.hpp"
 #include "actors/mcp/tool_schema.hpp"
+#include "protocol/base64.hpp"
 #include "protocol/mcp_tool_calls.hpp"
+#include "protocol/prompt_image.hpp"
 
 namespace parley::mcp {
 namespace {
@@ -219,9 +221,12 @@ TEST(McpModelOutput, StructuredContentWinsAsTextAfterTheHeader) {
   EXPECT_EQ(mcp_output_of_result(result, 0.01234).content_items.size(), 2u);
 }
 
-// A PNG's signature and IHDR (1x1), and a GIF's header (1x1).
-const std::string tiny_png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ";
-const std::string tiny_gif = "R0lGODlhAQABAAAAAA==";
+// Whole 1x1 images: a PNG and a GIF.
+const std::string tiny_png
+    = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+const std::string tiny_gif = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+// A PNG's signature and IHDR alone: its header reads, its pixels do not.
+const std::string png_header_only = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ";
 
 TEST(McpModelOutput, ImagesAreImagePartsWithADetail) {
   json result = {{"content",
@@ -240,9 +245,19 @@ TEST(McpModelOutput, ImagesAreImagePartsWithADetail) {
   EXPECT_EQ(out.content_items[2], (json{{"type", "input_image"},
                                         {"image_url", "data:image/png;base64," + tiny_png},
                                         {"detail", "high"}}));
-  EXPECT_EQ(out.content_items[3]["image_url"], "data:image/gif;base64," + tiny_gif);
-  EXPECT_EQ(out.content_items[3]["detail"], "original");
-  EXPECT_EQ(out.content_items[4]["image_url"], "data:application/octet-stream;base64," + tiny_gif);
+  // A GIF goes as a PNG, whatever its URL or mimeType said; "original"
+  // as "high" (parley knows no model that takes original detail).
+  for (size_t i : {3u, 4u}) {
+    auto url = out.content_items[i]["image_url"].get<std::string>();
+    ASSERT_EQ(url.rfind("data:image/png;base64,", 0), 0u) << url;
+    std::string why;
+    auto png = base64_decode(url.substr(22), why);
+    ASSERT_TRUE(png.has_value()) << why;
+    auto again = prepare_prompt_image(*png, high_detail_limits);
+    EXPECT_EQ(again.result, prepared_image::outcome::ready);
+    EXPECT_EQ(again.width, 1u);
+    EXPECT_EQ(out.content_items[i]["detail"], "high");
+  }
   // Anything else, a malformed text block too: its JSON as text.
   for (size_t i : {5u, 6u}) {
     EXPECT_EQ(out.content_items[i]["type"], "input_text");
@@ -254,7 +269,7 @@ TEST(McpModelOutput, ImagesCodexCannotTakeAndAudioAreLeftOutSayingSo) {
   json result = {{"content",
                   {{{"type", "image"}, {"data", tiny_png}, {"mimeType", "image/png"},
                     {"_meta", {{"codex/imageDetail", "low"}}}},
-                   {{"type", "image"}, {"data", "iVBORw0KGgo="}, {"mimeType", "image/png"}},
+                   {{"type", "image"}, {"data", png_header_only}, {"mimeType", "image/png"}},
                    {{"type", "image"}, {"data", "not base64!"}, {"mimeType", "image/png"}},
                    {{"type", "audio"}, {"data", "UklGRg=="}, {"mimeType", "audio/wav"}}}}};
   auto out = mcp_output_of_result(result, 0.01234);
