@@ -13,7 +13,6 @@ namespace {
 constexpr uint32_t patch_size = 32;
 /// Codex's sanity bound on an image's bytes (1 GiB).
 constexpr size_t max_input_bytes = size_t{1} << 30;
-constexpr int jpeg_quality = 85;
 constexpr uint64_t max_pixels_per_byte = 16384;
 
 enum class format { png, jpeg, gif, bmp, webp, other };
@@ -203,6 +202,26 @@ prepared_image prepare_prompt_image(std::string_view bytes, const image_limits& 
   if (!stb::info(bytes, w, h, channels) || w <= 0 || h <= 0) return failed(outcome::unreadable);
   uint64_t pixels = uint64_t(w) * uint64_t(h);
   if (pixels > max_decoded_pixels) return failed(outcome::unreadable);
+  bool jpeg = kind == format::jpeg;
+  if (jpeg) {
+    // A JPEG is never decoded here: stb_image 2.27's JPEG decoder (Debian's)
+    // writes and reads out of bounds on crafted entropy-coded data (found by
+    // prompt_image_fuzzer, twice: its Huffman tables, then its decoding),
+    // and a tool's bytes are adversarial. One within the limits goes as it
+    // came (its header read only, as Codex sends it unchanged); a bigger
+    // one, which Codex would scale down, is left out with Codex's sentence
+    // until a sturdier decoder (libjpeg-turbo) does the scaling.
+    out.source_width = static_cast<uint32_t>(w);
+    out.source_height = static_cast<uint32_t>(h);
+    auto [jw, jh] = prompt_image_size(out.source_width, out.source_height, limits);
+    if (jw != out.source_width || jh != out.source_height) return failed(outcome::unreadable);
+    out.result = outcome::ready;
+    out.mime = "image/jpeg";
+    out.bytes = std::string(bytes);
+    out.width = jw;
+    out.height = jh;
+    return out;
+  }
   // Nor more pixels than its bytes can hold: no format packs more than a
   // few thousand pixels into a byte (deflate inflates a byte to at most
   // 1032; a 1-bit PNG makes that 8256 pixels), so a header claiming more
@@ -211,8 +230,7 @@ prepared_image prepare_prompt_image(std::string_view bytes, const image_limits& 
   // The decoder needs at most 8 bytes a pixel (16-bit RGBA) plus a filter
   // byte a row; no allocation of a genuine image is larger.
   size_t cap = static_cast<size_t>(pixels * 8 + uint64_t(h) + (1u << 20));
-  bool jpeg = kind == format::jpeg;
-  int want = jpeg ? 3 : 4;
+  int want = 4;
   int dw = 0, dh = 0;
   auto decoded = stb::decode(bytes, want, cap, dw, dh);
   if (decoded.empty() || dw != w || dh != h) return failed(outcome::unreadable);
@@ -222,20 +240,19 @@ prepared_image prepare_prompt_image(std::string_view bytes, const image_limits& 
   out.width = tw;
   out.height = th;
   bool resized = tw != out.source_width || th != out.source_height;
-  if (!resized && (kind == format::png || jpeg)) {
+  if (!resized && kind == format::png) {
     out.result = outcome::ready;
-    out.mime = jpeg ? "image/jpeg" : "image/png";
+    out.mime = "image/png";
     out.bytes = std::string(bytes);
     return out;
   }
   if (resized) {
     decoded = resize(decoded, static_cast<size_t>(w), static_cast<size_t>(h), static_cast<size_t>(want), tw, th);
   }
-  out.bytes = jpeg ? stb::encode_jpeg(decoded, static_cast<int>(tw), static_cast<int>(th), want, jpeg_quality)
-                   : stb::encode_png(decoded, static_cast<int>(tw), static_cast<int>(th), want);
+  out.bytes = stb::encode_png(decoded, static_cast<int>(tw), static_cast<int>(th), want);
   if (out.bytes.empty()) return failed(outcome::unreadable);
   out.result = outcome::ready;
-  out.mime = jpeg ? "image/jpeg" : "image/png";
+  out.mime = "image/png";
   return out;
 }
 

@@ -82,17 +82,18 @@ TEST(PromptImage, ABigPngIsScaledDownAndKeepsItsPicture) {
   EXPECT_EQ(at(1800, 700), std::string("\x00\x00\xff\xff", 4));
 }
 
-TEST(PromptImage, AJpegStaysAJpegAndAGifBecomesAPng) {
-  auto jpeg = stb::encode_jpeg(halves(3000, 1000), 3000, 1000, 4, 90);
-  auto out = prepare_prompt_image(jpeg, high_detail_limits);
-  ASSERT_EQ(out.result, outcome::ready);
-  EXPECT_EQ(out.mime, "image/jpeg");
-  EXPECT_EQ(out.bytes.substr(0, 3), "\xff\xd8\xff");
-  EXPECT_EQ(out.width, 2048u);
-  EXPECT_EQ(out.height, 683u);
-  // A JPEG within the limits: as it came.
+TEST(PromptImage, AJpegIsNeverDecodedAndAGifBecomesAPng) {
+  // A JPEG within the limits: as it came (its header read only).
   auto small = stb::encode_jpeg(halves(40, 20), 40, 20, 4, 90);
-  EXPECT_EQ(prepare_prompt_image(small, high_detail_limits).bytes, small);
+  auto kept = prepare_prompt_image(small, high_detail_limits);
+  ASSERT_EQ(kept.result, outcome::ready);
+  EXPECT_EQ(kept.mime, "image/jpeg");
+  EXPECT_EQ(kept.bytes, small);
+  EXPECT_EQ(kept.width, 40u);
+  // One that would need scaling is left out: stb_image's JPEG decoder is
+  // not trusted with a tool's bytes (prompt_image_fuzzer's finds).
+  auto big = stb::encode_jpeg(halves(3000, 1000), 3000, 1000, 4, 90);
+  EXPECT_EQ(prepare_prompt_image(big, high_detail_limits).result, outcome::unreadable);
   // GIF87a, 1x1, one colour.
   std::string gif("GIF87a\x01\x00\x01\x00\x80\x00\x00\xff\x00\x00\x00\x00\x00"
                   ",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00;", 35);
