@@ -21,6 +21,7 @@ Usage: mcp_annotated_server.py LOG
 """
 import json
 import sys
+from mcp_stdio_server import send, send_initialized
 
 TOOLS = [
     {"name": "delete_file", "inputSchema": {"type": "object"},
@@ -56,11 +57,6 @@ PROFILE_FORM = {"type": "object", "required": ["name"], "properties": {
     "subscribe": {"type": "boolean", "title": "Subscribe", "description": "Send me news"}}}
 
 
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
 def main():
     log = sys.argv[1]
     waiting = {}  # our elicitation's id -> the tools/call it answers (and its tool)
@@ -83,9 +79,7 @@ def main():
             continue
         i, method, params = m["id"], m["method"], m.get("params") or {}
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": i, "result": {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "annotated", "version": "1"}}})
+            send_initialized(i, params, "annotated")
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": i, "result": {"tools": TOOLS}})
         elif method == "tools/call":

@@ -23,6 +23,7 @@ import json
 import struct
 import sys
 import zlib
+from mcp_stdio_server import send, send_initialized
 
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
          for n in ("long_text", "long_structured", "image", "bomb", "junk_image")]
@@ -107,11 +108,6 @@ def result_of(name, args):
     return {"content": [{"type": "text", "text": "no such tool"}], "isError": True}
 
 
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
 def main():
     for line in sys.stdin:
         m = json.loads(line)
@@ -119,9 +115,7 @@ def main():
             continue
         i, method, params = m["id"], m["method"], m.get("params") or {}
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": i, "result": {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "budget", "version": "1"}}})
+            send_initialized(i, params, "budget")
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": i, "result": {"tools": TOOLS}})
         elif method == "tools/call":

@@ -32,13 +32,9 @@ import os
 import sys
 import threading
 import time
+from mcp_stdio_server import send
 
 MODE = sys.argv[1]
-
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
 
 
 def answer(i, result):

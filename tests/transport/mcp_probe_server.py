@@ -12,11 +12,7 @@ import sys
 import threading
 import time
 import os
-
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+from mcp_stdio_server import send, send_initialized
 
 
 def probe(a):
@@ -42,9 +38,7 @@ def main():
         i, method, params = m["id"], m["method"], m.get("params") or {}
         if method == "initialize":
             time.sleep(slow_start)
-            send({"jsonrpc": "2.0", "id": i, "result": {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}})
+            send_initialized(i, params, "probe")
             if exit_after:
                 threading.Timer(exit_after, lambda: os._exit(3)).start()
         elif method == "tools/list":
