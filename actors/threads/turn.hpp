@@ -144,6 +144,9 @@ struct mcp_step {
   /// person was asked, the question's params (stored with the call).
   std::string approval_mode = "auto";
   nlohmann::json approval;
+  /// The server answered; its image is being made ready for the model
+  /// off the turn's actor (turn_mcp.cpp).
+  bool preparing = false;
 };
 
 /// An agent message the model is streaming: started, not yet completed.

@@ -17,6 +17,8 @@
 // Accepted "always", the hub first writes the tool's approval_mode =
 // "approve" into config.toml (the session remembers it either way).
 
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 #include <caf/send.hpp>
 #include <algorithm>
@@ -36,9 +38,22 @@
 
 namespace parley::turn_detail {
 
+/// What the model is told of a result that held an image, made off the
+/// turn's actor (see prepare_off_actor). Local only.
+struct mcp_output_prepared {
+  protocol::mcp_model_output value;
+};
+
+}  // namespace parley::turn_detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::turn_detail::mcp_output_prepared)
+
+namespace parley::turn_detail {
+
 namespace {
 
 using protocol::item_status;
+using mcp_prepare_atom = caf::atom_constant<caf::atom("mcpprep")>;
 
 constexpr auto mcp_offer_timeout = std::chrono::seconds(2);
 // How long the hub may take to write an "always" into config.toml (a
@@ -111,6 +126,44 @@ void fail_mcp_call(self_ptr self, const std::string& why) {
   complete_current(self, item_status::failed, std::move(told));
 }
 
+/// Whether a result may hold an image block (a text that merely says
+/// "image" only costs a thread).
+bool may_hold_image(const std::string& result_text) {
+  return result_text.find("\"image\"") != std::string::npos;
+}
+
+/// Decoding and scaling a tool's image takes up to a second of CPU (a
+/// 4000x3000 PNG: ~0.6 s): done on a thread of its own, so no scheduler
+/// worker, and no other conversation, waits for it. The item completes
+/// when the output is ready; a turn interrupted meanwhile has failed the
+/// item already, and the answer is dropped.
+void prepare_off_actor(self_ptr self, const std::string& token, const std::string& text,
+                       double wall, item_status status) {
+  self->state.mcp->preparing = true;
+  auto preparer = self->spawn<caf::detached>([](caf::event_based_actor* worker) -> caf::behavior {
+    return {[worker](mcp_prepare_atom, const std::string& result_text, double seconds) {
+      worker->quit();
+      return mcp_output_prepared{protocol::mcp_output_of_result_text(result_text, seconds)};
+    }};
+  });
+  // No timeout: the preparer answers or dies, and CAF answers for the dead.
+  self->request(preparer, caf::infinite, mcp_prepare_atom::value, text, wall)
+      .then(
+          [self, token, status](mcp_output_prepared& prepared) {
+            auto& st = self->state;
+            if (st.finished || !st.mcp || st.mcp->token != token) return;
+            complete_current(self, status, mcp_told(prepared.value));
+            next_step(self);
+          },
+          [self, token](caf::error& err) {
+            auto& st = self->state;
+            if (st.finished || !st.mcp || st.mcp->token != token) return;
+            fail_mcp_call(self, "the tool's result could not be made ready for the model: "
+                                    + message_of(err));
+            next_step(self);
+          });
+}
+
 void on_mcp_result(self_ptr self, const std::string& token, const std::string& text) {
   auto& st = self->state;
   if (st.finished || !st.mcp || st.mcp->token != token) return;
@@ -123,8 +176,10 @@ void on_mcp_result(self_ptr self, const std::string& token, const std::string& t
   bool error = protocol::mcp_result_is_error(result);
   PARLEY_INFO("turn {} event=mcp_call_done item={} server={} tool={} is_error={}",
               st.settings.turn_id, st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool, error);
-  complete_current(self, error ? item_status::failed : item_status::completed,
-                   mcp_told(protocol::mcp_output_of_result_text(text, mcp_wall_seconds(*st.mcp))));
+  auto status = error ? item_status::failed : item_status::completed;
+  auto wall = mcp_wall_seconds(*st.mcp);
+  if (may_hold_image(text)) return prepare_off_actor(self, token, text, wall, status);
+  complete_current(self, status, mcp_told(protocol::mcp_output_of_result_text(text, wall)));
   next_step(self);
 }
 
@@ -391,8 +446,9 @@ void cancel_mcp_call(self_ptr self) {
   if (!st.mcp) return;
   PARLEY_INFO("turn {} event=mcp_call_interrupted item={} server={} tool={}", st.settings.turn_id,
               st.mcp->item.id, st.mcp->item.server, st.mcp->item.tool);
-  // (A typed actor may not send() to the untyped hub: anonymously.)
-  if (st.svc.mcp.hub)
+  // (A typed actor may not send() to the untyped hub: anonymously.) A
+  // result being made ready for the model has ended the call already.
+  if (st.svc.mcp.hub && !st.mcp->preparing)
     caf::anon_send(st.svc.mcp.hub, atom::mcp_cancel::value, st.mcp->item.server, st.mcp->token);
   st.mcp->item.error = "the turn was interrupted";
   auto r = mcp_told(protocol::mcp_output_of_error("the turn was interrupted; the call was cancelled",

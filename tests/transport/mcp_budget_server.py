@@ -19,6 +19,7 @@ The images are made here, with zlib alone (no imaging library needed).
 Usage: mcp_budget_server.py
 """
 import base64
+import functools
 import json
 import struct
 import sys
@@ -43,6 +44,7 @@ def chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
+@functools.lru_cache(maxsize=8)
 def png(width, height):
     """An RGB PNG: the left half red, the right half blue."""
     left = width // 2

@@ -15,7 +15,10 @@ it (mcp_codex_compare.py sets both side by side):
   a PNG;
 - a PNG header claiming 100000x100000 and an image that is none: "image
   content omitted because it could not be processed";
-- the mcpToolCall items the client gets keep every result whole.
+- the mcpToolCall items the client gets keep every result whole;
+- an image is made ready for the model off the scheduler: with one worker
+  (`--threads 1`), another thread's turn, started when the image's call
+  starts, completes while the image is scaled (about 0.6 s of CPU).
 Every line parley prints is checked against the Codex 0.169 schema.
 
 Usage: mcp_budget_test.py PARLEY_BINARY MOCK_BINARY SCHEMA_DIR
@@ -90,16 +93,23 @@ def main():
                 % (sys.executable, json.dumps([os.path.join(HERE, "mcp_budget_server.py")])))
     env = dict(os.environ, MOCK_KEY="sk-test")
     env.pop("CODEX_HOME", None)
-    peer = app_server_peer.StdioPeer(
-        [PARLEY, "app-server", "--home", home, "--cwd", root, "--config", os.path.join(root, "config.toml"),
-         "-c", "model=mock-model", "-c", "model_provider=mock",
-         "-c", "model_providers.mock.base_url=%s/v1" % mock.url,
-         "-c", "model_providers.mock.env_key=MOCK_KEY"],
-        env, os.path.join(root, "parley.stderr"), client_name="mcp-budget-test")
+    command = [PARLEY, "app-server", "--home", home, "--cwd", root, "--config", os.path.join(root, "config.toml"),
+               "-c", "model=mock-model", "-c", "model_provider=mock",
+               "-c", "model_providers.mock.base_url=%s/v1" % mock.url,
+               "-c", "model_providers.mock.env_key=MOCK_KEY"]
+    peer = app_server_peer.StdioPeer(command, env, os.path.join(root, "parley.stderr"),
+                                     client_name="mcp-budget-test")
     try:
         run(peer, mock, root)
     finally:
         peer.stop()
+    one_worker = app_server_peer.StdioPeer(
+        command[:2] + ["--threads", "1", "--home", os.path.join(root, "home1")] + command[4:], env,
+        os.path.join(root, "parley1.stderr"), client_name="mcp-budget-test")
+    try:
+        scaling_leaves_the_worker_free(one_worker, root)
+    finally:
+        one_worker.stop()
         mock.stop()
     codex_schema.Schema(SCHEMA_DIR, {
         "thread/start": "v2/ThreadStartResponse", "turn/start": "v2/TurnStartResponse",
@@ -110,12 +120,43 @@ def main():
     return 1 if FAILURES else 0
 
 
-def run(peer, mock, root):
+def wait_for_budget_server(peer):
     for _ in range(200):
         data = peer.call("mcpServerStatus/list", {})["result"]["data"]
         if any(s["name"] == "budget" and s.get("tools") for s in data):
-            break
+            return
         time.sleep(0.05)
+
+
+def scaling_leaves_the_worker_free(peer, root):
+    """One scheduler worker: thread A's tool returns a 4000x3000 PNG (the
+    server has it made already, so it answers at once); thread B's turn
+    starts when A's call does. Scaled on the worker, the image would hold
+    B's turn until A's item completed; scaled on a thread of its own, B's
+    turn completes first."""
+    wait_for_budget_server(peer)
+    a = peer.start_thread(cwd=root, approvalPolicy="never")
+    b = peer.start_thread(cwd=root, approvalPolicy="never")
+    # The server makes the PNG once and keeps it: the call below answers at once.
+    args = json.dumps({"width": 4000, "height": 3000})
+    warm = peer.start_turn(a, "mock: tool mcp__budget/image %s\nmock: say warm" % args)
+    peer.wait(lambda m: m.get("method") == "turn/completed" and m["params"]["turn"]["id"] == warm, timeout=120)
+    turn_a = peer.start_turn(a, "mock: tool mcp__budget/image %s\nmock: say done" % args)
+    peer.wait(lambda m: m.get("method") == "item/started" and m["params"]["turnId"] == turn_a
+              and m["params"]["item"]["type"] == "mcpToolCall", timeout=60)
+    turn_b = peer.start_turn(b, "mock: say hello")
+    order = []
+    while len(order) < 2:
+        m = peer.wait(lambda m: (m.get("method") == "turn/completed" and m["params"]["turn"]["id"] == turn_b)
+                      or (m.get("method") == "item/completed" and m["params"]["turnId"] == turn_a
+                          and m["params"]["item"]["type"] == "mcpToolCall"), timeout=120)
+        order.append("B's turn" if m["method"] == "turn/completed" else "A's image item")
+    check(order == ["B's turn", "A's image item"],
+          "with one worker, another turn completes while a big image is scaled: %s" % order)
+
+
+def run(peer, mock, root):
+    wait_for_budget_server(peer)
     thread = peer.start_thread(cwd=root, approvalPolicy="never")
     prompt = "\n".join("mock: tool mcp__budget/%s %s" % (t, json.dumps(a)) for t, a in CALLS)
     turn = peer.start_turn(thread, prompt + "\nmock: say done")
