@@ -21,7 +21,8 @@ annotations (mcp_annotated_server.py, which logs every call it runs):
 - nobody answers: --approval-timeout declines (fail closed), nothing runs;
 - a client that disconnects is no answer: the one left decides;
 - `prompt` mode asks even for a read-only tool and offers no session scope;
-- accepted for the session: the next call of the tool runs unasked;
+- accepted for the session: the next call of the tool runs unasked, under
+  `never` too;
 - accepted "always": config.toml gets `[mcp_servers.annot.tools.shred]
   approval_mode = "approve"` (appended, the file's comments kept), and the
   tool runs unasked in the same turn, in a new thread and after a restart;
@@ -332,6 +333,23 @@ def test_session(p, thread, log):
           "accepted for the session: the tool's next call runs unasked")
 
 
+def test_session_under_never(p, thread, log):
+    """A tool accepted for the session earlier (test_session) still runs when
+    the thread's policy turns to `never`, as Codex lets a remembered approval
+    stand; one accepted only once is refused; the turn asks nobody."""
+    r = p.call("turn/start", {"threadId": thread, "approvalPolicy": "never", "input": [
+        {"type": "text", "text": text('mock: tool mcp__annot__delete_file {"path": "/tmp/sn"}',
+                                      "mock: tool mcp__annot__plain {}", "mock: say remembered")}]})
+    events = p.events_of(r["result"]["turn"]["id"])
+    done = mcp_done(events)
+    # plain was accepted once, not for the session: `never` refuses it.
+    check([(i["tool"], i["status"]) for i in done] == [("delete_file", "completed"), ("plain", "failed")]
+          and not [m for m in events + p.kept if is_ask(m) and m["params"]["threadId"] == thread]
+          and runs(log, "delete_file")[-1] == {"path": "/tmp/sn"},
+          "under `never`, a tool accepted for the session runs unasked: %s"
+          % [(i["tool"], i["status"], i["error"]) for i in done])
+
+
 def test_always(p, root, log):
     """Accepted "always": written into config.toml, asked never again."""
     config = os.path.join(root, "config.toml")
@@ -482,6 +500,8 @@ def main():
                      lambda: test_always(p, root, log),
                      lambda: test_interrupt(p, thread, log),
                      lambda: test_granular(p, log),
+                     # `thread`'s policy is `never` from here on.
+                     lambda: test_session_under_never(p, thread, log),
                      # Last: the tests above count delete_file's runs.
                      lambda: test_never(p, mock, log),
                      lambda: test_full_access(p, log)):
