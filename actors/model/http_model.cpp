@@ -354,8 +354,10 @@ void take_results(self_ptr self, const model_context& ctx) {
     const auto& result = ctx.step_results[st.results_seen];
     // The model gets at most its budget of each output, cut as Codex cuts
     // it when it records one (the model's limit and 20% for serialisation);
-    // the client's item keeps the whole output.
-    auto budget = protocol::tool_output_policy(st.setup->model).scaled(1.2);
+    // the client's item keeps the whole output. The config's
+    // tool_output_token_limit replaces the model's limit.
+    auto budget = protocol::tool_output_policy(st.setup->model, st.setup->tool_output_token_limit)
+                      .scaled(1.2);
     // A client tool's answer goes back as its content (text, images).
     if (result.what == step_result::kind::answered && result.content_items.is_array())
       st.input.push_back(wire::tool_content_output_item(

@@ -27,6 +27,7 @@ std::shared_ptr<const provider_setup> http_provider_setup(const model_config::se
   setup->reasoning_effort = settings.model_reasoning_effort;
   setup->reasoning_summary = settings.model_reasoning_summary;
   setup->auto_compact_token_limit = static_cast<int64_t>(settings.auto_compact_token_limit);
+  setup->tool_output_token_limit = static_cast<size_t>(settings.tool_output_token_limit);
   setup->request_user_input_tool = settings.request_user_input_tool;
   setup->request_permissions_tool = settings.request_permissions_tool;
   setup->client = std::make_shared<http::client>();

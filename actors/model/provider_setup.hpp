@@ -24,6 +24,9 @@ struct provider_setup {
   std::string reasoning_summary;
   /// Compact before a request once the last one used this many tokens (0: never).
   int64_t auto_compact_token_limit = 0;
+  /// The tokens of a tool's output the model is sent (config
+  /// tool_output_token_limit; 0: the model's own limit).
+  size_t tool_output_token_limit = 0;
   /// The tools offered besides exec_command and apply_patch ([features]).
   bool request_user_input_tool = false;
   bool request_permissions_tool = false;

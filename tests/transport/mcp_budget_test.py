@@ -18,7 +18,8 @@ it (mcp_codex_compare.py sets both side by side):
 - the mcpToolCall items the client gets keep every result whole;
 - an image is made ready for the model off the scheduler: with one worker
   (`--threads 1`), another thread's turn, started when the image's call
-  starts, completes while the image is scaled (about 0.6 s of CPU).
+  starts, completes while the image is scaled (about 0.6 s of CPU);
+- `tool_output_token_limit` in the config replaces the model's budget.
 Every line parley prints is checked against the Codex 0.169 schema.
 
 Usage: mcp_budget_test.py PARLEY_BINARY MOCK_BINARY SCHEMA_DIR
@@ -104,10 +105,12 @@ def main():
     finally:
         peer.stop()
     one_worker = app_server_peer.StdioPeer(
-        command[:2] + ["--threads", "1", "--home", os.path.join(root, "home1")] + command[4:], env,
+        command[:2] + ["--threads", "1", "--home", os.path.join(root, "home1")] + command[4:]
+        + ["-c", "tool_output_token_limit=500"], env,
         os.path.join(root, "parley1.stderr"), client_name="mcp-budget-test")
     try:
         scaling_leaves_the_worker_free(one_worker, root)
+        the_config_sets_the_budget(one_worker, mock, root)
     finally:
         one_worker.stop()
         mock.stop()
@@ -153,6 +156,22 @@ def scaling_leaves_the_worker_free(peer, root):
         order.append("B's turn" if m["method"] == "turn/completed" else "A's image item")
     check(order == ["B's turn", "A's image item"],
           "with one worker, another turn completes while a big image is scaled: %s" % order)
+
+
+def the_config_sets_the_budget(peer, mock, root):
+    """tool_output_token_limit = 500 replaces the model's 2500 (Codex's 20%
+    still added): a 50 KB text keeps its first and last (600 - 9) * 2 bytes."""
+    thread = peer.start_thread(cwd=root, approvalPolicy="never")
+    turn = peer.start_turn(thread, 'mock: tool mcp__budget/long_text {"bytes": 50000, "char": "offsets"}'
+                           "\nmock: say cut")
+    peer.wait(lambda m: m.get("method") == "turn/completed" and m["params"]["turn"]["id"] == turn, timeout=60)
+    last = mock.requests()[-1]["body"]["input"]
+    outs = [i["output"] for i in last if i.get("type") == "function_call_output"]
+    text0 = mcp_budget_server.long_text(0, 50000, "offsets")
+    check(outs and mcp_model_output.normalised(outs[-1])
+          == [{"type": "input_text", "text": mcp_model_output.WALL_TIME},
+              {"type": "input_text", "text": cut(text0, (600 - 9) * 4)}],
+          "tool_output_token_limit = 500: a 50 KB text is cut to 600 tokens less the header's 9")
 
 
 def run(peer, mock, root):

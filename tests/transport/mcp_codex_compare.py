@@ -33,8 +33,10 @@ script, not a ctest: Codex's start and its npm package make it slow and
 dependent on the registry. Usage:
 
   mcp_codex_compare.py PARLEY_BINARY MOCK_BINARY NPM_CACHE_DIR [--verbose] [--dump=DIR]
+                      [--token-limit=N]
 
 --dump writes each side's answers whole to DIR/codex.json and DIR/parley.json.
+--token-limit=N puts `tool_output_token_limit = N` into the config both read.
 """
 import json
 import os
@@ -290,7 +292,10 @@ def main():
     with open(os.path.join(work, "hello.txt"), "w") as f:
         f.write("hello from the workspace\n")
     mock = app_server_peer.Mock(mock_bin)
+    limit = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--token-limit=")]
     with open(os.path.join(home, "config.toml"), "w") as f:
+        if limit:
+            f.write("tool_output_token_limit = %d\n" % int(limit[0]))
         f.write('model = "mock-model"\nmodel_provider = "mock"\napproval_policy = "never"\n'
                 '[model_providers.mock]\nname = "mock"\nbase_url = "%s/v1"\n'
                 'wire_api = "responses"\nrequires_openai_auth = false\n'

@@ -145,6 +145,9 @@ settings read_settings(const toml::table& root, const std::string& source) {
         = choice(*n, "model_reasoning_summary", {"auto", "concise", "detailed", "none"});
   if (auto* n = root.get("model_auto_compact_token_limit"))
     s.auto_compact_token_limit = detail::read_positive(*n, "model_auto_compact_token_limit");
+  if (auto* n = root.get("tool_output_token_limit"))
+    // 0 is taken as not set (Codex would send the model only the marker).
+    s.tool_output_token_limit = detail::read_count(*n, "tool_output_token_limit", 1ull << 40);
   if (auto* n = root.get("model_providers")) read_providers(*n, s);
   if (auto* n = root.get("shell_environment_policy")) read_shell_policy(*n, s.shell_environment);
   if (auto* f = root.get("features"); f && f->is_table()) {

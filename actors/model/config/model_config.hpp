@@ -110,6 +110,9 @@ struct settings {
   /// used this many tokens or more is compacted before its next request;
   /// 0 = not set (parley then never compacts by itself).
   uint64_t auto_compact_token_limit = 0;
+  /// `tool_output_token_limit`: the tokens of a tool's output the model is
+  /// sent (before Codex's 20%), in place of the model's own limit; 0 = not set.
+  uint64_t tool_output_token_limit = 0;
   shell_environment_policy shell_environment;
   /// `[features]` that offer a model more tools, as Codex names them (both
   /// off by default, as in Codex 0.169): `default_mode_request_user_input`

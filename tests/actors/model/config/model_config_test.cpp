@@ -265,6 +265,20 @@ void expect_error(const std::string& text, const std::vector<std::string>& overr
   EXPECT_EQ(r.error, expected);
 }
 
+TEST(model_config, tool_output_token_limit_is_read_and_zero_means_unset) {
+  auto none = parse("", "");
+  ASSERT_TRUE(none) << none.error;
+  EXPECT_EQ(none.config->tool_output_token_limit, 0u);
+  auto set = parse("tool_output_token_limit = 1000\n", "cfg.toml", {});
+  ASSERT_TRUE(set) << set.error;
+  EXPECT_EQ(set.config->tool_output_token_limit, 1000u);
+  auto overridden = parse("tool_output_token_limit = 1000\n", "cfg.toml", {"tool_output_token_limit=64"});
+  ASSERT_TRUE(overridden) << overridden.error;
+  EXPECT_EQ(overridden.config->tool_output_token_limit, 64u);
+  expect_error("tool_output_token_limit = -5\n", {},
+               "cfg.toml:1:27: tool_output_token_limit: must not be negative (got -5)");
+}
+
 TEST(model_config_validation, unknown_wire_api_with_its_place) {
   expect_error("model = \"m\"\n[model_providers.x]\nwire_api = \"grpc\"\n", {},
                "cfg.toml:3:12: model_providers.x.wire_api: unknown value \"grpc\" (one of "
