@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "protocol/jpeg_codec.hpp"
 #include "protocol/stb_codecs.hpp"
 
 namespace parley::protocol {
@@ -14,6 +15,8 @@ constexpr uint32_t patch_size = 32;
 /// Codex's sanity bound on an image's bytes (1 GiB).
 constexpr size_t max_input_bytes = size_t{1} << 30;
 constexpr uint64_t max_pixels_per_byte = 16384;
+/// Codex's quality for a JPEG it scaled down (JPEG stays JPEG).
+constexpr int jpeg_quality = 85;
 
 enum class format { png, jpeg, gif, bmp, webp, other };
 
@@ -47,30 +50,6 @@ bool webp_size(std::string_view b, uint32_t& width, uint32_t& height) {
     return false;
   }
   return width > 0 && height > 0;
-}
-
-/// Whether every Huffman table a JPEG could define has at most 256 codes.
-/// The stb_image in Debian 12 (2.27) builds a table of more past its
-/// arrays' ends (UBSan found it while fuzzing), so such a file is refused
-/// before it is decoded. Every 0xFF 0xC4 in the file is taken for a table
-/// segment (the decoder finds its own among them; a false one can only
-/// refuse an image), and read as the decoder reads it: a byte past the end
-/// is 0.
-bool jpeg_tables_sane(std::string_view b) {
-  auto at_or_zero = [&](size_t i) -> size_t { return i < b.size() ? byte_at(b, i) : 0; };
-  for (size_t pos = b.find("\xff\xc4"); pos != std::string_view::npos; pos = b.find("\xff\xc4", pos + 1)) {
-    size_t length = at_or_zero(pos + 2) << 8 | at_or_zero(pos + 3);
-    for (size_t at = pos + 4, left = length >= 2 ? length - 2 : 0; left > 0;) {
-      size_t codes = 0;
-      for (size_t k = 1; k <= 16; ++k) codes += at_or_zero(at + k);
-      if (codes > 256) return false;
-      size_t used = 17 + codes;
-      if (used >= left || at >= b.size()) break;
-      left -= used;
-      at += used;
-    }
-  }
-  return true;
 }
 
 bool fits(uint32_t width, uint32_t height, const image_limits& limits) {
@@ -158,6 +137,39 @@ prepared_image failed(prepared_image::outcome why) {
   return out;
 }
 
+/// A JPEG: one within the limits goes as it came (its header read only,
+/// as Codex sends it unchanged); a bigger one is decoded by libjpeg-turbo
+/// (never stb_image: its JPEG decoder read and wrote out of bounds on
+/// crafted files, prompt_image_fuzzer found two ways), scaled down and
+/// encoded again as JPEG, as Codex does.
+prepared_image prepare_jpeg(std::string_view bytes, const image_limits& limits) {
+  using outcome = prepared_image::outcome;
+  prepared_image out;
+  if (!jpeg::read_size(bytes, out.source_width, out.source_height)) return failed(outcome::unreadable);
+  if (uint64_t{out.source_width} * out.source_height > max_decoded_pixels)
+    return failed(outcome::unreadable);
+  auto [tw, th] = prompt_image_size(out.source_width, out.source_height, limits);
+  out.width = tw;
+  out.height = th;
+  out.mime = "image/jpeg";
+  if (tw == out.source_width && th == out.source_height) {
+    out.result = outcome::ready;
+    out.bytes = std::string(bytes);
+    return out;
+  }
+  // The decoder's own buffers (a progressive file's coefficients: 128
+  // bytes per 8x8 block and component) get what a genuine image needs.
+  size_t memory = static_cast<size_t>(uint64_t{out.source_width} * out.source_height * 6 + (16u << 20));
+  uint32_t dw = 0, dh = 0;
+  auto decoded = jpeg::decode_rgb(bytes, tw, th, max_decoded_pixels, memory, dw, dh);
+  if (decoded.empty()) return failed(outcome::unreadable);
+  decoded = resize(decoded, dw, dh, 3, tw, th);
+  out.bytes = stb::encode_jpeg(decoded, static_cast<int>(tw), static_cast<int>(th), 3, jpeg_quality);
+  if (out.bytes.empty()) return failed(outcome::unreadable);
+  out.result = outcome::ready;
+  return out;
+}
+
 }  // namespace
 
 std::pair<uint32_t, uint32_t> prompt_image_size(uint32_t width, uint32_t height,
@@ -197,31 +209,11 @@ prepared_image prepare_prompt_image(std::string_view bytes, const image_limits& 
     out.height = out.source_height;
     return out;
   }
-  if (kind == format::jpeg && !jpeg_tables_sane(bytes)) return failed(outcome::unreadable);
+  if (kind == format::jpeg) return prepare_jpeg(bytes, limits);
   int w = 0, h = 0, channels = 0;
   if (!stb::info(bytes, w, h, channels) || w <= 0 || h <= 0) return failed(outcome::unreadable);
   uint64_t pixels = uint64_t(w) * uint64_t(h);
   if (pixels > max_decoded_pixels) return failed(outcome::unreadable);
-  bool jpeg = kind == format::jpeg;
-  if (jpeg) {
-    // A JPEG is never decoded here: stb_image 2.27's JPEG decoder (Debian's)
-    // writes and reads out of bounds on crafted entropy-coded data (found by
-    // prompt_image_fuzzer, twice: its Huffman tables, then its decoding),
-    // and a tool's bytes are adversarial. One within the limits goes as it
-    // came (its header read only, as Codex sends it unchanged); a bigger
-    // one, which Codex would scale down, is left out with Codex's sentence
-    // until a sturdier decoder (libjpeg-turbo) does the scaling.
-    out.source_width = static_cast<uint32_t>(w);
-    out.source_height = static_cast<uint32_t>(h);
-    auto [jw, jh] = prompt_image_size(out.source_width, out.source_height, limits);
-    if (jw != out.source_width || jh != out.source_height) return failed(outcome::unreadable);
-    out.result = outcome::ready;
-    out.mime = "image/jpeg";
-    out.bytes = std::string(bytes);
-    out.width = jw;
-    out.height = jh;
-    return out;
-  }
   // Nor more pixels than its bytes can hold: no format packs more than a
   // few thousand pixels into a byte (deflate inflates a byte to at most
   // 1032; a 1-bit PNG makes that 8256 pixels), so a header claiming more

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol/jpeg_codec.hpp"
 #include "protocol/stb_codecs.hpp"
 
 namespace parley::protocol {
@@ -82,7 +83,7 @@ TEST(PromptImage, ABigPngIsScaledDownAndKeepsItsPicture) {
   EXPECT_EQ(at(1800, 700), std::string("\x00\x00\xff\xff", 4));
 }
 
-TEST(PromptImage, AJpegIsNeverDecodedAndAGifBecomesAPng) {
+TEST(PromptImage, AJpegStaysAJpegAndAGifBecomesAPng) {
   // A JPEG within the limits: as it came (its header read only).
   auto small = stb::encode_jpeg(halves(40, 20), 40, 20, 4, 90);
   auto kept = prepare_prompt_image(small, high_detail_limits);
@@ -90,10 +91,34 @@ TEST(PromptImage, AJpegIsNeverDecodedAndAGifBecomesAPng) {
   EXPECT_EQ(kept.mime, "image/jpeg");
   EXPECT_EQ(kept.bytes, small);
   EXPECT_EQ(kept.width, 40u);
-  // One that would need scaling is left out: stb_image's JPEG decoder is
-  // not trusted with a tool's bytes (prompt_image_fuzzer's finds).
+  // A bigger one is decoded (libjpeg-turbo), scaled down and encoded again
+  // as JPEG: 3000x1000 -> 2048x683, red on the left, blue on the right.
   auto big = stb::encode_jpeg(halves(3000, 1000), 3000, 1000, 4, 90);
-  EXPECT_EQ(prepare_prompt_image(big, high_detail_limits).result, outcome::unreadable);
+  auto scaled = prepare_prompt_image(big, high_detail_limits);
+  ASSERT_EQ(scaled.result, outcome::ready);
+  EXPECT_EQ(scaled.mime, "image/jpeg");
+  EXPECT_EQ(scaled.width, 2048u);
+  EXPECT_EQ(scaled.height, 683u);
+  uint32_t w = 0, h = 0;
+  auto rgb = jpeg::decode_rgb(scaled.bytes, 1, 1, max_decoded_pixels, 64u << 20, w, h);
+  ASSERT_FALSE(rgb.empty());
+  EXPECT_EQ(w, 256u);  // decoded at 1/8: the smallest scale still 1x1 or more
+  EXPECT_EQ(h, 86u);
+  auto red_at = [&](uint32_t x, uint32_t y) { return static_cast<unsigned char>(rgb[(size_t{y} * w + x) * 3]); };
+  auto blue_at = [&](uint32_t x, uint32_t y) { return static_cast<unsigned char>(rgb[(size_t{y} * w + x) * 3 + 2]); };
+  EXPECT_GT(red_at(w / 8, h / 2), 200);
+  EXPECT_LT(blue_at(w / 8, h / 2), 60);
+  EXPECT_GT(blue_at(w - w / 8, h / 2), 200);
+  EXPECT_LT(red_at(w - w / 8, h / 2), 60);
+  // A greyscale one: the same, its pixels made RGB.
+  auto grey = stb::encode_jpeg(std::string(size_t{3000} * 1000, '\x80'), 3000, 1000, 1, 90);
+  auto grey_scaled = prepare_prompt_image(grey, high_detail_limits);
+  ASSERT_EQ(grey_scaled.result, outcome::ready);
+  EXPECT_EQ(grey_scaled.mime, "image/jpeg");
+  EXPECT_EQ(grey_scaled.width, 2048u);
+  // Cut short in its pixels: unreadable, and no message on stderr.
+  EXPECT_EQ(prepare_prompt_image(big.substr(0, big.size() / 2), high_detail_limits).result,
+            outcome::unreadable);
   // GIF87a, 1x1, one colour.
   std::string gif("GIF87a\x01\x00\x01\x00\x80\x00\x00\xff\x00\x00\x00\x00\x00"
                   ",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00;", 35);
@@ -136,7 +161,7 @@ TEST(PromptImage, HostileBytesAreUnreadableWithoutTheMemoryTheyAskFor) {
                   ",\x00\x00\x00\x00\x70\x17\x70\x17\x00\x02\x02\x44\x01\x00;", 35);
   EXPECT_EQ(prepare_prompt_image(gif, high_detail_limits).result, outcome::unreadable);
   // A JPEG whose Huffman table claims more than 256 codes (stb_image 2.27
-  // would write past its table's arrays).
+  // wrote past its table's arrays; libjpeg-turbo refuses the table).
   auto jpeg = stb::encode_jpeg(halves(16, 16), 16, 16, 4, 90);
   auto dht = jpeg.find("\xff\xc4");
   ASSERT_NE(dht, std::string::npos);
