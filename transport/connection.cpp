@@ -17,8 +17,21 @@ namespace {
 using self_ptr = connection_actor::stateful_pointer<connection_state>;
 
 constexpr auto call_timeout = std::chrono::seconds(120);
+
 // How long the input's end waits for replies still to come (await_answers).
 constexpr auto answers_grace = std::chrono::seconds(5);
+
+/// One line to the client, in order with every other: straight to the
+/// transport where it takes them (write_direct), else through the writer.
+void write_out(self_ptr self, std::string line, std::shared_ptr<const void> credit) {
+  auto& st = self->state;
+  if (st.options.write_direct)
+    st.options.write_direct(std::move(line), std::move(credit));
+  else if (credit)
+    self->send(st.out, std::move(line), std::move(credit));
+  else
+    self->send(st.out, std::move(line));
+}
 
 /// The runtime as the session sees it: each call is one CAF request to the
 /// thread manager, answered through the session's reply.
@@ -281,7 +294,7 @@ class connection_cluster_link final : public connection_link {
   void send_eof(const cluster::remote_session_actor& to) override {
     self_->send(to, atom::eof::value);
   }
-  void write_client(std::string line) override { self_->send(self_->state.out, std::move(line)); }
+  void write_client(std::string line) override { write_out(self_, std::move(line), nullptr); }
   void after(std::chrono::milliseconds delay, std::function<void()> f) override {
     auto token = ++self_->state.next_timer;
     self_->state.timers.emplace(token, std::move(f));
@@ -443,11 +456,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   st.session = std::make_unique<rpc::session>(
       std::move(sc), *st.runtime,
       [self](std::string line) {
-        auto& credit = self->state.writing_credit;
-        if (credit)
-          self->send(self->state.out, std::move(line), std::move(credit));
-        else
-          self->send(self->state.out, std::move(line));
+        write_out(self, std::move(line), std::move(self->state.writing_credit));
       });
   if (!st.options.replay_initialize.empty())
     st.session->replay_initialize(st.options.replay_initialize);

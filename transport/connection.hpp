@@ -6,9 +6,11 @@
 // client.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
@@ -64,6 +66,13 @@ struct connection_options {
   tenant_identity identity;
   /// The runtime's MCP servers (runtime::mcp_hub()); invalid: none here.
   caf::actor mcp_hub;
+  /// Where the connection hands its lines itself, called on its own thread
+  /// (with the credit of the event being written, if any), instead of
+  /// sending each to `out`: a WebSocket connection posts them straight to
+  /// its I/O thread, with no writer actor to wait for on the scheduler's
+  /// queues between a decision and its `serverRequest/resolved`. `out` still
+  /// closes the output, after every line handed here. Empty: lines go to `out`.
+  std::function<void(std::string, std::shared_ptr<const void>)> write_direct;
 };
 
 struct connection_state {

@@ -311,7 +311,14 @@ void session::replay_initialize(std::string_view line) {
 }
 
 void session::on_line(std::string_view line) {
-  if (holding_) {  // a request before it waits for the router
+  // A request before this one waits for the router or the tenant gate: the
+  // lines after it wait too, so the client's requests keep their order. A
+  // client's answer to a server request (a line without a method) does not:
+  // it overtakes the held requests as it overtook them on the way in
+  // (line_reader.hpp's send_line), so a decision never waits for another
+  // request's round trip to the thread manager (issue 23: over WebSocket,
+  // where the gate asks before every turn/start, answers waited seconds).
+  if (holding_ && line.find("\"method\"") != std::string_view::npos) {
     held_.emplace_back(line);
     return;
   }

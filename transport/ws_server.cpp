@@ -20,6 +20,8 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
@@ -27,6 +29,7 @@
 #include "protocol/ids.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "transport/connection.hpp"
+#include "transport/frame_outbox.hpp"
 #include "transport/line_reader.hpp"
 #include "transport/metrics.hpp"
 #include "transport/metrics_text.hpp"
@@ -307,16 +310,24 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     auto& rt = owner_.rt;
     std::weak_ptr<session> weak = this->shared_from_this();
     auto keep = owner_.shared_from_this();
+    // The connection's lines go to this I/O thread straight from its actor
+    // (connection_options::write_direct), a burst of them in one handler.
+    auto box = std::make_shared<frame_outbox>();
+    auto write_direct = [weak, keep, box](std::string line, std::shared_ptr<const void> credit) {
+      if (!box->put(std::move(line), std::move(credit))) return;  // a drain is on its way
+      asio::post(keep->ioc, [weak, box] {
+        auto lines = box->take();
+        auto s = weak.lock();
+        for (auto& [queued, held] : lines) {
+          if (s) s->send(std::move(queued));
+          held.reset();  // given back once its line is queued, as before
+        }
+      });
+    };
+    // The writer only closes the output now, once every line before has
+    // been handed over (and so posted ahead of its close).
     auto writer = rt.system().spawn(
-        frame_writer,
-        [weak, keep](std::string line, std::shared_ptr<const void> credit) {
-          // The credit (a model stream's) is given back once the frame is
-          // queued, where it counts.
-          asio::post(keep->ioc, [weak, line = std::move(line), credit = std::move(credit)]() mutable {
-            if (auto s = weak.lock()) s->send(std::move(line));
-            credit.reset();
-          });
-        },
+        frame_writer, write_direct,
         [weak, keep] {
           asio::post(keep->ioc, [weak] {
             if (auto s = weak.lock()) s->close_when_drained();
@@ -330,6 +341,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     options.label = name();
     options.identity = who_;
     options.mcp_hub = rt.mcp_hub();
+    options.write_direct = write_direct;
     PARLEY_INFO("ws event=session connection={} tenant={} subject=\"{}\"{}", options.label,
                 who_.tenant, who_.subject, who_.is_operator ? " operator=true" : "");
     conn_ = rt.system().spawn(connection, rt.threads(), writer, options);

@@ -383,6 +383,27 @@ TEST(RpcSessionRouting, LinesAfterALookupWaitForItSoTheClientsOrderHolds) {
   EXPECT_NE(r.written[1].find("\"id\":3"), std::string::npos);
 }
 
+// A client's answer does not wait behind a request held for a lookup (issue
+// 23): only requests keep the client's order.
+TEST(RpcSessionRouting, AnAnswerOvertakesARequestHeldForItsLookup) {
+  routed_session r;
+  r.router->defer = true;
+  r.router->owners[remote_thread] = "n3";
+  r.s->on_line(std::string{R"({"id":2,"method":"thread/read","params":{"threadId":")"}
+               + remote_thread + R"("}})");
+  auto theirs = (int64_t{2} << 40) + 5;
+  r.s->on_line(R"({"id":)" + std::to_string(theirs) + R"(,"result":{"decision":"accept"}})");
+  r.s->on_line(R"({"id":3,"method":"thread/loaded/list","params":{}})");
+  ASSERT_EQ(r.router->answers.size(), 1u);  // handled at once, the lookup still out
+  EXPECT_TRUE(r.router->forwarded.empty());
+  EXPECT_EQ(r.written.size(), 1u);  // initialize's reply only: #3 still waits
+  ASSERT_EQ(r.router->later.size(), 1u);
+  r.router->later[0]();
+  EXPECT_EQ(r.router->forwarded.size(), 1u);
+  ASSERT_EQ(r.written.size(), 2u);
+  EXPECT_NE(r.written[1].find("\"id\":3"), std::string::npos);
+}
+
 TEST(RpcSessionRouting, ANewThreadIsPlacedAndItsIdTravelsOnlyFromAPeer) {
   routed_session r;
   r.s->on_line(R"({"id":4,"method":"thread/start","params":{}})");
