@@ -14,6 +14,7 @@
 #include "actors/model/config/model_config.hpp"
 #include "actors/mcp/mcp_hub.hpp"
 #include "actors/mcp/messages.hpp"
+#include "actors/runtime/lazy_clock_scheduler.hpp"
 #include "actors/runtime/server.hpp"
 #include "actors/core/command_sandbox.hpp"
 #include "actors/threads/process_reactor.hpp"
@@ -36,8 +37,7 @@ std::shared_ptr<const std::vector<std::string>> command_environment_of(const run
 
 void configure_scheduler(caf::actor_system_config& cfg, size_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-threads", threads);
+  use_lazy_clock_scheduler(cfg, threads);
 }
 
 runtime::runtime(runtime_config config) {

@@ -91,7 +91,9 @@ class runtime {
 };
 
 /// CAF settings parley runs with: the sharing scheduler, one worker per core
-/// (the work-stealing default collapses on fan-out on small machines).
+/// (the work-stealing default collapses on fan-out on small machines), and
+/// parley's clock, which wakes its thread only for what is due soonest
+/// (lazy_actor_clock.hpp).
 void configure_scheduler(caf::actor_system_config& cfg, size_t threads);
 
 }  // namespace parley

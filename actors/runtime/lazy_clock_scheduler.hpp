@@ -1,0 +1,24 @@
+#pragma once
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include <chrono>
+#include <cstddef>
+
+#include "actors/runtime/lazy_actor_clock.hpp"
+
+namespace parley {
+
+/// Gives the actor system CAF's sharing scheduler, unchanged, with a
+/// `lazy_actor_clock` as its clock (run by a thread named "parley.clock").
+/// `longest_sleep` bounds the clock thread's sleep; tests make it long to
+/// show that an earlier entry wakes it.
+void use_lazy_clock_scheduler(
+    caf::actor_system_config& cfg, size_t threads,
+    caf::actor_clock::duration_type longest_sleep = lazy_actor_clock::default_longest_sleep);
+
+/// The system's lazy clock, or null when the system runs another scheduler.
+lazy_actor_clock* lazy_clock_of(caf::actor_system& sys);
+
+}  // namespace parley
