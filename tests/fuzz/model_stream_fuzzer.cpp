@@ -3,7 +3,8 @@
 // says (a body arrives in chunks of any size), and every finished item is
 // decoded as a tool call, answered, and put into both request bodies, as a
 // turn would. Nothing may throw or crash; after a stream's end nothing more
-// may come out of it.
+// may come out of it. Every event the delta scanner reads must map as
+// nlohmann's path maps it.
 
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "actors/model/wire/chat_stream.hpp"
+#include "actors/model/wire/delta_scan.hpp"
 #include "actors/model/wire/request_body.hpp"
 #include "actors/model/wire/responses_stream.hpp"
 #include "actors/model/wire/tool_calls.hpp"
@@ -45,12 +47,43 @@ std::vector<stream_event> run(Stream& stream, std::string_view body, std::size_t
   return all;
 }
 
+bool same_delta(const stream_event& a, const stream_event& b) {
+  if (const auto* t = std::get_if<text_delta>(&a)) {
+    const auto* u = std::get_if<text_delta>(&b);
+    return u && t->item_id == u->item_id && t->delta == u->delta;
+  }
+  const auto* r = std::get_if<reasoning_delta>(&a);
+  const auto* s = std::get_if<reasoning_delta>(&b);
+  return r && s && r->item_id == s->item_id && r->delta == s->delta && r->summary == s->summary
+         && r->index == s->index;
+}
+
+// The scanner's reading of each event against nlohmann's (the body as one
+// event per blank line; the data as the first byte's split leaves it too).
+void check_scanner(std::string_view body) {
+  sse_parser sse(4096);
+  for (const auto& event : sse.feed(body)) {
+    auto fast = scan_delta_event(event);
+    if (!fast) continue;
+    auto dom = map_responses_event_dom(event);
+    if (!dom || !same_delta(*fast, *dom)) std::abort();
+  }
+  // Data alone, as if it had come in a data: line.
+  auto fast = scan_delta_event(sse_event{"response.output_text.delta", std::string(body)});
+  if (fast) {
+    auto dom = map_responses_event_dom(sse_event{"response.output_text.delta", std::string(body)});
+    if (!dom || !same_delta(*fast, *dom)) std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::size_t chunk = 1 + data[0] % 64;
   std::string_view body{reinterpret_cast<const char*>(data) + 1, size - 1};
+
+  check_scanner(body);
 
   std::vector<nlohmann::json> history;
   responses_stream responses(4096);

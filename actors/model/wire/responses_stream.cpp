@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "actors/model/wire/delta_scan.hpp"
 #include "actors/model/wire/json_fields.hpp"
 #include "actors/model/wire/usage.hpp"
 
@@ -110,6 +111,12 @@ handler handler_for(std::string_view type) {
 
 std::optional<stream_event> map_responses_event(const sse_event& event) {
   if (event.data == "[DONE]") return std::nullopt;  // some compatible servers end so
+  if (auto delta = scan_delta_event(event)) return delta;
+  return map_responses_event_dom(event);
+}
+
+std::optional<stream_event> map_responses_event_dom(const sse_event& event) {
+  if (event.data == "[DONE]") return std::nullopt;
   auto data = json::parse(event.data, nullptr, false);
   std::string name = event.event.empty() ? "an unnamed" : "a '" + event.event + "'";
   if (data.is_discarded()) {

@@ -28,7 +28,13 @@ namespace parley::wire {
 /// One server-sent event as a typed event, or nothing for events parley does
 /// not use. The event's type is the data's "type" (the SSE event name when
 /// the data has none).
+/// Text and reasoning deltas are read by a scanner (delta_scan.hpp); the
+/// rest, and any delta it does not fully recognise, through nlohmann.
 std::optional<stream_event> map_responses_event(const sse_event& event);
+
+/// The same through nlohmann alone: the reference the scanner is tested
+/// against.
+std::optional<stream_event> map_responses_event_dom(const sse_event& event);
 
 /// A whole response stream: bytes in, typed events out. After the stream's
 /// end (completed, failed or a stream_error) further input is ignored.
