@@ -63,6 +63,18 @@ std::optional<std::vector<store_record>> reverted_log(const std::vector<store_re
   return out;
 }
 
+/// A thread's records, in order. A thread that has only been created keeps
+/// no log: its one record is what it folded to (apply_record of a created
+/// record sets the meta and context, nothing else), so the log is made from
+/// it when a second record comes. An idle thread then keeps its metadata
+/// once instead of twice (issue 23, memory per idle loaded thread).
+std::vector<store_record>& log_of(memory_store_state& st, const std::string& thread_id,
+                                  const stored_thread& folded) {
+  auto& log = st.logs[thread_id];
+  if (log.empty()) log.push_back(thread_created_record{folded.meta, folded.context});
+  return log;
+}
+
 }  // namespace
 
 void apply_record(stored_thread& thread, const store_record& record) {
@@ -197,10 +209,15 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
         // Only a new thread makes an entry: a late record of a deleted
         // thread does not bring it back.
         auto& threads = self->state.threads;
-        if (!std::holds_alternative<thread_created_record>(record) && !threads.count(thread_id))
-          return make_error(errc::internal, "store: append to an unknown thread " + thread_id);
-        apply_record(threads[thread_id], record);
-        self->state.logs[thread_id].push_back(record);
+        auto known = threads.find(thread_id);
+        if (known == threads.end()) {
+          if (!std::holds_alternative<thread_created_record>(record))
+            return make_error(errc::internal, "store: append to an unknown thread " + thread_id);
+          apply_record(threads[thread_id], record);  // its log is this record (log_of)
+          return atom::ok::value;
+        }
+        log_of(self->state, thread_id, known->second).push_back(record);
+        apply_record(known->second, record);
         return atom::ok::value;
       },
       [self](atom::revert, const std::string& thread_id,
@@ -209,7 +226,7 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
         auto i = st.threads.find(thread_id);
         if (i == st.threads.end())
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
-        auto kept = reverted_log(st.logs[thread_id], turn_id);
+        auto kept = reverted_log(log_of(st, thread_id, i->second), turn_id);
         if (!kept) return make_error(errc::invalid_request, "turn not found: " + turn_id);
         stored_thread t;
         t.archived = i->second.archived;

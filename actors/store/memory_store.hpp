@@ -24,7 +24,8 @@ struct memory_store_state {
   static inline const char* name = "memory_store";
   std::unordered_map<std::string, stored_thread> threads;
   /// Every record of each thread, in order: thread/revert replays the part
-  /// it keeps (a compaction's dropped context comes back with it).
+  /// it keeps (a compaction's dropped context comes back with it). None for
+  /// a thread with only its creation: that record is its entry in `threads`.
   std::unordered_map<std::string, std::vector<store_record>> logs;
 };
 

@@ -40,12 +40,15 @@ caf::result<protocol::thread_session_response> open_thread(self_ptr self, client
   if (st.closing) return unloading_error(self);
   auto rp = self->make_response_promise<protocol::thread_session_response>();
   auto session = describe_session(self);
-  session.thread_.turns = std::move(st.fork_turns);  // a fork's copied history
-  st.fork_turns.clear();
+  if (st.fork_turns) session.thread_.turns = std::move(*st.fork_turns);  // a fork's copied history
+  st.fork_turns.reset();
+  std::vector<context_item> fork_context;
+  if (st.fork_context) fork_context = std::move(*st.fork_context);
+  st.fork_context.reset();
   auto created = st.meta;
   created.turns = std::move(st.meta.turns);  // stored with the thread, not kept here
   st.meta.turns.clear();
-  post_durable(self, thread_created_record{std::move(created), std::move(st.fork_context)},
+  post_durable(self, thread_created_record{std::move(created), std::move(fork_context)},
                [self, rp, client, session = std::move(session)](caf::error err) mutable {
                  auto& s = self->state;
                  if (err) {
@@ -59,7 +62,7 @@ caf::result<protocol::thread_session_response> open_thread(self_ptr self, client
                  }
                  subscribe(self, client);
                  rp.deliver(std::move(session));
-                 broadcast(self, make_event(s.svc, protocol::thread_started{s.meta}));
+                 broadcast(self, make_event(*s.svc, protocol::thread_started{s.meta}));
                });
   return rp;
 }
@@ -142,7 +145,7 @@ caf::result<atom::ok> rename_thread(self_ptr self, const protocol::thread_name_s
   if (st.closing) return unloading_error(self);
   st.meta.name = params.name;
   emit_stored(self, thread_renamed_record{params.name},
-              make_event(st.svc, protocol::thread_name_updated{st.meta.id, params.name}));
+              make_event(*st.svc, protocol::thread_name_updated{st.meta.id, params.name}));
   return atom::ok::value;
 }
 
@@ -222,7 +225,7 @@ void on_turn_event(self_ptr self, notification_ptr& n) {
     // is told of it is derived from the item, whatever the model.
     auto* cmd = std::get_if<protocol::command_execution_item>(&done->item);
     bool user_shell = cmd && cmd->source == "userShell";
-    bool derive = user_shell || !self->state.svc.model_keeps_context;
+    bool derive = user_shell || !self->state.svc->model_keeps_context;
     auto& active = self->state.active;
     if (active && active->review && active->id == done->turn_id) {
       // A review's own work is the reviewer's: the thread's model is told
@@ -244,10 +247,10 @@ caf::result<atom::ok> store_action(self_ptr self, action_record& r) {
   post_durable(self, std::move(r), [self, rp, item, asked](caf::error err) mutable {
     auto& st = self->state;
     if (!err && asked && !st.meta.ephemeral) {
-      st.asked_durably.insert(item);
+      st.asked_durably.ensure().insert(item);
       arm_idle_timer(self);  // nobody subscribed: it may wait unloaded
     } else {
-      st.asked_durably.erase(item);
+      if (st.asked_durably) st.asked_durably->erase(item);
     }
     if (err)
       rp.deliver(std::move(err));
@@ -278,8 +281,8 @@ void on_turn_down(self_ptr self, const caf::down_msg& dm) {
   if (st.parked) {
     // Parked: its turn and approval left everything as stored.
     st.active.reset();
-    st.approvals.clear();
-    st.asked_durably.clear();
+    st.approvals.reset();
+    st.asked_durably.reset();
     return close(self);
   }
   // The turn died without reporting its end (a crash).
@@ -315,102 +318,207 @@ conversation_settings settings_for(const protocol::thread& meta,
   return s;
 }
 
-conversation_actor::behavior_type conversation(
-    conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
-    protocol::thread meta, conversation_settings settings, std::vector<context_item> fork_context) {
-  using namespace conversation_detail;
-  install_default_handlers(self, "conversation");
-  auto& st = self->state;
-  st.svc = std::move(svc);
-  st.fork_context = std::move(fork_context);
-  st.live = count_live(st.svc.telemetry, &live_counters::conversations);
-  st.fork_turns = meta.turns;
-  st.meta = std::move(meta);
-  st.settings = std::move(settings);
-  self->set_down_handler([self](caf::down_msg& dm) { on_turn_down(self, dm); });
+namespace conversation_detail {
+namespace {
+
+/// The conversation this thread runs now (set by conversation::resume,
+/// which is where CAF runs an actor's handlers), so that the shared
+/// behavior's handlers, which capture nothing, find theirs.
+thread_local conversation* running_conversation = nullptr;
+
+self_ptr this_conversation() { return running_conversation; }
+
+/// One behavior for every conversation: its handlers capture nothing.
+conversation_actor::behavior_type shared_conversation_behavior() {
   return {
       // -- from connections (through the thread manager) --
-      [self](atom::open, client_actor client) { return open_thread(self, std::move(client)); },
-      [self](atom::resume, client_actor client, const protocol::thread_resume_params& params) {
+      [](atom::open, client_actor client) {
+        auto self = this_conversation();
+        return open_thread(self, std::move(client));
+      },
+      [](atom::resume, client_actor client, const protocol::thread_resume_params& params) {
+        auto self = this_conversation();
         return resume_thread(self, std::move(client), params);
       },
-      [self](atom::resume, client_actor client, const protocol::thread_resume_params& params,
-             resumed_turn& pending) {
+      [](atom::resume, client_actor client, const protocol::thread_resume_params& params,
+         resumed_turn& pending) {
+        auto self = this_conversation();
         // In one step: the session the reply describes has the turn, and
         // the turn's events, which reach this actor after this step, find
         // the client subscribed.
         restore_turn(self, pending);
         return resume_thread(self, std::move(client), params);
       },
-      [self](atom::unsub, const client_actor& client) { return unsubscribe(self, client); },
-      [self](atom::rename, const protocol::thread_name_set_params& params) {
+      [](atom::unsub, const client_actor& client) {
+        auto self = this_conversation();
+        return unsubscribe(self, client);
+      },
+      [](atom::rename, const protocol::thread_name_set_params& params) {
+        auto self = this_conversation();
         return rename_thread(self, params);
       },
-      [self](atom::edit, thread_edit& edit) { return edit_thread(self, edit); },
-      [self](atom::idle, uint64_t generation) { on_idle_timer(self, generation); },
-      [self](atom::turn_start, protocol::turn_start_params& params,
-             client_actor client) -> caf::result<protocol::turn_start_response> {
+      [](atom::edit, thread_edit& edit) {
+        auto self = this_conversation();
+        return edit_thread(self, edit);
+      },
+      [](atom::idle, uint64_t generation) {
+        auto self = this_conversation();
+        on_idle_timer(self, generation);
+      },
+      [](atom::turn_start, protocol::turn_start_params& params,
+         client_actor client) -> caf::result<protocol::turn_start_response> {
+        auto self = this_conversation();
         if (self->state.closing) return unloading_error(self);
         if (self->state.reverting) return reverting_error(self);
         return start_turn(self, params, std::move(client));
       },
-      [self](atom::shell, const protocol::thread_shell_command_params& params,
-             client_actor client) -> caf::result<atom::ok> {
+      [](atom::shell, const protocol::thread_shell_command_params& params,
+         client_actor client) -> caf::result<atom::ok> {
+        auto self = this_conversation();
         if (self->state.closing) return unloading_error(self);
         if (self->state.reverting) return reverting_error(self);
         return start_shell_turn(self, params, std::move(client));
       },
-      [self](atom::compact, client_actor client) -> caf::result<atom::ok> {
+      [](atom::compact, client_actor client) -> caf::result<atom::ok> {
+        auto self = this_conversation();
         if (self->state.closing) return unloading_error(self);
         if (self->state.reverting) return reverting_error(self);
         return start_compact_turn(self, std::move(client));
       },
-      [self](atom::review, protocol::review_start_params& params,
-             client_actor client) -> caf::result<protocol::review_start_response> {
+      [](atom::review, protocol::review_start_params& params,
+         client_actor client) -> caf::result<protocol::review_start_response> {
+        auto self = this_conversation();
         if (self->state.closing) return unloading_error(self);
         return start_review_turn(self, params, std::move(client));
       },
-      [self](atom::interrupt, const std::string& turn_id) { return interrupt_turn(self, turn_id); },
-      [self](atom::steer, protocol::turn_steer_params& params,
-             const client_actor&) -> caf::result<protocol::turn_steer_response> {
+      [](atom::interrupt, const std::string& turn_id) {
+        auto self = this_conversation();
+        return interrupt_turn(self, turn_id);
+      },
+      [](atom::steer, protocol::turn_steer_params& params,
+         const client_actor&) -> caf::result<protocol::turn_steer_response> {
+        auto self = this_conversation();
         if (self->state.closing) return unloading_error(self);
         return steer_turn(self, params);
       },
-      [self](atom::read, bool include_turns) { return read_thread(self, include_turns); },
-      [self](atom::gone, const client_actor& client) { on_client_gone(self, client); },
-      [self](atom::pressure, const client_actor& client, bool on) {
+      [](atom::read, bool include_turns) {
+        auto self = this_conversation();
+        return read_thread(self, include_turns);
+      },
+      [](atom::gone, const client_actor& client) {
+        auto self = this_conversation();
+        on_client_gone(self, client);
+      },
+      [](atom::pressure, const client_actor& client, bool on) {
+        auto self = this_conversation();
         on_client_pressure(self, client, on);
       },
-      [self](atom::shutdown) { return shut_down(self); },
+      [](atom::shutdown) {
+        auto self = this_conversation();
+        return shut_down(self);
+      },
       // -- from the turn --
-      [self](atom::event, notification_ptr& n) { on_turn_event(self, n); },
-      [self](atom::grant, const std::string& command) {
-        self->state.grants.commands.insert(command);
+      [](atom::event, notification_ptr& n) {
+        auto self = this_conversation();
+        on_turn_event(self, n);
       },
-      [self](atom::grant, const std::vector<std::string>& prefix) {
-        self->state.grants.prefixes.push_back(prefix);
+      [](atom::grant, const std::string& command) {
+        auto self = this_conversation();
+        self->state.grants.ensure().commands.insert(command);
       },
-      [self](atom::grant, const path_grant& g) {
-        self->state.grants.paths.insert(g.paths.begin(), g.paths.end());
+      [](atom::grant, const std::vector<std::string>& prefix) {
+        auto self = this_conversation();
+        self->state.grants.ensure().prefixes.push_back(prefix);
       },
-      [self](atom::grant, const sandbox_grant& g) { self->state.granted.merge(g); },
-      [self](atom::grant, const mcp_tool_grant& g) {
-        self->state.grants.mcp_tools.insert(mcp_tool_key(g.server, g.tool));
+      [](atom::grant, const path_grant& g) {
+        auto self = this_conversation();
+        self->state.grants.ensure().paths.insert(g.paths.begin(), g.paths.end());
       },
-      [self](atom::append, context_record& r) { on_turn_context(self, r); },
-      [self](atom::append, compacted_record& r) { on_turn_compacted(self, r); },
-      [self](atom::append, action_record& r) { return store_action(self, r); },
-      [self](atom::restore, resumed_turn& r) { restore_turn(self, r); },
-      [self](atom::turn_done, turn_result& result) { finalize_turn(self, std::move(result)); },
+      [](atom::grant, const sandbox_grant& g) {
+        auto self = this_conversation();
+        self->state.granted.ensure().merge(g);
+      },
+      [](atom::grant, const mcp_tool_grant& g) {
+        auto self = this_conversation();
+        self->state.grants.ensure().mcp_tools.insert(mcp_tool_key(g.server, g.tool));
+      },
+      [](atom::append, context_record& r) {
+        auto self = this_conversation();
+        on_turn_context(self, r);
+      },
+      [](atom::append, compacted_record& r) {
+        auto self = this_conversation();
+        on_turn_compacted(self, r);
+      },
+      [](atom::append, action_record& r) {
+        auto self = this_conversation();
+        return store_action(self, r);
+      },
+      [](atom::restore, resumed_turn& r) {
+        auto self = this_conversation();
+        restore_turn(self, r);
+      },
+      [](atom::turn_done, turn_result& result) {
+        auto self = this_conversation();
+        finalize_turn(self, std::move(result));
+      },
       // -- from the turn's approvals --
-      [self](atom::awaiting, const approval_ref& ref, const approval_actor& approval) {
+      [](atom::awaiting, const approval_ref& ref, const approval_actor& approval) {
+        auto self = this_conversation();
         mark_waiting(self, ref, approval);
       },
-      [self](atom::ask, const approval_ref& ref) { return clients_to_ask(self, ref); },
-      [self](atom::settled, const approval_ref& ref) { settle_ask(self, ref); },
+      [](atom::ask, const approval_ref& ref) {
+        auto self = this_conversation();
+        return clients_to_ask(self, ref);
+      },
+      [](atom::settled, const approval_ref& ref) {
+        auto self = this_conversation();
+        settle_ask(self, ref);
+      },
       // -- from an MCP server's actor --
-      [self](atom::elicit, approval_ask& ask) { return start_elicitation(self, ask); },
+      [](atom::elicit, approval_ask& ask) {
+        auto self = this_conversation();
+        return start_elicitation(self, ask);
+      },
   };
+}
+
+}  // namespace
+
+}  // namespace conversation_detail
+
+conversation::conversation(caf::actor_config& cfg, std::shared_ptr<const runtime_services> svc,
+                           protocol::thread meta,
+                           conversation_settings settings, std::vector<context_item> fork_context)
+    : super(cfg) {
+  auto& st = state;
+  st.svc = std::move(svc);
+  if (!fork_context.empty()) st.fork_context = std::move(fork_context);
+  if (!meta.turns.empty()) st.fork_turns = meta.turns;
+  st.meta = std::move(meta);
+  st.settings = std::move(settings);
+}
+
+conversation::behavior_type conversation::make_behavior() {
+  using namespace conversation_detail;
+  self_ptr self = this;
+  install_default_handlers(self, "conversation");
+  state.live = count_live(state.svc->telemetry, &live_counters::conversations);
+  set_down_handler([self](caf::down_msg& dm) { on_turn_down(self, dm); });
+  // Built once (thread-safe static), shared: a copy holds the same cases.
+  static const behavior_type shared = shared_conversation_behavior();
+  return shared;
+}
+
+caf::resumable::resume_result conversation::resume(caf::execution_unit* ctx,
+                                                   size_t max_throughput) {
+  // Restored after: CAF does not nest one actor's run in another's, but
+  // this keeps a nested one (should it come) from naming the wrong actor.
+  auto* outer = conversation_detail::running_conversation;
+  conversation_detail::running_conversation = this;
+  auto result = super::resume(ctx, max_throughput);
+  conversation_detail::running_conversation = outer;
+  return result;
 }
 
 }  // namespace parley

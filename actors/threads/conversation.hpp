@@ -17,6 +17,7 @@
 #include "actors/core/interfaces.hpp"
 #include "actors/core/services.hpp"
 #include "actors/core/telemetry.hpp"
+#include "actors/threads/boxed.hpp"
 #include "actors/threads/event_outbox.hpp"
 
 namespace parley {
@@ -73,38 +74,45 @@ struct active_turn {
 struct conversation_state {
   static inline const char* name = "conversation";
   counted live;  // the runtime's conversations
-  runtime_services svc;
+  /// The runtime's services, one copy for all of the manager's threads
+  /// (a copy each was 160 bytes per loaded thread).
+  std::shared_ptr<const runtime_services> svc;
   protocol::thread meta;
   conversation_settings settings;
   std::vector<client_actor> subscribers;
   /// Subscribers behind in reading (issue 22): while any is, the active
   /// turn's model stream is held (a thread both a slow and a quick client
   /// watch goes at the slow one's pace).
-  std::vector<client_actor> pressing;
+  boxed<std::vector<client_actor>> pressing;
   /// Subscribers whose thread/resume reply is still being made: no approval
   /// asks them before it has left (they are offered the waiting ones then).
   std::vector<client_actor> joining;
-  session_grants grants;
+  // Boxed (a pointer while unset): what only a thread with turns has. Most
+  // loaded threads are idle, and each inline optional cost its full size in
+  // every conversation (issue 23: memory per idle loaded thread).
+  /// What clients allowed for the session (commands, prefixes, paths, MCP
+  /// tools); none until the first grant.
+  boxed<session_grants> grants;
   /// Permissions clients granted for the session beyond the sandbox
   /// (item/permissions/requestApproval, scope session): every later turn's.
   /// In memory, as Codex keeps them: gone when the thread unloads.
-  sandbox_grant granted;
-  std::optional<active_turn> active;
+  boxed<sandbox_grant> granted;
+  boxed<active_turn> active;
   /// The turn that ended last, as it ended: a read while its end is still
   /// on its way to the store shows it ended, not cut off.
-  std::optional<protocol::turn> last_ended;
-  protocol::token_breakdown tokens;  // what the thread's models used while loaded
+  boxed<protocol::turn> last_ended;
+  boxed<protocol::token_breakdown> tokens;  // what its models used while loaded (none yet)
   /// The size of the thread's last model request (tokens; 0: unknown or
   /// compacted since): its next turn's model compacts first at the limit.
   int64_t last_request_tokens = 0;
-  std::unordered_map<uint64_t, waiting_approval> approvals;  // by approval key
+  boxed<std::unordered_map<uint64_t, waiting_approval>> approvals;  // by approval key
   event_outbox outbox;  // everything the thread says leaves through it, in order
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   bool closing = false;
   /// Items of the active turn whose approval's ask is stored: while only
   /// those wait and nobody is subscribed, the thread may unload (park) and
   /// nothing is lost.
-  std::set<std::string> asked_durably;
+  boxed<std::set<std::string>> asked_durably;
   /// The thread unloaded while its turn waits on a person (see park()).
   bool parked = false;
   /// Replies promised to requesters that wait on the store: the actor must
@@ -112,9 +120,9 @@ struct conversation_state {
   /// promise silently, and the requester would wait forever).
   size_t awaiting_store = 0;
   /// A fork's copied history, for the reply to its first open (then dropped).
-  std::vector<protocol::turn> fork_turns;
+  boxed<std::vector<protocol::turn>> fork_turns;
   /// A fork's copied model context, stored with the thread (then dropped).
-  std::vector<context_item> fork_context;
+  boxed<std::vector<context_item>> fork_context;
   /// Generation of the idle-unload timer (a newer arm voids older ones).
   uint64_t idle_generation = 0;
   /// A thread/revert is rewriting the history: no turn starts until it is
@@ -122,12 +130,29 @@ struct conversation_state {
   bool reverting = false;
 };
 
+/// The conversation actor. Spawned as a class (`spawn<conversation>(svc,
+/// meta, settings, fork_context)`) so that every conversation shares one
+/// behavior: CAF 0.17 builds a behavior per actor from its handlers (37
+/// cases here, ~1.5 KB), the largest cost of an idle loaded thread after the
+/// actor itself (issue 23). Its handlers find their actor through
+/// this_conversation(), which is set while this actor runs (resume()).
+///
 /// `meta.turns` is the thread's history when it is a fork (written to the
 /// store with the thread and returned by the first open), `fork_context`
 /// the model context of those turns; otherwise both are empty.
-conversation_actor::behavior_type conversation(
-    conversation_actor::stateful_pointer<conversation_state> self, runtime_services svc,
-    protocol::thread meta, conversation_settings settings, std::vector<context_item> fork_context);
+class conversation : public caf::stateful_actor<conversation_state, conversation_actor::base> {
+ public:
+  using super = caf::stateful_actor<conversation_state, conversation_actor::base>;
+
+  conversation(caf::actor_config& cfg, std::shared_ptr<const runtime_services> svc,
+               protocol::thread meta,
+               conversation_settings settings, std::vector<context_item> fork_context);
+
+  behavior_type make_behavior() override;
+
+  /// Runs the actor with this_conversation() naming it.
+  caf::resumable::resume_result resume(caf::execution_unit* ctx, size_t max_throughput) override;
+};
 
 /// Settings for a thread from its stored metadata plus a client's overrides.
 conversation_settings settings_for(const protocol::thread& meta,

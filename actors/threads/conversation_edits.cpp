@@ -98,13 +98,13 @@ caf::result<thread_edit_answer> revert(self_ptr self, const std::string& before_
     thread_edit_answer a{shown(s), std::nullopt, std::nullopt};
     set_cursors(a, t.meta.turns);
     rp.deliver(std::move(a));
-    broadcast(self, make_event(s.svc, protocol::thread_reverted{s.meta.id}));
+    broadcast(self, make_event(*s.svc, protocol::thread_reverted{s.meta.id}));
   });
   auto release = [self, seq] {
     self->state.outbox.release(seq);
     quit_if_done(self);
   };
-  self->request(st.svc.store, caf::infinite, atom::revert::value, st.meta.id, before_turn_id)
+  self->request(st.svc->store, caf::infinite, atom::revert::value, st.meta.id, before_turn_id)
       .then(
           [release, result](stored_thread& t) {
             result->thread = std::move(t);

@@ -33,7 +33,7 @@ bool can_park(const conversation_state& st) {
       || !st.subscribers.empty() || st.meta.ephemeral)
     return false;
   for (const auto& item : st.active->waiting)
-    if (!st.asked_durably.count(item)) return false;
+    if (!st.asked_durably || !st.asked_durably->count(item)) return false;
   return true;
 }
 
@@ -60,7 +60,7 @@ void post_stored(self_ptr self, store_record record, std::function<void()> deliv
   // No timeout: every store answers an append itself or through a linked I/O
   // actor (a record waiting for a full disk waits, capped, in the store), so
   // a failure bounces back as an error.
-  self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
+  self->request(st.svc->store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
       .then(
           [self, seq](atom::ok) {
             self->state.outbox.release(seq);
@@ -94,7 +94,7 @@ void post_durable(self_ptr self, store_record record, std::function<void(caf::er
     self->state.outbox.release(seq);
     quit_if_done(self);
   };
-  self->request(st.svc.store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
+  self->request(st.svc->store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
       .then([release](atom::ok) { release(); },
             [self, release, result](caf::error& err) {
               PARLEY_WARN("conversation {} event=not_stored error={}", self->state.meta.id,
@@ -119,13 +119,13 @@ void update_status(self_ptr self) {
   if (st.active) status.waiting_on_user_input = !st.active->waiting_input.empty();
   if (status == st.meta.status) return;
   st.meta.status = status;
-  emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, status}));
+  emit(self, make_event(*st.svc, protocol::thread_status_changed{st.meta.id, status}));
 }
 
 void apply_pressure(self_ptr self) {
   auto& st = self->state;
   if (!st.active) return;
-  bool hold = !st.pressing.empty();
+  bool hold = st.pressing && !st.pressing->empty();
   if (st.active->held == hold) return;
   st.active->held = hold;
   PARLEY_DEBUG("conversation {} event=pressure turn={} hold={}", st.meta.id, st.active->id, hold);
@@ -136,7 +136,7 @@ void apply_pressure(self_ptr self) {
 
 void on_client_pressure(self_ptr self, const client_actor& client, bool on) {
   auto& st = self->state;
-  auto& p = st.pressing;
+  auto& p = st.pressing.ensure();
   auto i = std::find(p.begin(), p.end(), client);
   if (on && i == p.end()) {
     // Only a subscriber holds the thread: one that left is told nothing more.
@@ -150,8 +150,7 @@ void on_client_pressure(self_ptr self, const client_actor& client, bool on) {
 }
 
 void forget_pressure(self_ptr self, const client_actor& client) {
-  auto& p = self->state.pressing;
-  p.erase(std::remove(p.begin(), p.end(), client), p.end());
+  if (auto& p = self->state.pressing) p->erase(std::remove(p->begin(), p->end(), client), p->end());
   apply_pressure(self);
 }
 
@@ -170,7 +169,7 @@ void load_history(self_ptr self, std::function<void(stored_thread&)> then,
     --self->state.awaiting_store;
     quit_if_done(self);
   };
-  self->request(st.svc.store, store_timeout, atom::load::value, st.meta.id)
+  self->request(st.svc->store, store_timeout, atom::load::value, st.meta.id)
       .then(
           [then, done](stored_thread& stored) {
             then(stored);
@@ -190,15 +189,15 @@ caf::error unloading_error(self_ptr self) {
 void arm_idle_timer(self_ptr self) {
   auto& st = self->state;
   if ((st.active && !can_park(st)) || !st.subscribers.empty() || st.closing) return;
-  self->delayed_send(self, st.svc.config->idle_unload, atom::idle::value, ++st.idle_generation);
+  self->delayed_send(self, st.svc->config->idle_unload, atom::idle::value, ++st.idle_generation);
 }
 
 void close(self_ptr self) {
   auto& st = self->state;
   if (st.closing) return;
   st.meta.status = protocol::thread_status{protocol::thread_status::kind::not_loaded, false, false};
-  emit(self, make_event(st.svc, protocol::thread_status_changed{st.meta.id, st.meta.status}));
-  emit(self, make_event(st.svc, protocol::thread_closed{st.meta.id}));
+  emit(self, make_event(*st.svc, protocol::thread_status_changed{st.meta.id, st.meta.status}));
+  emit(self, make_event(*st.svc, protocol::thread_closed{st.meta.id}));
   // Whoever unloads it (thread/delete, thread/archive) hears so only once
   // every event before it has left (the turn's end, held until stored, and
   // thread/closed): what it tells the clients next comes after them.

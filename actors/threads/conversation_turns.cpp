@@ -60,17 +60,17 @@ turn_settings snapshot_of(const conversation_state& st, const std::string& turn_
   ts.turn_id = turn_id;
   ts.cwd = st.settings.cwd;
   ts.policy = st.settings.policy;
-  ts.grants = st.grants;
-  ts.writable_roots = writable_roots_of(st.settings, st.granted);
+  if (st.grants) ts.grants = *st.grants;
+  if (st.granted) ts.granted = *st.granted;
+  ts.writable_roots = writable_roots_of(st.settings, ts.granted);
   ts.sandbox = st.settings.sandbox;
-  ts.granted = st.granted;
-  const auto& sandbox = st.svc.config->sandbox;
+  const auto& sandbox = st.svc->config->sandbox;
   // Only a thread that has a sandbox can leave it (an external sandbox is
   // the host's own).
   ts.commands_unconfined = sandbox && !sandbox->confines() && sandbox->unconfined_ok
                            && place_of(ts.sandbox, true) == command_place::unconfined_host;
   ts.user_text = std::move(user_text);
-  ts.tokens_before = st.tokens;
+  if (st.tokens) ts.tokens_before = *st.tokens;
   ts.last_request_tokens = st.last_request_tokens;
   ts.dynamic_tools = st.settings.dynamic_tools;
   return ts;
@@ -91,18 +91,18 @@ void announce_turn(self_ptr self, protocol::turn_start_params& params, int64_t n
   update_status(self);
   emit_stored(
       self, turn_started_record{turn_id, st.active->started_at},
-      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+      make_event(*st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
   protocol::user_message_item msg;
   msg.id = protocol::new_uuid_v7();
   msg.content = std::move(params.input);
   msg.client_id = params.client_user_message_id;
-  emit(self, make_event(st.svc, protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
+  emit(self, make_event(*st.svc, protocol::item_started{st.meta.id, turn_id, msg, now_ms}));
   // A model that keeps its context still gets the message from here: it is
   // the thread's history even when the model never answers.
-  bool kept = st.svc.model_keeps_context;
+  bool kept = st.svc->model_keeps_context;
   auto context = kept ? store::response_items_of(msg) : std::vector<nlohmann::json>{};
   emit_stored(self, item_record{turn_id, msg, !kept},
-              make_event(st.svc, protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
+              make_event(*st.svc, protocol::item_completed{st.meta.id, turn_id, msg, now_ms}));
   if (kept) post_stored(self, context_record{turn_id, std::move(context)}, [] {});
 }
 
@@ -124,8 +124,8 @@ client_list ordered_clients(self_ptr self) {
 /// One more running turn for the thread's tenant and `client`'s
 /// connection: refused with -32001 past either's limit.
 caf::expected<usage_grant> admit_turn(const conversation_state& st, const client_actor& client) {
-  return acquire_usage(st.svc.telemetry, usage_kind::running_turns, tenant_or_default(st.meta.tenant),
-                       client ? client.id() : 0, st.svc.config->limits);
+  return acquire_usage(st.svc->telemetry, usage_kind::running_turns, tenant_or_default(st.meta.tenant),
+                       client ? client.id() : 0, st.svc->config->limits);
 }
 
 active_turn new_active_turn(const client_actor& owner) {
@@ -141,14 +141,14 @@ active_turn new_active_turn(const client_actor& owner) {
 /// caller has answered its request already: the reply leaves first).
 void begin_turn(self_ptr self, active_turn t, turn_settings ts) {
   auto& st = self->state;
-  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), *st.svc,
                                          std::move(ts));
   st.active = std::move(t);
   apply_pressure(self);
   update_status(self);
   emit_stored(
       self, turn_started_record{st.active->id, st.active->started_at},
-      make_event(st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
+      make_event(*st.svc, protocol::turn_started{st.meta.id, describe_active(*st.active, true)}));
 }
 
 /// begin_turn after the reply ({}): it leaves before the turn's first
@@ -167,10 +167,10 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
                                                       client_actor client) {
   auto& st = self->state;
   if (!st.active) {
-    if (auto refused = drain_refusal(st.svc)) return refused;
+    if (auto refused = drain_refusal(*st.svc)) return refused;
   }
   if (!st.active && !st.meta.ephemeral) {
-    if (auto refused = store_refusal(st.svc)) return refused;
+    if (auto refused = store_refusal(*st.svc)) return refused;
   }
   bool joined = subscribe(self, client);
   if (st.active && st.active->user_shell)
@@ -205,7 +205,7 @@ caf::result<protocol::turn_start_response> start_turn(self_ptr self,
   if (st.meta.preview.empty()) st.meta.preview = text;
   st.meta.updated_at = t.started_at;
   auto settings = settings_of_turn(st, t, params, std::move(text));
-  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), *st.svc,
                                          std::move(settings));
   st.active = std::move(t);
   apply_pressure(self);
@@ -231,9 +231,9 @@ caf::result<atom::ok> start_shell_turn(self_ptr self,
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): thread/shellCommand runs between turns; interrupt it or wait");
-  if (auto refused = drain_refusal(st.svc)) return refused;
+  if (auto refused = drain_refusal(*st.svc)) return refused;
   if (!st.meta.ephemeral) {
-    if (auto refused = store_refusal(st.svc)) return refused;
+    if (auto refused = store_refusal(*st.svc)) return refused;
   }
   auto admitted = admit_turn(st, client);
   if (!admitted) return std::move(admitted.error());
@@ -261,9 +261,9 @@ caf::result<atom::ok> start_compact_turn(self_ptr self, client_actor client) {
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): thread/compact/start compacts between turns; interrupt it or wait");
-  if (auto refused = drain_refusal(st.svc)) return refused;
+  if (auto refused = drain_refusal(*st.svc)) return refused;
   if (!st.meta.ephemeral) {
-    if (auto refused = store_refusal(st.svc)) return refused;
+    if (auto refused = store_refusal(*st.svc)) return refused;
   }
   auto admitted = admit_turn(st, client);
   if (!admitted) return std::move(admitted.error());
@@ -289,9 +289,9 @@ caf::result<protocol::review_start_response> start_review_turn(
     return make_error(errc::invalid_request,
                       "a turn is running (" + st.active->id
                           + "): review/start reviews between turns; interrupt it or wait");
-  if (auto refused = drain_refusal(st.svc)) return refused;
+  if (auto refused = drain_refusal(*st.svc)) return refused;
   if (!st.meta.ephemeral) {
-    if (auto refused = store_refusal(st.svc)) return refused;
+    if (auto refused = store_refusal(*st.svc)) return refused;
   }
   auto admitted = admit_turn(st, client);
   if (!admitted) return std::move(admitted.error());
@@ -392,9 +392,10 @@ void finalize_turn(self_ptr self, turn_result result) {
   bool told_error = st.active->store_error.has_value();
   // An MCP server's elicitation of the turn is cancelled with it (the
   // approval settles "interrupt" and voids the clients' prompts).
-  for (auto& [key, w] : st.approvals)
-    if (!w.elicitation_turn.empty() && w.elicitation_turn == turn_id)
-      self->send_exit(w.handle, make_error(errc::interrupted, "turn ended"));
+  if (st.approvals)
+    for (auto& [key, w] : *st.approvals)
+      if (!w.elicitation_turn.empty() && w.elicitation_turn == turn_id)
+        self->send_exit(w.handle, make_error(errc::interrupted, "turn ended"));
   st.active.reset();
   st.meta.updated_at = now_ms / 1000;
   update_status(self);
@@ -410,9 +411,9 @@ void finalize_turn(self_ptr self, turn_result result) {
       if (s.last_ended && s.last_ended->id == turn_id) s.last_ended = done;
     }
     if (done.status == protocol::turn_status::failed && (err || told_error))
-      broadcast(self, make_event(s.svc, protocol::error_notification{s.meta.id, turn_id,
+      broadcast(self, make_event(*s.svc, protocol::error_notification{s.meta.id, turn_id,
                                                                      *done.error, false}));
-    broadcast(self, make_event(s.svc, protocol::turn_completed{s.meta.id, done}));
+    broadcast(self, make_event(*s.svc, protocol::turn_completed{s.meta.id, done}));
   };
   post_durable(self, turn_completed_record{done}, std::move(report));
   if (!st.shutdown_waiters.empty()) return close(self);
@@ -429,7 +430,7 @@ void interrupt_active(self_ptr self) {
 turn_marks marks_now(const conversation_state& st) {
   turn_marks m;
   if (st.active) m.active_id = st.active->id;
-  m.last_ended = st.last_ended;
+  m.last_ended = st.last_ended.copy();
   return m;
 }
 
@@ -466,7 +467,7 @@ bool of_live_turn(const conversation_state& st, const approval_ref& ref) {
 
 caf::result<approval_actor> start_elicitation(self_ptr self, approval_ask& ask) {
   auto& st = self->state;
-  ask.key = st.svc.telemetry->next_ask_key();
+  ask.key = st.svc->telemetry->next_ask_key();
   ask.tenant = st.meta.tenant;
   ask.cwd = st.settings.cwd;
   // Its turn must be the active one; a turnless one needs only the thread.
@@ -487,7 +488,7 @@ caf::result<approval_actor> start_elicitation(self_ptr self, approval_ask& ask) 
   // asker never starts (gone before the handle reached it) ends on the
   // deadline of token 0.
   auto handle = self->spawn(approval, caf::actor_cast<conversation_actor>(self), std::move(ask),
-                            approval_plan{}, st.svc, nullptr, action_record{}, false);
+                            approval_plan{}, *st.svc, nullptr, action_record{}, false);
   self->delayed_send(handle, std::chrono::seconds(30), atom::deadline::value, uint64_t{0});
   return handle;
 }
@@ -501,9 +502,12 @@ caf::result<client_list> clients_to_ask(self_ptr self, const approval_ref& ref) 
   }
   // Past a pending-approvals limit it is asked of nobody: it fails closed
   // (the approval declines its action, naming the limit).
-  if (auto w = st.approvals.find(ref.key); w != st.approvals.end() && w->second.refused) {
-    rp.deliver(w->second.refused);
-    return rp;
+  if (st.approvals) {
+    auto w = st.approvals->find(ref.key);
+    if (w != st.approvals->end() && w->second.refused) {
+      rp.deliver(w->second.refused);
+      return rp;
+    }
   }
   // Answered from the outbox: every event queued before the ask (the item's
   // start above all) has left for every client before any of them is asked.
@@ -528,21 +532,21 @@ void mark_waiting(self_ptr self, const approval_ref& ref, const approval_actor& 
   waiting_approval w;
   w.handle = approval;
   if (ref.request == client_request::elicitation) w.elicitation_turn = ref.turn_id;
-  w.live = count_live(st.svc.telemetry, &live_counters::pending_asks);
+  w.live = count_live(st.svc->telemetry, &live_counters::pending_asks);
   auto owner = !turnless(ref) && st.active->owner ? st.active->owner.id() : 0;
-  auto admitted = acquire_usage(st.svc.telemetry, usage_kind::pending_approvals,
-                                tenant_or_default(st.meta.tenant), owner, st.svc.config->limits);
+  auto admitted = acquire_usage(st.svc->telemetry, usage_kind::pending_approvals,
+                                tenant_or_default(st.meta.tenant), owner, st.svc->config->limits);
   if (admitted)
     w.usage = std::move(*admitted);
   else
     w.refused = std::move(admitted.error());
-  st.approvals.emplace(ref.key, std::move(w));
+  st.approvals.ensure().emplace(ref.key, std::move(w));
   update_status(self);
 }
 
 void settle_ask(self_ptr self, const approval_ref& ref) {
   auto& st = self->state;
-  st.approvals.erase(ref.key);
+  if (st.approvals) st.approvals->erase(ref.key);
   if (st.active && st.active->id == ref.turn_id) {
     st.active->waiting.erase(ref.item_id);
     st.active->waiting_input.erase(ref.item_id);
@@ -571,8 +575,8 @@ void restore_turn(self_ptr self, resumed_turn& r) {
   active_turn t;
   t.id = r.turn_id;
   // The server goes on with its own turn: counted, never refused.
-  if (st.svc.telemetry)
-    t.usage = st.svc.telemetry->usage->force(usage_kind::running_turns,
+  if (st.svc->telemetry)
+    t.usage = st.svc->telemetry->usage->force(usage_kind::running_turns,
                                              tenant_or_default(st.meta.tenant), 0);
   t.started_at = r.started_at;
   t.started_ms = r.started_at * 1000;
@@ -582,7 +586,7 @@ void restore_turn(self_ptr self, resumed_turn& r) {
   ts.resume = a;
   PARLEY_INFO("conversation {} event=restore_turn turn={} phase={} item={}", st.meta.id, t.id,
               to_string(a.at), a.item_id);
-  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), st.svc,
+  t.handle = self->spawn<caf::monitored>(turn, caf::actor_cast<conversation_actor>(self), *st.svc,
                                          std::move(ts));
   st.active = std::move(t);
   apply_pressure(self);
@@ -590,7 +594,8 @@ void restore_turn(self_ptr self, resumed_turn& r) {
 }
 
 void offer_waiting_approvals(self_ptr self, const client_actor& client) {
-  for (auto& [key, w] : self->state.approvals)
+  if (!self->state.approvals) return;
+  for (auto& [key, w] : *self->state.approvals)
     if (!w.refused) self->send(w.handle, atom::ask::value, client);  // refused: asked of nobody
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 
 namespace parley {
 
@@ -28,8 +29,8 @@ class event_outbox {
   /// not stored); everything behind it goes on.
   void drop(uint64_t seq);
 
-  bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
+  bool empty() const { return !entries_ || entries_->empty(); }
+  size_t size() const { return entries_ ? entries_->size() : 0; }
 
  private:
   struct entry {
@@ -38,8 +39,14 @@ class event_outbox {
     action run;
   };
   void run_ready();
+  /// Runs `first` (if any), then every ready action at the front.
+  void drain(action first);
+  std::deque<entry>& queue();
 
-  std::deque<entry> entries_;
+  /// Made when something has to wait, dropped once it has all run: an
+  /// empty std::deque still holds a 512-byte block, and an idle thread
+  /// (most of a server's loaded threads) has nothing queued.
+  std::unique_ptr<std::deque<entry>> entries_;
   uint64_t next_seq_ = 0;
   bool running_ = false;  // an action posting from inside run_ready() only queues
 };

@@ -63,10 +63,9 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
                                       conversation_settings settings, usage_grant usage,
                                       std::vector<context_item> fork_context) {
   auto id = meta.id;
-  self->state.tenants[id] = tenant_or_default(meta.tenant);
-  self->state.usage[id] = std::move(usage);
-  auto conv = self->spawn<caf::monitored>(conversation, self->state.svc, std::move(meta),
-                                          std::move(settings), std::move(fork_context));
+  self->state.books[id] = {tenant_or_default(meta.tenant), std::move(usage)};
+  auto conv = self->spawn<conversation, caf::monitored>(self->state.shared_svc, std::move(meta),
+                                                        std::move(settings), std::move(fork_context));
   self->state.threads.emplace(id, conv);
   return conv;
 }
@@ -188,10 +187,10 @@ protocol::thread_loaded_list_response loaded_threads(
   auto& threads = self->state.threads;
   auto i = params.cursor ? threads.upper_bound(*params.cursor) : threads.begin();
   size_t limit = params.limit && *params.limit > 0 ? *params.limit : threads.size();
-  auto& tenants = self->state.tenants;
+  auto& books = self->state.books;
   for (; i != threads.end() && r.data.size() < limit; ++i) {
-    auto t = tenants.find(i->first);
-    if (params.tenant && (t == tenants.end() || t->second != *params.tenant)) continue;
+    auto t = books.find(i->first);
+    if (params.tenant && (t == books.end() || t->second.tenant != *params.tenant)) continue;
     r.data.push_back(i->first);
   }
   if (i != threads.end() && !r.data.empty()) r.next_cursor = r.data.back();
@@ -200,8 +199,8 @@ protocol::thread_loaded_list_response loaded_threads(
 
 /// Whose a thread is: a loaded one's from memory, else its stored metadata.
 caf::result<std::string> tenant_of(self_ptr self, const std::string& id) {
-  auto& tenants = self->state.tenants;
-  if (auto t = tenants.find(id); t != tenants.end()) return t->second;
+  auto& books = self->state.books;
+  if (auto t = books.find(id); t != books.end()) return t->second.tenant;
   auto rp = self->make_response_promise<std::string>();
   self->request(self->state.svc.store, store_timeout, atom::tenant::value, id)
       .then([rp](std::string& owner) mutable { rp.deliver(tenant_or_default(owner)); },
@@ -289,8 +288,7 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
     if (i->second.address() == dm.source) {
       gone = i->first;
       threads.erase(i);
-      self->state.tenants.erase(gone);
-      self->state.usage.erase(gone);  // its loaded-thread unit is released
+      self->state.books.erase(gone);  // its loaded-thread unit is released
       break;
     }
   // Unloaded here: another node may load it (its epoch stays, fencing us).
@@ -397,6 +395,7 @@ thread_manager_actor::behavior_type thread_manager(
   using namespace thread_manager_detail;
   install_default_handlers(self, "thread_manager");
   self->state.svc = std::move(svc);
+  self->state.shared_svc = std::make_shared<const runtime_services>(self->state.svc);
   self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });
   self->state.commands = self->spawn<caf::linked>(command_registry, self->state.svc);
   // Work that was in flight when the server last stopped. (Long: a new

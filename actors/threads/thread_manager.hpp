@@ -16,14 +16,21 @@ namespace parley {
 struct thread_manager_state {
   static inline const char* name = "thread_manager";
   runtime_services svc;
+  /// The same, shared by every conversation it spawns.
+  std::shared_ptr<const runtime_services> shared_svc;
   /// command/exec's processes (linked: they die with this manager).
   command_registry_actor commands;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
-  /// The tenant of each loaded thread (issue 22).
-  std::map<std::string, std::string> tenants;
-  /// Each loaded thread's unit of its tenant's (and loading connection's)
-  /// loaded threads: released when its conversation is down.
-  std::map<std::string, usage_grant> usage;
+  /// What is kept of each loaded thread besides its actor (issue 22), in
+  /// one entry per thread (a map node and a copy of the id less each than
+  /// two maps; issue 23, memory per idle loaded thread).
+  struct loaded_books {
+    std::string tenant;
+    /// Its unit of its tenant's (and loading connection's) loaded threads:
+    /// released when its conversation is down.
+    usage_grant usage;
+  };
+  std::map<std::string, loaded_books> books;
   std::vector<caf::typed_response_promise<atom::ok>> shutdown_waiters;
   /// Cluster: this node was fenced; answered once every thread is gone.
   std::vector<caf::typed_response_promise<uint64_t>> step_down_waiters;

@@ -256,8 +256,9 @@ conversation_actor deterministic::start_conversation(protocol::approval_policy p
   settings.cwd = "/tmp";
   settings.policy = std::move(policy);
   settings.sandbox = protocol::sandbox_policy::from_mode(protocol::sandbox_mode::workspace_write);
-  return sys->spawn(conversation, svc, std::move(meta), std::move(settings),
-                    std::vector<context_item>{});
+  return sys->spawn<conversation>(std::make_shared<const runtime_services>(svc), std::move(meta),
+                                  std::move(settings),
+                                  std::vector<context_item>{});
 }
 
 }  // namespace parley::test

@@ -106,6 +106,35 @@ TEST_F(conversation_test, a_turn_that_says_something_in_codex_order) {
   EXPECT_EQ(last_turn_status(*log), protocol::turn_status::completed);
 }
 
+// Every conversation runs the same behavior (its handlers find their actor
+// as it runs): two threads renamed in turn each keep their own name.
+TEST_F(conversation_test, conversations_sharing_one_behavior_each_answer_for_themselves) {
+  auto first = start_conversation();
+  auto second = start_conversation();
+  open(first);
+  open(second);
+  auto rename = [&](const conversation_actor& conv, const std::string& name) {
+    protocol::thread_name_set_params p;
+    p.name = name;
+    return (*self)->request(conv, caf::infinite, atom::rename::value, p);
+  };
+  auto a = rename(first, "one");
+  auto b = rename(second, "two");
+  run();  // both in the mailboxes, then run: the two actors' turns interleave
+  for (auto* h : {&a, &b})
+    h->receive([](atom::ok) {}, [](caf::error& err) { FAIL() << caf::to_string(err); });
+  auto name_of = [&](const conversation_actor& conv) {
+    std::optional<std::string> name;
+    auto h = (*self)->request(conv, caf::infinite, atom::read::value, false);
+    run();
+    h.receive([&](protocol::thread_read_response& r) { name = r.thread_.name; },
+              [](caf::error& err) { FAIL() << caf::to_string(err); });
+    return name;
+  };
+  EXPECT_EQ(name_of(first), std::optional<std::string>{"one"});
+  EXPECT_EQ(name_of(second), std::optional<std::string>{"two"});
+}
+
 TEST_F(conversation_test, nothing_passes_a_record_the_store_has_not_acknowledged) {
   stored->hold_appends = true;
   steps->push_back(test::say("hello"));

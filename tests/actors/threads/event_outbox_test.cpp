@@ -57,5 +57,42 @@ TEST(EventOutbox, an_action_that_posts_queues_behind_what_is_ready) {
   EXPECT_EQ(seen, "abc");
 }
 
+TEST(EventOutbox, an_action_run_at_once_that_posts_finishes_before_what_it_posted) {
+  event_outbox box;
+  std::string seen;
+  uint64_t held = 0;
+  box.post([&] {
+    seen += "a";
+    box.post([&] { seen += "c"; });  // queued behind this one, not run inside it
+    held = box.post_held([&] { seen += "d"; });
+    box.post([&] { seen += "e"; });  // behind the held one
+    seen += "b";
+  });
+  EXPECT_EQ(seen, "abc");
+  EXPECT_FALSE(box.empty());
+  box.release(held);
+  EXPECT_EQ(seen, "abcde");
+  EXPECT_TRUE(box.empty());
+}
+
+TEST(EventOutbox, a_box_emptied_takes_new_actions_and_ignores_old_seqs) {
+  event_outbox box;
+  std::string seen;
+  auto old = box.post_held([&] { seen += "1"; });
+  box.release(old);
+  ASSERT_TRUE(box.empty());
+  auto next = box.post_held([&] { seen += "2"; });
+  EXPECT_NE(next, old);
+  box.post([&] { seen += "3"; });
+  box.release(old);  // run already: the new held one still waits
+  EXPECT_EQ(seen, "1");
+  box.drop(old);
+  EXPECT_EQ(seen, "1");
+  EXPECT_EQ(box.size(), 2u);
+  box.release(next);
+  EXPECT_EQ(seen, "123");
+  EXPECT_TRUE(box.empty());
+}
+
 }  // namespace
 }  // namespace parley
