@@ -40,13 +40,7 @@ void lazy_actor_clock::set_ordinary_timeout(time_point t, caf::abstract_actor* s
         break;
       }
     }
-    auto j = schedule_.emplace(t, std::move(x));
-    j->second.owner = owners_.emplace(self->id(), j);
-    if (t < planned_wake_up_) {
-      planned_wake_up_ = t;
-      ++wake_ups_;
-      wake = true;
-    }
+    wake = insert_locked(t, std::move(x));
   }
   if (wake) wake_.notify_one();
 }
@@ -177,20 +171,23 @@ bool lazy_actor_clock::sleeping() const {
 }
 
 void lazy_actor_clock::add(time_point t, entry x) {
-  bool cancellable = x.what <= kind::request_timeout;
-  auto owner = cancellable ? x.actor->id() : caf::actor_id{0};
   bool wake = false;
   {
     std::lock_guard<std::mutex> guard{lock_};
-    auto i = schedule_.emplace(t, std::move(x));
-    if (cancellable) i->second.owner = owners_.emplace(owner, i);
-    if (t < planned_wake_up_) {
-      planned_wake_up_ = t;
-      ++wake_ups_;
-      wake = true;
-    }
+    wake = insert_locked(t, std::move(x));
   }
   if (wake) wake_.notify_one();
+}
+
+bool lazy_actor_clock::insert_locked(time_point t, entry x) {
+  bool cancellable = x.what <= kind::request_timeout;
+  auto owner = cancellable ? x.actor->id() : caf::actor_id{0};
+  auto i = schedule_.emplace(t, std::move(x));
+  if (cancellable) i->second.owner = owners_.emplace(owner, i);
+  if (t >= planned_wake_up_) return false;
+  planned_wake_up_ = t;
+  ++wake_ups_;
+  return true;
 }
 
 template <class Match>

@@ -106,6 +106,9 @@ class lazy_actor_clock final : public caf::actor_clock {
   /// Adds under the lock; wakes the clock thread only when `t` is before the
   /// moment it plans to wake up anyway.
   void add(time_point t, entry x);
+  /// Puts `x` into the schedule (the lock held); true when the clock
+  /// thread must be woken (due before its planned wake-up).
+  bool insert_locked(time_point t, entry x);
   /// Removes the first of `self`'s timeouts that `match` accepts.
   template <class Match>
   void cancel_one(caf::abstract_actor* self, Match match);
