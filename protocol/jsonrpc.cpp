@@ -98,8 +98,32 @@ std::variant<incoming_message, envelope_error> parse_message(std::string_view li
   return envelope_error{"a response needs a result or an error"};
 }
 
+namespace {
+
+/// `id` as nlohmann writes it, for the envelopes below.
+void append_id(std::string& out, const request_id& id) {
+  if (auto* i = std::get_if<int64_t>(&id.value))
+    out += std::to_string(*i);
+  else
+    out += dump_line(json(std::get<std::string>(id.value)));
+}
+
+}  // namespace
+
+// The envelopes are written around their body's text, in nlohmann's key
+// order, byte for byte what dumping `json{{"id", id}, {"result", result}}`
+// writes, without copying the body into a DOM of the envelope first (for a
+// thread/start reply, the whole thread).
 std::string encode_response(const request_id& id, const json& result) {
-  return dump_line(json{{"id", id}, {"result", result}});
+  auto body = dump_line(result);
+  std::string out;
+  out.reserve(body.size() + 32);
+  out += "{\"id\":";
+  append_id(out, id);
+  out += ",\"result\":";
+  out += body;
+  out += '}';
+  return out;
 }
 
 std::string encode_error(const request_id& id, int code, const std::string& message) {
@@ -107,7 +131,7 @@ std::string encode_error(const request_id& id, int code, const std::string& mess
 }
 
 std::string encode_notification(const char* method, const json& params, int64_t emitted_at_ms) {
-  return dump_line(json{{"method", method}, {"params", params}, {"emittedAtMs", emitted_at_ms}});
+  return encode_notification_raw(method, dump_line(params), emitted_at_ms);
 }
 
 std::string encode_notification_raw(const char* method, const std::string& params_json,
@@ -126,7 +150,17 @@ std::string encode_notification_raw(const char* method, const std::string& param
 }
 
 std::string encode_request(const request_id& id, const char* method, const json& params) {
-  return dump_line(json{{"id", id}, {"method", method}, {"params", params}});
+  auto body = dump_line(params);
+  std::string out;
+  out.reserve(body.size() + 64);
+  out += "{\"id\":";
+  append_id(out, id);
+  out += ",\"method\":\"";
+  out += method;  // method names are plain ASCII constants
+  out += "\",\"params\":";
+  out += body;
+  out += '}';
+  return out;
 }
 
 }  // namespace parley::protocol
