@@ -141,5 +141,27 @@ TEST(jsonrpc, envelopes_match_nlohmann_byte_for_byte) {
                              {"emittedAtMs", 1762500000123}}));
 }
 
+// The writer appends each line's '\n': a line made with no room for it
+// doubles its buffer there, and a slow reader's queue holds thousands of
+// lines (issue 22's bound counts their sizes, not their buffers).
+TEST(jsonrpc, envelopes_leave_room_for_the_line_end) {
+  std::string big(5000, 'x');
+  std::vector<std::string> lines;  // moved in: a copy has a capacity of its own
+  lines.push_back(encode_response(request_id{int64_t{7}}, json{{"text", big}}));
+  lines.push_back(encode_response(request_id{std::string{"req-123456789"}}, json::object()));
+  lines.push_back(encode_request(request_id{int64_t{42}}, "item/commandExecution/requestApproval",
+                                 json{{"command", big}}));
+  lines.push_back(encode_notification("item/agentMessage/delta", json{{"delta", big}},
+                                      1762500000123));
+  lines.push_back(encode_notification_raw("item/agentMessage/delta",
+                                          "{\"delta\":\"" + big + "\"}", 1762500000123));
+  for (auto& line : lines) {
+    auto before = line.capacity();
+    EXPECT_GT(before, line.size()) << line.substr(0, 60);
+    line += '\n';
+    EXPECT_EQ(line.capacity(), before) << line.substr(0, 60);
+  }
+}
+
 }  // namespace
 }  // namespace parley::protocol
