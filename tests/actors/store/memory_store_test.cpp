@@ -57,6 +57,16 @@ protocol::thread created_meta() {
   return t;
 }
 
+/// A fork's creation: it comes with a completed turn copied from its parent.
+protocol::thread forked_meta() {
+  auto t = created_meta();
+  protocol::turn copied;
+  copied.id = "t-0";
+  copied.status = protocol::turn_status::completed;
+  t.turns.push_back(copied);
+  return t;
+}
+
 void add_turn(memory_store_log& f, const std::string& turn, int64_t at, const std::string& text) {
   f.append(turn_started_record{turn, at});
   protocol::user_message_item u{"u-" + turn, {protocol::user_input::make_text(text)}, std::nullopt};
@@ -105,11 +115,7 @@ TEST_F(memory_store_log, a_revert_replays_the_creation_and_what_came_after_it) {
 }
 
 TEST_F(memory_store_log, a_forks_copied_turns_are_kept_by_a_revert_before_its_own) {
-  auto meta = created_meta();
-  protocol::turn copied;
-  copied.id = "t-0";
-  copied.status = protocol::turn_status::completed;
-  meta.turns.push_back(copied);
+  auto meta = forked_meta();
   append(thread_created_record{meta, {}});
   add_turn(*this, "t-1", 1762500010, "own");
   auto kept = ask<stored_thread>(atom::revert::value, std::string{kThread}, std::string{"t-1"});
@@ -226,11 +232,7 @@ TEST_F(memory_store_log, a_thread_only_created_is_erased_and_not_brought_back) {
 }
 
 TEST_F(memory_store_log, a_forks_copied_context_loads_with_its_turns) {
-  auto meta = created_meta();
-  protocol::turn copied;
-  copied.id = "t-0";
-  copied.status = protocol::turn_status::completed;
-  meta.turns.push_back(copied);
+  auto meta = forked_meta();
   std::vector<context_item> context{{"t-0", nlohmann::json{{"type", "message"}}, false}};
   append(thread_created_record{meta, context});
   auto loaded = ask<stored_thread>(atom::load::value, std::string{kThread});
