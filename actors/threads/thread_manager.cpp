@@ -66,7 +66,8 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
   self->state.books[id] = {tenant_or_default(meta.tenant), std::move(usage)};
   auto conv = self->spawn<conversation, caf::monitored>(self->state.shared_svc, std::move(meta),
                                                         std::move(settings), std::move(fork_context));
-  self->state.threads.emplace(id, conv);
+  auto [entry, added] = self->state.threads.emplace(id, conv);
+  if (added) self->state.by_actor.emplace(conv.id(), &entry->first);
   return conv;
 }
 
@@ -257,22 +258,35 @@ caf::result<protocol::thread_unsubscribe_response> unsubscribe(
   return rp.promise();
 }
 
+/// Conversations still there when shutdown is overdue are killed: their
+/// turns had `shutdown_timeout` to end.
+void kill_overdue(self_ptr self) {
+  for (auto& [id, conv] : self->state.threads) {
+    PARLEY_WARN("thread_manager event=shutdown_timeout thread={}", id);
+    self->send_exit(conv, caf::exit_reason::kill);
+  }
+}
+
 /// Stops every conversation (their turns end interrupted); the reply comes
-/// when all are gone and no reply is owed.
+/// when all are gone and no reply is owed. Each conversation gets one
+/// message, and one timer covers them all: a request per conversation would
+/// leave n response handlers waiting in CAF 0.17's flat map, whose lookup
+/// and erase are linear, so n threads took n^2/2 steps to stop.
 caf::result<atom::ok> shut_down(self_ptr self) {
   auto& st = self->state;
   auto rp = self->make_response_promise<atom::ok>();
   st.shutdown_waiters.push_back(rp);
   if (!st.shutting_down) {
     st.shutting_down = true;
-    for (auto& [id, conv] : st.threads)
-      self->request(conv, shutdown_timeout, atom::shutdown::value)
-          .then([](atom::ok) {},
-                [self, conv = conv](caf::error& err) {
-                  PARLEY_WARN("thread_manager event=shutdown_timeout error={}",
-                              caf::to_string(err));
-                  self->send_exit(conv, caf::exit_reason::kill);
-                });
+    st.shutdown_overdue_at = self->clock().now() + shutdown_timeout;
+    // Anonymous: each answer (atom::ok) is dropped; the down message is
+    // what this actor waits for.
+    for (auto& [id, conv] : st.threads) caf::anon_send(conv, atom::shutdown::value);
+    // Comes back here as a shutdown of its own, which finds it overdue.
+    caf::delayed_anon_send(caf::actor_cast<thread_manager_actor>(self), shutdown_timeout,
+                           atom::shutdown::value);
+  } else if (self->clock().now() >= st.shutdown_overdue_at) {
+    kill_overdue(self);
   }
   maybe_finish_shutdown(self);
   return rp;
@@ -284,13 +298,13 @@ void keep_deadline(self_ptr self, const std::string& id);
 void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   auto& threads = self->state.threads;
   std::string gone;
-  for (auto i = threads.begin(); i != threads.end(); ++i)
-    if (i->second.address() == dm.source) {
-      gone = i->first;
-      threads.erase(i);
-      self->state.books.erase(gone);  // its loaded-thread unit is released
-      break;
-    }
+  if (auto known = self->state.by_actor.find(dm.source.id());
+      known != self->state.by_actor.end()) {
+    gone = *known->second;
+    self->state.by_actor.erase(known);
+    threads.erase(gone);
+    self->state.books.erase(gone);  // its loaded-thread unit is released
+  }
   // Unloaded here: another node may load it (its epoch stays, fencing us).
   if (!gone.empty() && self->state.svc.config->cluster)
     self->send(self->state.svc.store, atom::release::value, gone);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/core/interfaces.hpp"
@@ -21,6 +22,10 @@ struct thread_manager_state {
   /// command/exec's processes (linked: they die with this manager).
   command_registry_actor commands;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
+  /// Each loaded conversation's id in `threads`, by its actor's id: its down
+  /// message finds it in one lookup (a scan of `threads` per down message
+  /// made an orderly shutdown of n threads take n^2/2 steps).
+  std::unordered_map<caf::actor_id, const std::string*> by_actor;
   /// What is kept of each loaded thread besides its actor (issue 22), in
   /// one entry per thread (a map node and a copy of the id less each than
   /// two maps; issue 23, memory per idle loaded thread).
@@ -42,6 +47,8 @@ struct thread_manager_state {
   /// shutdown completes only once they are all delivered.
   size_t owed = 0;
   bool shutting_down = false;
+  /// When the conversations still there are killed (set as shutdown begins).
+  caf::actor_clock::time_point shutdown_overdue_at;  // the system's clock (tests move it)
   /// Approvals asked before a restart, by their stored deadline (unix ms):
   /// each thread is loaded when its deadline passes, so the approval fails
   /// closed even when nobody comes back for it.

@@ -4,8 +4,11 @@
 // interrupted and answers once all threads are gone.
 
 #include "actors/threads/thread_manager.hpp"
+#include "actors/threads/thread_manager_detail.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "tests/support/deterministic.hpp"
 
@@ -90,6 +93,29 @@ TEST_F(thread_manager_test, a_failed_archive_leaves_the_thread_loaded) {
   EXPECT_EQ(loaded().data, std::vector<std::string>{id});
 }
 
+TEST_F(thread_manager_test, an_unloaded_thread_leaves_the_others_loaded) {
+  // Each conversation's down message finds its own thread (by its actor's
+  // id): the one that unloads goes, its neighbours stay.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(start_thread());
+  std::sort(ids.begin(), ids.end());
+  auto leaving = ids[2];
+  auto unsub = ask<protocol::thread_unsubscribe_response>(
+      atom::unsub::value, protocol::thread_id_params{leaving}, client);
+  ASSERT_TRUE(unsub);
+  EXPECT_EQ(unsub->status, "unsubscribed");
+  advance(svc.config->idle_unload + std::chrono::seconds(1));
+  run();
+  auto left = ids;
+  left.erase(left.begin() + 2);
+  EXPECT_EQ(loaded().data, left);
+  // Another starts; shutdown answers only once every thread's down
+  // message found it (one left over would hold the answer back).
+  start_thread();
+  EXPECT_EQ(loaded().data.size(), 5u);
+  EXPECT_TRUE(ask<atom::ok>(atom::shutdown::value));
+}
+
 TEST_F(thread_manager_test, shutdown_interrupts_turns_and_answers_when_all_are_gone) {
   steps->push_back(test::escalate("touch never"));  // waits on an approval nobody gives
   auto id = start_thread();
@@ -106,6 +132,26 @@ TEST_F(thread_manager_test, shutdown_interrupts_turns_and_answers_when_all_are_g
       interrupted = done->turn_.status == protocol::turn_status::interrupted;
   EXPECT_TRUE(interrupted);
   EXPECT_EQ(log->seen.back(), "thread/closed");
+}
+
+TEST_F(thread_manager_test, shutdown_kills_a_thread_that_cannot_stop_in_time) {
+  // Its completed items wait on a store that never acknowledges: it cannot
+  // close, so shutdown waits its timeout for it, then kills it and answers.
+  steps->push_back(test::say("hi"));
+  auto id = start_thread();
+  stored->hold_appends = true;
+  protocol::turn_start_params p;
+  p.thread_id = id;
+  p.input = {protocol::user_input::make_text("go")};
+  (*self)->send(manager, atom::turn_start::value, p, client);  // its answer waits on the store
+  run();
+  auto h = (*self)->request(manager, caf::infinite, atom::shutdown::value);
+  run();
+  EXPECT_EQ(loaded().data, std::vector<std::string>{id});  // still waited for
+  advance(thread_manager_detail::shutdown_timeout + std::chrono::seconds(1));
+  bool answered = false;
+  h.receive([&](atom::ok) { answered = true; }, [](caf::error&) {});
+  EXPECT_TRUE(answered);
 }
 
 }  // namespace
