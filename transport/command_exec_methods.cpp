@@ -37,11 +37,13 @@ runtime_port::reply<Result> session::exec_reply(const protocol::request_id& id) 
   return [this, alive = std::weak_ptr<bool>(alive_), token = answer_token_,
           id](caf::expected<Result> r) {
     if (alive.expired()) return;
-    if (!r) return reply_error(id, r.error());
-    if constexpr (std::is_same_v<Result, atom::ok>)
+    if (!r)
+      reply_error(id, r.error());
+    else if constexpr (std::is_same_v<Result, atom::ok>)
       reply(id, json::object());
     else
       reply(id, json(*r));
+    on_answered();
   };
 }
 

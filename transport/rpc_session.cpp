@@ -275,16 +275,19 @@ runtime_port::reply<Result> session::reply_with(const request_id& id, Encode enc
   return [this, alive = std::weak_ptr<bool>(alive_), token = answer_token_, id,
           encode = std::move(encode)](caf::expected<Result> r) {
     if (alive.expired()) return;
-    if (!r) return reply_error(id, r.error());
-    // `encode` gives the result's JSON, or (caf::expected) an error of its own.
-    auto encoded = encode(*r);
-    if constexpr (std::is_same_v<decltype(encoded), json>) {
-      reply(id, encoded);
-    } else if (encoded) {
-      reply(id, *encoded);
-    } else {
-      reply_error(id, encoded.error());
-    }
+    [&] {
+      if (!r) return reply_error(id, r.error());
+      // `encode` gives the result's JSON, or (caf::expected) an error of its own.
+      auto encoded = encode(*r);
+      if constexpr (std::is_same_v<decltype(encoded), json>) {
+        reply(id, encoded);
+      } else if (encoded) {
+        reply(id, *encoded);
+      } else {
+        reply_error(id, encoded.error());
+      }
+    }();
+    on_answered();
   };
 }
 
@@ -319,10 +322,23 @@ void session::on_line(std::string_view line) {
   // (line_reader.hpp's send_line), so a decision never waits for another
   // request's round trip to the thread manager (issue 23: over WebSocket,
   // where the gate asks before every turn/start, answers waited seconds).
-  if (holding_ && line.find("\"method\"") != std::string_view::npos) {
+  //
+  // Requests also wait here while `max_unanswered` of this client's
+  // requests are still to be answered: each one waits in the connection
+  // actor's table of response handlers, which CAF 0.17 keeps in a flat map
+  // whose lookup and erase are linear, so a client that sends its requests
+  // all at once made each answer cost as much as all those before it
+  // (100,000 thread/starts pipelined took 13-30 s). The next wait for an
+  // answer, in order; answers to server requests still pass.
+  if (line.find("\"method\"") != std::string_view::npos
+      && (holding_ || !held_.empty() || at_capacity())) {
     held_.emplace_back(line);
     return;
   }
+  handle_line(line);
+}
+
+void session::handle_line(std::string_view line) {
   PARLEY_TRACE("wire connection={} in={}", config_.label, line);
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
   current_line_ = line;
@@ -464,18 +480,28 @@ bool session::route(const protocol::incoming_message& m) {
   return true;
 }
 
-void session::release_held() {
+void session::release_held(long answering) {
   holding_ = false;
-  while (!holding_ && !held_.empty()) {
+  bool outer = std::exchange(releasing_, true);
+  while (!holding_ && unanswered() - answering < max_unanswered && !held_.empty()) {
     auto next = std::move(held_.front());
     held_.pop_front();
-    on_line(next);
+    handle_line(next);
   }
-  if (!holding_ && after_held_) std::exchange(after_held_, nullptr)();
+  releasing_ = outer;
+  if (!holding_ && held_.empty() && after_held_) std::exchange(after_held_, nullptr)();
+}
+
+void session::on_answered() {
+  // Called from an answer's callback, whose own token (1) still counts. An
+  // answer given while the held lines are being handled (a runtime that
+  // answers at once) leaves them to that loop, which sees the room it made.
+  if (releasing_ || holding_ || held_.empty()) return;
+  if (unanswered() - 1 < max_unanswered) release_held(1);
 }
 
 void session::after_held(std::function<void()> then) {
-  if (!holding_)
+  if (!holding_ && held_.empty())
     then();
   else
     after_held_ = std::move(then);

@@ -102,7 +102,7 @@ class session {
   void on_eof();
 
   /// Runs `then` once no line waits behind a router's or the tenant gate's
-  /// answer (at once if none does). The input's end comes after the lines
+  /// answer, or for room under max_unanswered (at once if none does). The input's end comes after the lines
   /// before it: every request the client sent is dispatched, and answered,
   /// before the connection ends.
   void after_held(std::function<void()> then);
@@ -137,6 +137,9 @@ class session {
   /// reply callback alive somewhere): the input's end waits for them, so a
   /// request read before it is answered (every request gets one reply).
   long unanswered() const { return answer_token_.use_count() - 1; }
+  /// How many of them may be waiting before the next request waits too
+  /// (on_line says why).
+  static constexpr long max_unanswered = 1024;
   size_t pending_requests() const { return outgoing_.size(); }
 
  private:
@@ -165,7 +168,14 @@ class session {
   /// thread's; the id in the answer is put back (unmask).
   bool gate(const protocol::incoming_message& m);
   void unmask(const protocol::request_id& id, std::string& line);
-  void release_held();
+  /// Handles the held lines, in order, while nothing holds them; `answering`:
+  /// the tokens of answers being given now, which no longer count.
+  void release_held(long answering = 0);
+  /// on_line without the holding: the line is handled now.
+  void handle_line(std::string_view line);
+  bool at_capacity() const { return unanswered() >= max_unanswered; }
+  /// An answer was written: requests held for capacity may go on.
+  void on_answered();
   void thread_start(const call& c);
   void on_response(const protocol::incoming_message& m);
 
@@ -263,10 +273,12 @@ class session {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   /// Held by every reply callback (reply_with, exec_reply): unanswered().
   std::shared_ptr<const char> answer_token_ = std::make_shared<const char>('\0');
-  /// Cluster: a request waits for the router; lines after it wait here, so
-  /// the client's order holds across nodes.
+  /// Cluster: a request waits for the router (or the tenant gate, or room
+  /// under max_unanswered); lines after it wait here, so the client's order
+  /// holds across nodes.
   bool holding_ = false;
   std::deque<std::string> held_;
+  bool releasing_ = false;  // release_held is running
   std::function<void()> after_held_;
   /// The line being handled (its text is forwarded as it is).
   std::string_view current_line_;

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
@@ -63,7 +64,13 @@ class fake_runtime final : public runtime_port {
   void thread_read(protocol::thread_read_params p,
                    reply<protocol::thread_read_response> done) override {
     events.push_back("thread_read " + p.thread_id);
-    done(make_error(errc::invalid_request, "thread not loaded: " + p.thread_id));
+    auto answer = [done, id = p.thread_id] {
+      done(make_error(errc::invalid_request, "thread not loaded: " + id));
+    };
+    if (defer_reads)
+      deferred.push_back(std::move(answer));
+    else
+      answer();
   }
   void thread_loaded_list(protocol::thread_loaded_list_params,
                           reply<protocol::thread_loaded_list_response> done) override {
@@ -166,6 +173,14 @@ class fake_runtime final : public runtime_port {
   json approval_stats() override { return json{{"asked", 0}}; }
 
   reply<protocol::turn_start_response> pending_turn;
+  /// thread/read answered when the test says (answer_next), in order.
+  bool defer_reads = false;
+  std::deque<std::function<void()>> deferred;
+  void answer_next() {
+    auto next = std::move(deferred.front());
+    deferred.pop_front();
+    next();
+  }
 };
 
 /// Whether `actual` has everything `expected` names.
@@ -290,6 +305,45 @@ TEST(RpcSession, ARuntimeReplyAfterTheSessionIsGoneIsDropped) {
   EXPECT_EQ(written.size(), 1u);  // only initialize's reply
 }
 
+TEST(RpcSession, RequestsPastTheUnansweredLimitWaitInOrderForRoom) {
+  std::deque<std::string> events;
+  fake_runtime runtime{events};
+  runtime.defer_reads = true;
+  std::vector<std::string> written;
+  session_config cfg;
+  cfg.next_request_id = [] { return int64_t{0}; };
+  session s{cfg, runtime, [&](std::string l) { written.push_back(std::move(l)); }};
+  s.on_line(R"({"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
+  auto read = [](long i) {
+    return R"({"id":)" + std::to_string(i + 1) + R"(,"method":"thread/read","params":{"threadId":"t)"
+           + std::to_string(i) + R"("}})";
+  };
+  const long limit = session::max_unanswered;
+  for (long i = 0; i < limit + 3; ++i) s.on_line(read(i));
+  auto reads = [&] {
+    return std::count_if(events.begin(), events.end(),
+                         [](auto& e) { return e.rfind("thread_read ", 0) == 0; });
+  };
+  EXPECT_EQ(reads(), limit);  // the last three wait
+  EXPECT_EQ(s.unanswered(), limit);
+  // A line that is no request (an answer to a server request) is not held.
+  s.on_line(R"({"id":77,"result":{}})");
+  // Each answer makes room for the next request, in the client's order.
+  runtime.answer_next();
+  EXPECT_EQ(reads(), limit + 1);
+  EXPECT_EQ(events.back(), "thread_read t" + std::to_string(limit));
+  bool ended = false;
+  s.after_held([&] { ended = true; });  // the input's end waits for the held lines
+  runtime.answer_next();
+  EXPECT_FALSE(ended);
+  runtime.answer_next();
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(reads(), limit + 3);
+  EXPECT_EQ(events.back(), "thread_read t" + std::to_string(limit + 2));
+  while (!runtime.deferred.empty()) runtime.answer_next();
+  EXPECT_EQ(s.unanswered(), 0);
+  EXPECT_EQ(written.size(), size_t(limit + 3 + 1));  // one reply each, and initialize's
+}
 
 // -- cluster routing (transport/session_router.hpp) ---------------------------------------
 
