@@ -26,6 +26,7 @@
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
 #include "actors/runtime/express_queue.hpp"
+#include "actors/runtime/lazy_clock_scheduler.hpp"
 #include "actors/runtime/runtime.hpp"
 #include "protocol/ids.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -382,7 +383,14 @@ class session : public std::enable_shared_from_this<session<Stream>> {
       send(std::move(*refused));
       return read();
     }
+    bool answer = looks_like_reply(line);
     send_line(conn_, std::move(line));
+    // A connection with events to write is already queued, so the send above
+    // did not wake it into the express lane: it is moved there, or the answer
+    // would wait behind every job queued before it (issue 23: two answers in
+    // three, p50 ~40 ms at load 8).
+    if (answer)
+      move_to_express_lane(owner_.rt.system(), caf::actor_cast<caf::abstract_actor*>(conn_));
     read();
   }
 

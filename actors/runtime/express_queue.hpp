@@ -7,8 +7,11 @@
 // too. Jobs queued from a thread marked express (enqueues_express()) go to
 // their own lane, which workers take first; after `burst` express jobs in a
 // row while ordinary jobs wait, one ordinary job is taken, so a stream of
-// client frames never starves the work already queued.
+// client frames never starves the work already queued. A job already in the
+// ordinary lane when its client's answer arrives can be moved to the express
+// lane (promote()).
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -46,6 +49,21 @@ class express_queue {
     std::unique_lock<std::mutex> lock{mtx_};
     cv_.wait(lock, [this] { return !express_.empty() || !ordinary_.empty(); });
     return take_locked();
+  }
+
+  /// Moves `job`, if it waits in the ordinary lane, to the end of the express
+  /// lane; whether it did. For a job that was already queued when an express
+  /// thread gave it something urgent (a connection with events to write when
+  /// its client's answer arrives): queuing it again would run it twice, and
+  /// leaving it would make the answer wait behind every job queued before.
+  /// Costs a walk of the ordinary lane, so it is for the few urgent cases.
+  bool promote(const Job& job) {
+    std::lock_guard<std::mutex> lock{mtx_};
+    auto i = std::find(ordinary_.begin(), ordinary_.end(), job);
+    if (i == ordinary_.end()) return false;  // running, already express, or not queued
+    ordinary_.erase(i);
+    express_.push_back(job);
+    return true;
   }
 
   /// Hands every queued job to `f` in the order pop() would, emptying the queue

@@ -119,6 +119,8 @@ class lazy_clock_coordinator final
 
   lazy_actor_clock& lazy_clock() { return clock_; }
 
+  bool promote(caf::resumable* job) { return data().queue.promote(job); }
+
  protected:
   void start() override {
     clock_thread_ = std::thread{[this] {
@@ -155,6 +157,13 @@ void use_lazy_clock_scheduler(caf::actor_system_config& cfg, size_t threads,
       [longest_sleep](caf::actor_system& sys) -> caf::actor_system::module* {
         return new lazy_clock_coordinator(sys, longest_sleep);
       });
+}
+
+bool move_to_express_lane(caf::actor_system& sys, caf::abstract_actor* who) {
+  auto* coordinator = dynamic_cast<lazy_clock_coordinator*>(&sys.scheduler());
+  // A scheduled actor is the resumable its scheduler queues (one object).
+  auto* job = dynamic_cast<caf::resumable*>(who);
+  return coordinator && job && coordinator->promote(job);
 }
 
 lazy_actor_clock* lazy_clock_of(caf::actor_system& sys) {

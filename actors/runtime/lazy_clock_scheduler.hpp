@@ -1,5 +1,6 @@
 #pragma once
 
+#include <caf/abstract_actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
@@ -17,6 +18,15 @@ namespace parley {
 void use_lazy_clock_scheduler(
     caf::actor_system_config& cfg, size_t threads,
     caf::actor_clock::duration_type longest_sleep = lazy_actor_clock::default_longest_sleep);
+
+/// Moves `who`, if it waits in the ordinary lane of `sys`'s scheduler, to the
+/// express lane; whether it did. For the WebSocket I/O thread after it hands
+/// a connection its client's answer: a connection already queued (it had
+/// events to write) is not woken again, so without this the answer would
+/// wait behind every job queued before the connection. False on any other
+/// scheduler, and for an actor that is running, express already, or idle
+/// (an idle one was woken by the send, into the express lane).
+bool move_to_express_lane(caf::actor_system& sys, caf::abstract_actor* who);
 
 /// The system's lazy clock, or null when the system runs another scheduler.
 lazy_actor_clock* lazy_clock_of(caf::actor_system& sys);

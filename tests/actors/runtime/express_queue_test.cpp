@@ -2,11 +2,13 @@
 // taken before the ordinary jobs already waiting, within a burst that lets
 // one ordinary job through, so queued work is never starved; and in a real
 // actor system on parley's scheduler an actor woken from a marked thread runs
-// before the actors the workers had queued ahead of it.
+// before the actors the workers had queued ahead of it, as does an actor
+// already queued that such a thread moves to the express lane.
 
 #include "actors/runtime/express_queue.hpp"
 #include "actors/runtime/lazy_clock_scheduler.hpp"
 
+#include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
@@ -74,6 +76,31 @@ TEST(ExpressQueue, drain_hands_over_every_job_and_leaves_it_empty) {
   EXPECT_EQ(q.pop(), 3);  // nothing left behind from before
 }
 
+TEST(ExpressQueue, a_promoted_job_leaves_the_ordinary_lane_for_the_express_one) {
+  express_queue<int> q;
+  q.push(1, false);
+  q.push(2, false);
+  q.push(3, false);
+  q.push(10, true);
+  EXPECT_TRUE(q.promote(3));
+  std::vector<int> order;
+  for (int i = 0; i < 4; ++i) order.push_back(q.pop());
+  EXPECT_EQ(order, (std::vector<int>{10, 3, 1, 2}));  // behind the express one, once
+}
+
+TEST(ExpressQueue, promote_leaves_a_job_that_does_not_wait_in_the_ordinary_lane) {
+  express_queue<int> q;
+  EXPECT_FALSE(q.promote(7));  // not queued: nothing to move, nothing added
+  q.push(7, true);
+  EXPECT_FALSE(q.promote(7));  // express already
+  q.push(8, false);
+  EXPECT_EQ(q.pop(), 7);
+  EXPECT_FALSE(q.promote(7));  // taken (running): not queued a second time
+  EXPECT_EQ(q.pop(), 8);
+  q.push(9, false);
+  EXPECT_EQ(q.pop(), 9);  // 7 was never queued twice
+}
+
 TEST(ExpressQueue, a_thread_is_ordinary_until_marked) {
   EXPECT_FALSE(enqueues_express());
   bool marked = false;
@@ -139,6 +166,46 @@ TEST(ExpressScheduler, an_actor_woken_from_a_marked_thread_runs_before_the_queue
   std::lock_guard<std::mutex> lock{log->first};
   EXPECT_EQ(log->second.front(), "client");
   EXPECT_EQ(log->second.back(), "ordinary4");  // the ordinary ones in their order after it
+  for (auto& a : queued) caf::anon_send_exit(a, caf::exit_reason::kill);
+  caf::anon_send_exit(client, caf::exit_reason::kill);
+  caf::anon_send_exit(held, caf::exit_reason::kill);
+}
+
+TEST(ExpressScheduler, an_actor_already_queued_runs_first_once_moved_to_the_express_lane) {
+  caf::actor_system_config cfg;
+  use_lazy_clock_scheduler(cfg, 1);  // one worker: the order it takes jobs is the order they run
+  caf::actor_system sys{cfg};
+  auto log = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+  std::vector<caf::actor> queued;
+  for (int i = 0; i < 5; ++i)
+    queued.push_back(sys.spawn<caf::lazy_init>(recorder, "ordinary" + std::to_string(i), log));
+  auto client = sys.spawn<caf::lazy_init>(recorder, std::string{"client"}, log);
+  auto entered = std::make_shared<std::promise<void>>();
+  std::promise<void> release;
+  auto held = sys.spawn<caf::lazy_init>(gate, entered, release.get_future().share());
+  auto* client_ptr = caf::actor_cast<caf::abstract_actor*>(client);
+  EXPECT_FALSE(move_to_express_lane(sys, client_ptr));  // idle: not queued, nothing to move
+  caf::anon_send(held, 0);
+  ASSERT_EQ(entered->get_future().wait_for(patience), std::future_status::ready);
+  EXPECT_FALSE(move_to_express_lane(sys, caf::actor_cast<caf::abstract_actor*>(held)));  // running
+  for (auto& a : queued) caf::anon_send(a, 0);  // queued while the worker is held
+  caf::anon_send(client, 0);  // from an ordinary thread: queued last
+  caf::anon_send(client, 1);  // already queued: this send wakes nothing
+  EXPECT_TRUE(move_to_express_lane(sys, client_ptr));
+  EXPECT_FALSE(move_to_express_lane(sys, client_ptr));  // express already
+  release.set_value();
+  auto until = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock{log->first};
+      if (log->second.size() == 7) break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "not every message was handled";
+    std::this_thread::sleep_for(1ms);
+  }
+  std::lock_guard<std::mutex> lock{log->first};
+  EXPECT_EQ(log->second, (std::vector<std::string>{"client", "client", "ordinary0", "ordinary1",
+                                                   "ordinary2", "ordinary3", "ordinary4"}));
   for (auto& a : queued) caf::anon_send_exit(a, caf::exit_reason::kill);
   caf::anon_send_exit(client, caf::exit_reason::kill);
   caf::anon_send_exit(held, caf::exit_reason::kill);
