@@ -239,6 +239,11 @@ void on_turn_event(self_ptr self, notification_ptr& n) {
   }
 }
 
+/// Several events of the active turn, in order.
+void on_turn_events(self_ptr self, notification_batch& batch) {
+  for (auto& n : batch) on_turn_event(self, n);
+}
+
 /// A phase of an action of the active turn: ok once it is stored.
 caf::result<atom::ok> store_action(self_ptr self, action_record& r) {
   auto rp = self->make_response_promise<atom::ok>();
@@ -421,6 +426,10 @@ conversation_actor::behavior_type shared_conversation_behavior() {
       [](atom::event, notification_ptr& n) {
         auto self = this_conversation();
         on_turn_event(self, n);
+      },
+      [](atom::event, notification_batch& batch) {
+        auto self = this_conversation();
+        on_turn_events(self, batch);
       },
       [](atom::grant, const std::string& command) {
         auto self = this_conversation();

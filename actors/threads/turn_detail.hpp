@@ -35,6 +35,8 @@ void complete_reasoning(self_ptr self);
 
 /// A piece of a message or of reasoning: the first of an item starts it.
 void on_model_delta(self_ptr self, model_delta& d);
+/// Several pieces one read of the stream held, in order.
+void on_model_deltas(self_ptr self, model_deltas& ds);
 /// Tokens one request used, or a retry (which restarts the answer).
 void on_model_notice(self_ptr self, model_notice& n);
 

@@ -142,6 +142,10 @@ void on_model_delta(self_ptr self, model_delta& d) {
        std::move(d.credit));
 }
 
+void on_model_deltas(self_ptr self, model_deltas& ds) {
+  for (auto& d : ds) on_model_delta(self, d);
+}
+
 /// Tokens one request used (the thread's total grows), or a retry the
 /// client is told about (Codex's `error` with willRetry).
 void store_context(self_ptr self, std::vector<nlohmann::json> items) {

@@ -47,6 +47,12 @@ mock_client_actor::behavior_type mock_client(
         self->state.log->seen.push_back(describe(n));
         self->state.log->events.push_back(n);
       },
+      [self](atom::event, const notification_batch& batch) {
+        for (const auto& n : batch) {
+          self->state.log->seen.push_back(describe(n));
+          self->state.log->events.push_back(n);
+        }
+      },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         self->state.log->seen.push_back("ask");
         self->state.log->asks.push_back(ask);
