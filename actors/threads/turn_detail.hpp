@@ -14,14 +14,15 @@ namespace parley::turn_detail {
 
 using self_ptr = turn_actor::stateful_pointer<turn_state>;
 
+/// An event to the conversation (gathered while a batch is taken).
+void send_event(self_ptr self, notification_ptr n);
+
 template <class T>
 void emit(self_ptr self, T&& n, std::shared_ptr<const void> credit = {}) {
-  self->send(self->state.conversation, atom::event::value,
-             make_event(self->state.svc, std::forward<T>(n), std::move(credit)));
+  send_event(self, make_event(self->state.svc, std::forward<T>(n), std::move(credit)));
 }
 
 notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_t at_ms);
-void send_event(self_ptr self, notification_ptr n);
 void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms);
 void item_completed(self_ptr self, protocol::thread_item item);
 
