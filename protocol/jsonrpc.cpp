@@ -2,6 +2,9 @@
 
 #include "protocol/bounded_json.hpp"
 
+#include <initializer_list>
+#include <string_view>
+
 namespace parley::protocol {
 
 std::string request_id::to_string() const {
@@ -98,8 +101,35 @@ std::variant<incoming_message, envelope_error> parse_message(std::string_view li
   return envelope_error{"a response needs a result or an error"};
 }
 
+namespace {
+
+/// `id` as nlohmann writes it, for the envelopes below.
+std::string id_text(const request_id& id) {
+  if (auto* i = std::get_if<int64_t>(&id.value)) return std::to_string(*i);
+  return dump_line(json(std::get<std::string>(id.value)));
+}
+
+/// An envelope's text from its parts, in one allocation of exactly its size
+/// plus one: the writer appends the line's '\n', and a string that grows past
+/// its capacity doubles it, which a queue of lines held for a slow reader
+/// (issue 22) would pay twice over.
+std::string concat(std::initializer_list<std::string_view> parts) {
+  size_t size = 1;
+  for (auto p : parts) size += p.size();
+  std::string out;
+  out.reserve(size);
+  for (auto p : parts) out += p;
+  return out;
+}
+
+}  // namespace
+
+// The envelopes are written around their body's text, in nlohmann's key
+// order, byte for byte what dumping `json{{"id", id}, {"result", result}}`
+// writes, without copying the body into a DOM of the envelope first (for a
+// thread/start reply, the whole thread).
 std::string encode_response(const request_id& id, const json& result) {
-  return dump_line(json{{"id", id}, {"result", result}});
+  return concat({"{\"id\":", id_text(id), ",\"result\":", dump_line(result), "}"});
 }
 
 std::string encode_error(const request_id& id, int code, const std::string& message) {
@@ -107,26 +137,20 @@ std::string encode_error(const request_id& id, int code, const std::string& mess
 }
 
 std::string encode_notification(const char* method, const json& params, int64_t emitted_at_ms) {
-  return dump_line(json{{"method", method}, {"params", params}, {"emittedAtMs", emitted_at_ms}});
+  return encode_notification_raw(method, dump_line(params), emitted_at_ms);
 }
 
 std::string encode_notification_raw(const char* method, const std::string& params_json,
                                     int64_t emitted_at_ms) {
-  // Key order as nlohmann writes it: emittedAtMs, method, params.
-  std::string out;
-  out.reserve(params_json.size() + 64);
-  out += "{\"emittedAtMs\":";
-  out += std::to_string(emitted_at_ms);
-  out += ",\"method\":\"";
-  out += method;  // method names are plain ASCII constants
-  out += "\",\"params\":";
-  out += params_json;
-  out += '}';
-  return out;
+  // Key order as nlohmann writes it: emittedAtMs, method, params. Method
+  // names are plain ASCII constants.
+  return concat({"{\"emittedAtMs\":", std::to_string(emitted_at_ms), ",\"method\":\"", method,
+                 "\",\"params\":", params_json, "}"});
 }
 
 std::string encode_request(const request_id& id, const char* method, const json& params) {
-  return dump_line(json{{"id", id}, {"method", method}, {"params", params}});
+  return concat({"{\"id\":", id_text(id), ",\"method\":\"", method, "\",\"params\":",
+                 dump_line(params), "}"});
 }
 
 }  // namespace parley::protocol

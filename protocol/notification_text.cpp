@@ -109,6 +109,27 @@ bool write_status(std::string& out, const thread_status_changed& x) {
   return true;
 }
 
+/// A request id as nlohmann writes it: a number, or a string.
+bool append_request_id(std::string& out, const request_id& id) {
+  if (auto* i = std::get_if<int64_t>(&id.value)) {
+    out += std::to_string(*i);
+    return true;
+  }
+  return append_json_string(out, std::get<std::string>(id.value));
+}
+
+/// Every answered approval writes one (serverRequest/resolved).
+bool write_resolved(std::string& out, const server_request_resolved& x) {
+  out += '{';
+  append_key(out, "requestId");
+  if (!append_request_id(out, x.request)) return false;
+  out += ',';
+  append_key(out, "threadId");
+  if (!append_json_string(out, x.thread_id)) return false;
+  out += '}';
+  return true;
+}
+
 /// Writes the shapes this file knows; false for any other (or bad UTF-8).
 bool write_params(std::string& out, const notification& n) {
   if (auto* d = std::get_if<agent_message_delta>(&n))
@@ -117,6 +138,7 @@ bool write_params(std::string& out, const notification& n) {
     return write_delta(out, d->thread_id, d->turn_id, d->item_id, d->delta);
   if (auto* r = std::get_if<reasoning_delta>(&n)) return write_reasoning(out, *r);
   if (auto* s = std::get_if<thread_status_changed>(&n)) return write_status(out, *s);
+  if (auto* r = std::get_if<server_request_resolved>(&n)) return write_resolved(out, *r);
   return false;
 }
 

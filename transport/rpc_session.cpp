@@ -6,6 +6,7 @@
 #include "actors/core/log.hpp"
 #include "actors/core/passed_rpc_error.hpp"
 #include "protocol/ids.hpp"
+#include "protocol/notification_text.hpp"
 #include "transport/approval_requests.hpp"
 #include "transport/item_pages.hpp"
 #include "transport/not_offered.hpp"
@@ -800,7 +801,8 @@ void session::stats(const call& c) {
 void session::notify(const protocol::notification& n) {
   auto method = protocol::method_of(n);
   if (opted_out_.count(method) > 0) return;
-  write(protocol::encode_notification(method, protocol::params_of(n), protocol::unix_ms()));
+  // Its params as text: the shapes notification_text knows without a DOM.
+  write(protocol::encode_notification_raw(method, protocol::params_text(n), protocol::unix_ms()));
 }
 
 void session::notify(const outgoing_event& e) {

@@ -25,6 +25,7 @@
 
 #include "actors/core/handlers.hpp"
 #include "actors/core/log.hpp"
+#include "actors/runtime/express_queue.hpp"
 #include "actors/runtime/runtime.hpp"
 #include "protocol/ids.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -678,7 +679,13 @@ server::server(runtime& rt, server_options options)
   } catch (const boost::system::system_error& e) {
     throw std::runtime_error(std::string("cannot listen: ") + e.what());
   }
-  impl_->io = std::thread([this] { impl_->ioc.run(); });
+  impl_->io = std::thread([this] {
+    // What this thread wakes (a connection with its client's frame) is taken
+    // before the workers' queued work (issue 23): an answer to an approval
+    // does not wait behind every conversation the workers have queued.
+    enqueue_express_from_this_thread(true);
+    impl_->ioc.run();
+  });
 }
 
 server::~server() {

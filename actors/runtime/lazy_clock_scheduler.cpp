@@ -1,15 +1,68 @@
 #include "actors/runtime/lazy_clock_scheduler.hpp"
 
 #include <caf/detail/thread_safe_actor_clock.hpp>
-#include <caf/policy/work_sharing.hpp>
+#include <caf/policy/unprofiled.hpp>
+#include <caf/resumable.hpp>
 #include <caf/scheduler/coordinator.hpp>
 
 #include <pthread.h>
 #include <thread>
 
+#include "actors/runtime/express_queue.hpp"
+
 namespace parley {
 
 namespace {
+
+/// CAF's sharing policy (one queue every worker takes from) with an express
+/// lane: a job queued from a thread marked express (the WebSocket listener's
+/// I/O thread, waking a connection with its client's frame) is taken before
+/// the ordinary jobs, within express_queue's burst. What workers queue, and
+/// what any unmarked thread queues, stays first in, first out.
+class express_sharing : public caf::policy::unprofiled {
+ public:
+  struct coordinator_data {
+    explicit coordinator_data(caf::scheduler::abstract_coordinator*) {}
+    express_queue<caf::resumable*> queue;
+  };
+
+  struct worker_data {
+    explicit worker_data(caf::scheduler::abstract_coordinator*) {}
+  };
+
+  template <class Coordinator>
+  void central_enqueue(Coordinator* self, caf::resumable* job) {
+    d(self).queue.push(job, enqueues_express());
+  }
+
+  template <class Worker>
+  void external_enqueue(Worker* self, caf::resumable* job) {
+    d(self->parent()).queue.push(job, enqueues_express());
+  }
+
+  template <class Worker>
+  void internal_enqueue(Worker* self, caf::resumable* job) {
+    d(self->parent()).queue.push(job, false);
+  }
+
+  template <class Worker>
+  void resume_job_later(Worker* self, caf::resumable* job) {
+    d(self->parent()).queue.push(job, false);
+  }
+
+  template <class Worker>
+  caf::resumable* dequeue(Worker* self) {
+    return d(self->parent()).queue.pop();
+  }
+
+  template <class Worker, class UnaryFunction>
+  void foreach_resumable(Worker*, UnaryFunction) {}
+
+  template <class Coordinator, class UnaryFunction>
+  void foreach_central_resumable(Coordinator* self, UnaryFunction f) {
+    d(self).queue.drain(f);
+  }
+};
 
 /// CAF's coordinator declares its clock as a `thread_safe_actor_clock`, so
 /// the clock it hands out must be one: this one passes every call on to the
@@ -51,13 +104,13 @@ class forwarding_clock final : public caf::detail::thread_safe_actor_clock {
   lazy_actor_clock& to_;
 };
 
-/// CAF's sharing coordinator (its workers, its queue, its start and stop)
-/// whose clock is the lazy one; the lazy clock's thread starts before the
+/// CAF's coordinator (its workers, its start and stop) on the sharing policy
+/// with an express lane, whose clock is the lazy one; the lazy clock's thread starts before the
 /// workers and stops after them, as CAF's clock thread does.
 class lazy_clock_coordinator final
-    : public caf::scheduler::coordinator<caf::policy::work_sharing> {
+    : public caf::scheduler::coordinator<express_sharing> {
  public:
-  using super = caf::scheduler::coordinator<caf::policy::work_sharing>;
+  using super = caf::scheduler::coordinator<express_sharing>;
 
   lazy_clock_coordinator(caf::actor_system& sys, caf::actor_clock::duration_type longest_sleep)
       : super(sys), clock_(longest_sleep), forwarding_(clock_) {}

@@ -63,16 +63,20 @@ std::optional<std::vector<store_record>> reverted_log(const std::vector<store_re
   return out;
 }
 
-/// A thread's records, in order. A thread that has only been created keeps
-/// no log: its one record is what it folded to (apply_record of a created
-/// record sets the meta and context, nothing else), so the log is made from
-/// it when a second record comes. An idle thread then keeps its metadata
-/// once instead of twice (issue 23, memory per idle loaded thread).
-std::vector<store_record>& log_of(memory_store_state& st, const std::string& thread_id,
-                                  const stored_thread& folded) {
-  auto& log = st.logs[thread_id];
-  if (log.empty()) log.push_back(thread_created_record{folded.meta, folded.context});
-  return log;
+using history = memory_store_state::history;
+
+/// The history of a thread, made from its creation if that is all it has
+/// been (its log is then its creation as the record was); null when the
+/// store has no such thread.
+history* history_of(memory_store_state& st, const std::string& thread_id) {
+  if (auto i = st.threads.find(thread_id); i != st.threads.end()) return &i->second;
+  auto only = st.created.find(thread_id);
+  if (only == st.created.end()) return nullptr;
+  history h;
+  h.log.push_back(thread_created_record{only->second, {}});
+  h.folded.meta = std::move(only->second);
+  st.created.erase(only);
+  return &st.threads.emplace(thread_id, std::move(h)).first->second;
 }
 
 }  // namespace
@@ -208,83 +212,97 @@ store_actor::behavior_type memory_store(store_actor::stateful_pointer<memory_sto
              const store_record& record) -> caf::result<atom::ok> {
         // Only a new thread makes an entry: a late record of a deleted
         // thread does not bring it back.
-        auto& threads = self->state.threads;
-        auto known = threads.find(thread_id);
-        if (known == threads.end()) {
-          if (!std::holds_alternative<thread_created_record>(record))
-            return make_error(errc::internal, "store: append to an unknown thread " + thread_id);
-          apply_record(threads[thread_id], record);  // its log is this record (log_of)
+        auto& st = self->state;
+        if (auto* h = history_of(st, thread_id)) {
+          h->log.push_back(record);
+          apply_record(h->folded, record);
           return atom::ok::value;
         }
-        log_of(self->state, thread_id, known->second).push_back(record);
-        apply_record(known->second, record);
+        if (!std::holds_alternative<thread_created_record>(record))
+          return make_error(errc::internal, "store: append to an unknown thread " + thread_id);
+        stored_thread folded;
+        apply_record(folded, record);
+        if (folded.context.empty() && folded.meta.turns.empty())
+          st.created.emplace(thread_id, std::move(folded.meta));
+        else  // a fork with its copied history
+          st.threads.emplace(thread_id, history{std::move(folded), {record}});
         return atom::ok::value;
       },
       [self](atom::revert, const std::string& thread_id,
              const std::string& turn_id) -> caf::result<stored_thread> {
-        auto& st = self->state;
-        auto i = st.threads.find(thread_id);
-        if (i == st.threads.end())
+        auto* h = history_of(self->state, thread_id);
+        if (!h)
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
-        auto kept = reverted_log(log_of(st, thread_id, i->second), turn_id);
+        auto kept = reverted_log(h->log, turn_id);
         if (!kept) return make_error(errc::invalid_request, "turn not found: " + turn_id);
         stored_thread t;
-        t.archived = i->second.archived;
+        t.archived = h->folded.archived;
         for (const auto& r : *kept) apply_record(t, r);
         t.meta.updated_at = std::max(t.meta.updated_at, protocol::unix_seconds());
-        st.logs[thread_id] = std::move(*kept);
-        i->second = t;
+        h->log = std::move(*kept);
+        h->folded = t;
         return t;
       },
       [self](atom::erase, const std::string& thread_id) -> caf::result<atom::ok> {
-        self->state.logs.erase(thread_id);
-        if (self->state.threads.erase(thread_id) == 0)
+        auto& st = self->state;
+        if (st.threads.erase(thread_id) + st.created.erase(thread_id) == 0)
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
         return atom::ok::value;
       },
       [self](atom::load, const std::string& thread_id) -> caf::result<stored_thread> {
-        auto i = self->state.threads.find(thread_id);
-        if (i == self->state.threads.end())
+        auto& st = self->state;
+        if (auto i = st.threads.find(thread_id); i != st.threads.end()) return i->second.folded;
+        auto only = st.created.find(thread_id);
+        if (only == st.created.end())
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
-        return i->second;
+        stored_thread t;
+        t.meta = only->second;
+        return t;
       },
       [self](atom::tenant, const std::string& thread_id) -> caf::result<std::string> {
-        auto i = self->state.threads.find(thread_id);
-        if (i == self->state.threads.end())
+        auto& st = self->state;
+        if (auto i = st.threads.find(thread_id); i != st.threads.end())
+          return i->second.folded.meta.tenant;
+        auto only = st.created.find(thread_id);
+        if (only == st.created.end())
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
-        return i->second.meta.tenant;
+        return only->second.tenant;
       },
       [](atom::load, const rollout_path& path) -> caf::result<stored_thread> {
         // Explicit rollout files are read from disk whatever the store.
         return store::read_rollout(path.path);
       },
       [self](atom::list, const protocol::thread_list_params& params) {
+        // A thread only created has no turns: it is not listed (select_threads).
         std::vector<const stored_thread*> all;
-        for (auto& [id, t] : self->state.threads)
-          if (!params.tenant || tenant_or_default(t.meta.tenant) == *params.tenant)
-            all.push_back(&t);
+        for (auto& [id, h] : self->state.threads)
+          if (!params.tenant || tenant_or_default(h.folded.meta.tenant) == *params.tenant)
+            all.push_back(&h.folded);
         protocol::thread_list_response r;
         r.data = select_threads(all, params, r.next_cursor);
         return r;
       },
       [self](atom::archive, const std::string& thread_id,
              bool archived) -> caf::result<stored_thread> {
+        // A thread only created has no turns: there is nothing to archive.
         auto i = self->state.threads.find(thread_id);
-        if (i == self->state.threads.end() || i->second.meta.turns.empty()
-            || (archived && i->second.archived))
+        if (i == self->state.threads.end() || i->second.folded.meta.turns.empty()
+            || (archived && i->second.folded.archived))
           return make_error(errc::invalid_request, "no rollout found for thread id " + thread_id);
-        if (!archived && !i->second.archived)  // Codex: only an archived thread unarchives
+        auto& folded = i->second.folded;
+        if (!archived && !folded.archived)  // Codex: only an archived thread unarchives
           return make_error(errc::invalid_request,
                             "no archived rollout found for thread id " + thread_id);
-        i->second.archived = archived;
-        return i->second;
+        folded.archived = archived;
+        return folded;
       },
       // Nothing of it outlives the process: what is pending now is only
       // what this process is running.
       [self](atom::pending) {
         std::vector<pending_thread> out;
-        for (auto& [id, t] : self->state.threads)
-          if (t.pending) out.push_back({id, t.pending->at, t.pending->deadline_ms});
+        for (auto& [id, h] : self->state.threads)  // a thread only created has none
+          if (h.folded.pending)
+            out.push_back({id, h.folded.pending->at, h.folded.pending->deadline_ms});
         return out;
       },
       [](atom::seal) { return atom::ok::value; },

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "protocol/json_codec.hpp"
+
 namespace parley::protocol {
 namespace {
 
@@ -104,6 +108,59 @@ TEST(jsonrpc, encoders_never_send_jsonrpc) {
   EXPECT_EQ(note, (json{{"method", "turn/started"}, {"params", json::object()}, {"emittedAtMs", 5}}));
   auto req = json::parse(encode_request(request_id{0}, "x/y", json::object()));
   EXPECT_EQ(req, (json{{"id", 0}, {"method", "x/y"}, {"params", json::object()}}));
+}
+
+// The envelopes are written around their body's text: byte for byte what
+// nlohmann writes for the whole envelope as one DOM (the path they replace).
+TEST(jsonrpc, envelopes_match_nlohmann_byte_for_byte) {
+  std::vector<request_id> ids{request_id{int64_t{0}}, request_id{int64_t{-1}},
+                              request_id{INT64_MAX}, request_id{INT64_MIN},
+                              request_id{std::string{}}, request_id{std::string{"a\"\\\n\x01"}},
+                              request_id{std::string{"caf\xc3\xa9"}}, request_id{std::string{"\xff\xc3"}}};
+  std::mt19937 rng(23);  // seeded: the same ids every run
+  for (int k = 0; k < 300; ++k) {
+    std::string s(rng() % 8, '\0');
+    for (auto& ch : s) ch = static_cast<char>(rng() % 256);
+    ids.push_back(request_id{std::move(s)});
+  }
+  std::vector<json> bodies{json::object(), json::array(), json(nullptr), json(3.5), json("x"),
+                           json{{"thread", {{"id", "t"}, {"preview", "bad \xed\xa0\x80 utf8"},
+                                            {"turns", json::array({1, "\n"})}}},
+                                {"approvalPolicy", "on-request"}}};
+  for (const auto& id : ids)
+    for (const auto& body : bodies) {
+      EXPECT_EQ(encode_response(id, body), dump_line(json{{"id", id}, {"result", body}}));
+      EXPECT_EQ(encode_request(id, "item/commandExecution/requestApproval", body),
+                dump_line(json{{"id", id},
+                               {"method", "item/commandExecution/requestApproval"},
+                               {"params", body}}));
+    }
+  for (const auto& body : bodies)
+    EXPECT_EQ(encode_notification("turn/started", body, 1762500000123),
+              dump_line(json{{"method", "turn/started"}, {"params", body},
+                             {"emittedAtMs", 1762500000123}}));
+}
+
+// The writer appends each line's '\n': a line made with no room for it
+// doubles its buffer there, and a slow reader's queue holds thousands of
+// lines (issue 22's bound counts their sizes, not their buffers).
+TEST(jsonrpc, envelopes_leave_room_for_the_line_end) {
+  std::string big(5000, 'x');
+  std::vector<std::string> lines;  // moved in: a copy has a capacity of its own
+  lines.push_back(encode_response(request_id{int64_t{7}}, json{{"text", big}}));
+  lines.push_back(encode_response(request_id{std::string{"req-123456789"}}, json::object()));
+  lines.push_back(encode_request(request_id{int64_t{42}}, "item/commandExecution/requestApproval",
+                                 json{{"command", big}}));
+  lines.push_back(encode_notification("item/agentMessage/delta", json{{"delta", big}},
+                                      1762500000123));
+  lines.push_back(encode_notification_raw("item/agentMessage/delta",
+                                          "{\"delta\":\"" + big + "\"}", 1762500000123));
+  for (auto& line : lines) {
+    auto before = line.capacity();
+    EXPECT_GT(before, line.size()) << line.substr(0, 60);
+    line += '\n';
+    EXPECT_EQ(line.capacity(), before) << line.substr(0, 60);
+  }
 }
 
 }  // namespace

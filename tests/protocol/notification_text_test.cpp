@@ -89,9 +89,19 @@ TEST(notification_text, status_changes_match_nlohmann_for_every_status) {
     }
 }
 
+TEST(notification_text, resolved_matches_nlohmann_for_both_kinds_of_id) {
+  std::vector<request_id> ids{request_id{int64_t{0}}, request_id{int64_t{42}},
+                              request_id{INT64_MAX}, request_id{INT64_MIN}};
+  for (const auto& s : tricky_strings()) ids.push_back(request_id{s});
+  for (const auto& id : ids)
+    for (const auto& thread : {std::string{"019b0000-0000-7000-8000-000000000000"},
+                               std::string{"a\"b\\c\n"}, std::string{"\xed\xa0\x80"}}) {
+      notification n = server_request_resolved{thread, id};
+      EXPECT_EQ(params_text(n), reference(n)) << reference(n);
+    }
+}
+
 TEST(notification_text, other_shapes_are_written_by_nlohmann) {
-  notification n = server_request_resolved{"t", request_id{int64_t{42}}};
-  EXPECT_EQ(params_text(n), reference(n));
   notification e = error_notification{"t", "u", turn_error{"boom", "other", std::nullopt}, false};
   EXPECT_EQ(params_text(e), reference(e));
 }
