@@ -181,16 +181,21 @@ TEST_F(conversation_test, a_batch_of_pieces_reaches_each_client_in_one_message_i
   auto conv = start_conversation();
   auto first = open(conv);
   auto second = open(conv);
-  auto from = first->events.size();
-  auto messages = first->event_messages;
+  // Each client's own count: only the first, whose open created the
+  // thread, was sent thread/started.
+  auto first_from = first->events.size();
+  auto second_from = second->events.size();
+  auto first_messages = first->event_messages;
+  auto second_messages = second->event_messages;
   turn_events make;
   notification_batch batch{make.delta("a"), make.delta("b"), make.delta("c")};
   std::vector<const outgoing_event*> sent{batch[0].get(), batch[1].get(), batch[2].get()};
   (*self)->send(conv, atom::event::value, batch);
   run();
-  EXPECT_EQ(identities(first->events, from), sent);
-  EXPECT_EQ(identities(second->events, from), sent);
-  EXPECT_EQ(first->event_messages, messages + 1);
+  EXPECT_EQ(identities(first->events, first_from), sent);
+  EXPECT_EQ(identities(second->events, second_from), sent);
+  EXPECT_EQ(first->event_messages, first_messages + 1);
+  EXPECT_EQ(second->event_messages, second_messages + 1);
 }
 
 // A batch interleaved with events sent alone keeps its place; a completed
