@@ -33,6 +33,14 @@ void write_out(self_ptr self, std::string line, std::shared_ptr<const void> cred
     self->send(st.out, std::move(line));
 }
 
+/// A thread's notification to the client: its line goes out holding the
+/// event's credit (backpressure, issue 22), one line per event, batched or not.
+void notify_one(self_ptr self, const outgoing_event& e) {
+  self->state.writing_credit = e.credit;
+  self->state.session->notify(e);
+  self->state.writing_credit.reset();
+}
+
 /// The runtime as the session sees it: each call is one CAF request to the
 /// thread manager, answered through the session's reply.
 class thread_manager_port final : public rpc::runtime_port {
@@ -484,9 +492,11 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
       [self](atom::eof) { on_eof(self); },
       [self](atom::event, const notification_ptr& n) {
         note_event_source(self);
-        self->state.writing_credit = n->credit;
-        self->state.session->notify(*n);
-        self->state.writing_credit.reset();
+        notify_one(self, *n);
+      },
+      [self](atom::event, const notification_batch& batch) {
+        note_event_source(self);
+        for (const auto& n : batch) notify_one(self, *n);
       },
       [self](atom::pressure, bool on) { on_pressure(self, on); },
       [self](mcp::atom::startup, const std::string& params) {

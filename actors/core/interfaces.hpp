@@ -37,6 +37,8 @@ namespace parley {
 using client_actor = caf::typed_actor<
     // A notification for this client.
     caf::reacts_to<atom::event, notification_ptr>,
+    // Several, in order (each its own notification, as if sent one by one).
+    caf::reacts_to<atom::event, notification_batch>,
     // Ask the client to decide; the reply comes when the client answers, or an
     // error (client_error, malformed_reply, transport_closed, withdrawn).
     caf::replies_to<atom::ask, approval_ask>::with<protocol::approval_decision>,
@@ -135,6 +137,8 @@ using process_sink_actor = caf::typed_actor<caf::reacts_to<atom::output, std::st
 /// request (ok: taken; an error once the turn is ending).
 using turn_actor
     = process_sink_actor::extend<caf::reacts_to<atom::delta, model_delta>,
+                                 // Several pieces one read of the stream held, in order.
+                                 caf::reacts_to<atom::delta, model_deltas>,
                                  caf::reacts_to<atom::notice, model_notice>,
                                  caf::replies_to<atom::steer, protocol::user_message_item>::with<atom::ok>,
                                  // A client of its thread is behind (true) or
@@ -212,6 +216,9 @@ using conversation_actor = caf::typed_actor<
     // -- from its turn --
     // An event of the active turn, to store and fan out in order.
     caf::reacts_to<atom::event, notification_ptr>,
+    // Several, in order: fanned out as one message per client where nothing
+    // between them waits for the store.
+    caf::reacts_to<atom::event, notification_batch>,
     // -- from its approvals (each approval alone sends these) --
     // The approval waits on someone (a hook or the clients): the thread
     // shows waitingOnApproval until the approval has settled; a client that

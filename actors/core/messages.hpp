@@ -38,6 +38,9 @@ struct outgoing_event {
   std::shared_ptr<const void> credit;
 };
 using notification_ptr = std::shared_ptr<const outgoing_event>;
+/// Several events of one thread in one message, in their order: what a hop
+/// had at hand at once (never waited for). Each stays its own notification.
+using notification_batch = std::vector<notification_ptr>;
 
 template <class T>
 notification_ptr make_notification(T&& x, bool encode, std::shared_ptr<const void> credit = {}) {
@@ -293,6 +296,8 @@ struct model_delta {
   /// the turn hands it to the event it emits. Null: nothing to give back.
   std::shared_ptr<const void> credit;
 };
+/// The pieces one read of the model's stream held, in order, in one message.
+using model_deltas = std::vector<model_delta>;
 
 /// What the model said on the side: tokens it used for one request, or a
 /// failure it is retrying (Codex's `error` with willRetry).
@@ -564,6 +569,7 @@ typename Inspector::result_type inspect(Inspector& f, orphan_thread& x) {
 }  // namespace parley
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::notification_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::notification_batch)
 // A model stream's credit (outgoing_event::credit) on its way to a writer.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const void>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::approval_ask)
@@ -578,6 +584,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::exit_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_context)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_step)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_delta)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_deltas)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::model_notice)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::store_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::context_record)

@@ -34,6 +34,9 @@ in_process_actor::behavior_type in_process_connection(
   self->state.telemetry = std::move(telemetry);
   return {
       [self](atom::event, const notification_ptr& n) { self->state.host->on_notification(n->body); },
+      [self](atom::event, const notification_batch& batch) {
+        for (const auto& n : batch) self->state.host->on_notification(n->body);
+      },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         auto rp = self->make_response_promise<protocol::approval_decision>();
         auto entry = std::make_unique<in_process_state::pending>();

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <utility>
 #include <variant>
@@ -46,9 +48,42 @@ unsigned jitter_seed() {
   return static_cast<unsigned>(seeds());
 }
 
+/// The body bytes the HTTP thread has handed on and the actor has not taken
+/// yet. The first piece into an empty box sends the actor one message; the
+/// pieces that come before it takes them join it. So what one read of the
+/// socket held (curl hands each HTTP chunk on alone: the mock writes each
+/// SSE event as one) reaches the actor as one message, and nothing waits
+/// for more to come.
+struct body_box {
+  std::mutex lock;
+  std::string bytes;
+  /// Appends; true when the box was empty (the actor must be told).
+  bool put(std::string_view piece) {
+    std::lock_guard<std::mutex> guard(lock);
+    bool was_empty = bytes.empty();
+    bytes.append(piece);
+    return was_empty;
+  }
+  std::string take() {
+    std::lock_guard<std::mutex> guard(lock);
+    std::string out;
+    out.swap(bytes);
+    return out;
+  }
+};
+using body_box_ptr = std::shared_ptr<body_box>;
+
+}  // namespace
+}  // namespace parley
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(parley::body_box_ptr)
+
+namespace parley {
+namespace {
+
 using http_model_actor = model_actor::extend<
     caf::reacts_to<http_head_atom, uint64_t, int, std::string>,
-    caf::reacts_to<http_body_atom, uint64_t, std::string>,
+    caf::reacts_to<http_body_atom, uint64_t, body_box_ptr>,
     caf::reacts_to<http_done_atom, uint64_t, bool, bool, std::string>,
     caf::reacts_to<retry_atom, uint64_t>, caf::reacts_to<idle_atom, uint64_t>,
     caf::reacts_to<http_admitted_atom, uint64_t>, caf::reacts_to<http_released_atom, uint64_t>>;
@@ -106,8 +141,9 @@ class relay : public http::sink {
                    after ? *after : std::string{});
   }
   void on_body(std::string_view chunk) override {
+    if (chunk.empty()) return;
     window_->unread.fetch_add(chunk.size());
-    caf::anon_send(actor_, http_body_atom::value, attempt_, std::string(chunk));
+    if (box_->put(chunk)) caf::anon_send(actor_, http_body_atom::value, attempt_, box_);
   }
   void on_admitted() override { caf::anon_send(actor_, http_admitted_atom::value, attempt_); }
   void on_done(const http::outcome& o) override {
@@ -119,6 +155,7 @@ class relay : public http::sink {
   http_model_actor actor_;
   uint64_t attempt_;
   std::shared_ptr<flow_window> window_;
+  body_box_ptr box_ = std::make_shared<body_box>();
 };
 
 using stream_parser = std::variant<wire::responses_stream, wire::chat_stream>;
@@ -602,23 +639,29 @@ void on_completed(self_ptr self, const wire::response_completed& done) {
   answer_step(self);
 }
 
+/// A piece of the model's answer for its turn; none for any other event,
+/// and none while the model writes a summary (not said to the user).
+std::optional<model_delta> delta_of(self_ptr self, wire::stream_event& e) {
+  auto& st = self->state;
+  if (st.compaction) return std::nullopt;
+  if (auto* d = std::get_if<wire::text_delta>(&e))
+    return model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0,
+                       st.piece_credit};
+  if (auto* r = std::get_if<wire::reasoning_delta>(&e)) {
+    auto kind = r->summary ? model_delta::kind::reasoning_summary : model_delta::kind::reasoning_text;
+    return model_delta{r->item_id, std::move(r->delta), kind, r->index, st.piece_credit};
+  }
+  return std::nullopt;
+}
+
 /// One typed event of the stream. False once the stream has ended.
 bool on_event(self_ptr self, wire::stream_event& e) {
   auto& st = self->state;
-  // A summary being written is not something the model says to the user.
-  bool quiet = st.compaction.has_value();
-  if (quiet
-      && (std::holds_alternative<wire::text_delta>(e)
-          || std::holds_alternative<wire::reasoning_delta>(e))) {
+  // Pieces go to the turn through delta_of (handle_events); while a summary
+  // is written they are not something the model says to the user.
+  if (std::holds_alternative<wire::text_delta>(e)
+      || std::holds_alternative<wire::reasoning_delta>(e)) {
     return true;
-  } else if (auto* d = std::get_if<wire::text_delta>(&e)) {
-    self->send(st.turn, atom::delta::value,
-               model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0,
-                           st.piece_credit});
-  } else if (auto* r = std::get_if<wire::reasoning_delta>(&e)) {
-    auto kind = r->summary ? model_delta::kind::reasoning_summary : model_delta::kind::reasoning_text;
-    self->send(st.turn, atom::delta::value,
-               model_delta{r->item_id, std::move(r->delta), kind, r->index, st.piece_credit});
   } else if (auto* item = std::get_if<wire::output_item_done>(&e)) {
     st.attempt.output.push_back(std::move(item->item));
   } else if (auto* done = std::get_if<wire::response_completed>(&e)) {
@@ -640,9 +683,27 @@ bool on_event(self_ptr self, wire::stream_event& e) {
   return true;
 }
 
+/// The events one read of the stream held. Pieces in a row go to the turn
+/// as one message (what is at hand: nothing waits for more), in their
+/// place among the other events.
 void handle_events(self_ptr self, std::vector<wire::stream_event> events) {
-  for (auto& e : events)
+  model_deltas run;
+  auto flush = [&] {
+    if (run.size() == 1)
+      self->send(self->state.turn, atom::delta::value, std::move(run.front()));
+    else if (!run.empty())
+      self->send(self->state.turn, atom::delta::value, std::move(run));
+    run.clear();
+  };
+  for (auto& e : events) {
+    if (auto d = delta_of(self, e)) {
+      run.push_back(std::move(*d));
+      continue;
+    }
+    flush();
     if (!on_event(self, e)) return;
+  }
+  flush();
 }
 
 void on_body(self_ptr self, std::string& chunk) {
@@ -825,10 +886,11 @@ http_model_actor::behavior_type http_model(http_model_actor::stateful_pointer<ht
         self->state.attempt.status = status;
         self->state.attempt.retry_after = std::move(retry_after);
       },
-      [self](http_body_atom, uint64_t attempt, std::string& chunk) {
+      [self](http_body_atom, uint64_t attempt, const body_box_ptr& box) {
+        auto chunk = box->take();
         auto& st = self->state;
         auto& a = st.attempt;
-        if (attempt != a.number) return;  // an earlier attempt's: its transfer is gone
+        if (attempt != a.number || chunk.empty()) return;  // an earlier attempt's: its transfer is gone
         // Its bytes count until the deltas made of it have reached every
         // client's queue (or nothing was made of it: at once).
         st.piece_credit =

@@ -239,6 +239,30 @@ void on_turn_event(self_ptr self, notification_ptr& n) {
   }
 }
 
+/// Several events of the active turn, in order. Those in a row that need
+/// no store leave as one message per client, in their place in the outbox;
+/// a completed item is stored first, as when it comes alone, and what
+/// follows it waits for it there.
+void on_turn_events(self_ptr self, notification_batch& batch) {
+  notification_batch run;
+  auto flush = [&] {
+    if (run.size() == 1)
+      emit(self, std::move(run.front()));
+    else if (!run.empty())
+      post(self, [self, events = std::move(run)]() mutable { broadcast(self, std::move(events)); });
+    run.clear();
+  };
+  for (auto& n : batch) {
+    if (std::holds_alternative<protocol::item_completed>(n->body)) {
+      flush();
+      on_turn_event(self, n);
+    } else {
+      run.push_back(std::move(n));
+    }
+  }
+  flush();
+}
+
 /// A phase of an action of the active turn: ok once it is stored.
 caf::result<atom::ok> store_action(self_ptr self, action_record& r) {
   auto rp = self->make_response_promise<atom::ok>();
@@ -421,6 +445,10 @@ conversation_actor::behavior_type shared_conversation_behavior() {
       [](atom::event, notification_ptr& n) {
         auto self = this_conversation();
         on_turn_event(self, n);
+      },
+      [](atom::event, notification_batch& batch) {
+        auto self = this_conversation();
+        on_turn_events(self, batch);
       },
       [](atom::grant, const std::string& command) {
         auto self = this_conversation();

@@ -40,6 +40,8 @@ void emit(self_ptr self, notification_ptr n);
 /// Sends `n` to every subscriber now: only from an action the outbox runs
 /// (which is its turn in the order).
 void broadcast(self_ptr self, const notification_ptr& n);
+/// Several events, in order, as one message to each subscriber.
+void broadcast(self_ptr self, notification_batch batch);
 
 /// The same, sent only once `record` is stored.
 void emit_stored(self_ptr self, store_record record, notification_ptr n);

@@ -18,6 +18,13 @@ void broadcast(self_ptr self, const notification_ptr& n) {
   for (auto& client : self->state.subscribers) self->send(client, atom::event::value, n);
 }
 
+void broadcast(self_ptr self, notification_batch batch) {
+  auto& subs = self->state.subscribers;
+  if (subs.empty()) return;
+  for (size_t i = 0; i + 1 < subs.size(); ++i) self->send(subs[i], atom::event::value, batch);
+  self->send(subs.back(), atom::event::value, std::move(batch));
+}
+
 void quit_if_done(self_ptr self) {
   auto& st = self->state;
   if (!st.closing || !st.outbox.empty() || st.active || st.awaiting_store != 0) return;

@@ -580,6 +580,7 @@ turn_actor::behavior_type turn(turn_actor::stateful_pointer<turn_state> self,
       [self](atom::output, const std::string& chunk) { on_output(self, chunk); },
       [self](atom::exited, const exit_info& info) { on_exited(self, info); },
       [self](atom::delta, model_delta& d) { on_model_delta(self, d); },
+      [self](atom::delta, model_deltas& ds) { on_model_deltas(self, ds); },
       [self](atom::notice, model_notice& n) { on_model_notice(self, n); },
       [self](atom::steer, protocol::user_message_item& msg) { return on_steer(self, msg); },
       [self](atom::mcp_progress, std::string& token, std::string& params) {

@@ -171,6 +171,9 @@ struct turn_state {
   counted live;  // the runtime's turns
   runtime_services svc;
   conversation_actor conversation;
+  /// While the turn takes several model pieces at once: the events they
+  /// make, sent on to the conversation as one message when all are taken.
+  notification_batch* gathering = nullptr;
   turn_settings settings;
   model_actor model;  // the shared one, or this turn's own
   model_context context;

@@ -14,14 +14,15 @@ namespace parley::turn_detail {
 
 using self_ptr = turn_actor::stateful_pointer<turn_state>;
 
+/// An event to the conversation (gathered while a batch is taken).
+void send_event(self_ptr self, notification_ptr n);
+
 template <class T>
 void emit(self_ptr self, T&& n, std::shared_ptr<const void> credit = {}) {
-  self->send(self->state.conversation, atom::event::value,
-             make_event(self->state.svc, std::forward<T>(n), std::move(credit)));
+  send_event(self, make_event(self->state.svc, std::forward<T>(n), std::move(credit)));
 }
 
 notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_t at_ms);
-void send_event(self_ptr self, notification_ptr n);
 void item_started(self_ptr self, protocol::thread_item item, int64_t at_ms);
 void item_completed(self_ptr self, protocol::thread_item item);
 
@@ -35,6 +36,8 @@ void complete_reasoning(self_ptr self);
 
 /// A piece of a message or of reasoning: the first of an item starts it.
 void on_model_delta(self_ptr self, model_delta& d);
+/// Several pieces one read of the stream held, in order.
+void on_model_deltas(self_ptr self, model_deltas& ds);
 /// Tokens one request used, or a retry (which restarts the answer).
 void on_model_notice(self_ptr self, model_notice& n);
 

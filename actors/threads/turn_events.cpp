@@ -17,6 +17,7 @@ notification_ptr started_event(self_ptr self, protocol::thread_item item, int64_
 }
 
 void send_event(self_ptr self, notification_ptr n) {
+  if (auto* batch = self->state.gathering) return batch->push_back(std::move(n));
   self->send(self->state.conversation, atom::event::value, std::move(n));
 }
 
@@ -140,6 +141,26 @@ void on_model_delta(self_ptr self, model_delta& d) {
        protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
                                      std::move(unseen)},
        std::move(d.credit));
+}
+
+void on_model_deltas(self_ptr self, model_deltas& ds) {
+  // Only the turn's events are sent while the pieces are taken (a piece
+  // starts, extends or completes items, nothing else), so gathering them
+  // reorders nothing against the turn's other messages to its conversation.
+  notification_batch out;
+  out.reserve(ds.size());
+  auto& st = self->state;
+  st.gathering = &out;
+  struct stop_gathering {
+    turn_state& turn;
+    ~stop_gathering() { turn.gathering = nullptr; }
+  } guard{st};
+  for (auto& d : ds) on_model_delta(self, d);
+  st.gathering = nullptr;
+  if (out.size() == 1)
+    self->send(st.conversation, atom::event::value, std::move(out.front()));
+  else if (!out.empty())
+    self->send(st.conversation, atom::event::value, std::move(out));
 }
 
 /// Tokens one request used (the thread's total grows), or a retry the

@@ -46,6 +46,14 @@ mock_client_actor::behavior_type mock_client(
       [self](atom::event, const notification_ptr& n) {
         self->state.log->seen.push_back(describe(n));
         self->state.log->events.push_back(n);
+        ++self->state.log->event_messages;
+      },
+      [self](atom::event, const notification_batch& batch) {
+        ++self->state.log->event_messages;
+        for (const auto& n : batch) {
+          self->state.log->seen.push_back(describe(n));
+          self->state.log->events.push_back(n);
+        }
       },
       [self](atom::ask, const approval_ask& ask) -> caf::result<protocol::approval_decision> {
         self->state.log->seen.push_back("ask");
@@ -145,16 +153,25 @@ mock_store_actor::behavior_type mock_store(
   };
 }
 
-model_actor::behavior_type mock_model(model_actor::pointer,
+model_actor::behavior_type mock_model(model_actor::pointer self,
                                       std::shared_ptr<std::deque<model_step>> steps,
                                       std::shared_ptr<std::vector<model_context>> asked,
                                       std::shared_ptr<std::vector<bool>> held) {
   return {
-      [steps, asked](atom::step, const model_context& context) -> caf::result<model_step> {
+      [self, steps, asked](atom::step, const model_context& context) -> caf::result<model_step> {
         if (asked) asked->push_back(context);
         if (steps->empty()) return model_step{};  // done
         auto next = std::move(steps->front());
         steps->pop_front();
+        // A streamed message: its pieces first, as one read of a stream
+        // holds them (one message), then the step that completes it.
+        if (!next.streamed_item.empty()) {
+          model_deltas pieces;
+          for (const auto& text : next.deltas)
+            pieces.push_back(model_delta{next.streamed_item, text, model_delta::kind::text, 0, {}});
+          self->send(caf::actor_cast<turn_actor>(self->current_sender()), atom::delta::value,
+                     std::move(pieces));
+        }
         return next;
       },
       [held](atom::pressure, bool on) {

@@ -25,6 +25,7 @@ namespace parley::test {
 struct client_log {
   std::vector<std::string> seen;
   std::vector<notification_ptr> events;
+  size_t event_messages = 0;  // messages the events came in (a batch is one)
   std::vector<approval_ask> asks;
   std::vector<uint64_t> withdrawn;
 };

@@ -153,6 +153,110 @@ TEST_F(conversation_test, nothing_passes_a_record_the_store_has_not_acknowledged
   EXPECT_EQ(log->seen, (strings{"thread/started"}));
 }
 
+/// A turn's events as it sends them: pieces of a message and an item.
+struct turn_events {
+  std::string thread = "t-1";
+  notification_ptr delta(const std::string& text) const {
+    return make_notification(protocol::agent_message_delta{thread, "turn-1", "msg-1", text}, true);
+  }
+  notification_ptr completed() const {
+    protocol::agent_message_item item;
+    item.id = "msg-1";
+    item.text = "done";
+    return make_notification(
+        protocol::item_completed{thread, "turn-1", protocol::thread_item{item}, 1}, true);
+  }
+};
+
+std::vector<const outgoing_event*> identities(const std::vector<notification_ptr>& events,
+                                              size_t from) {
+  std::vector<const outgoing_event*> out;
+  for (size_t i = from; i < events.size(); ++i) out.push_back(events[i].get());
+  return out;
+}
+
+// A batch from the turn reaches every client as one message, each event
+// itself (the same object: the same line) and in the order sent.
+TEST_F(conversation_test, a_batch_of_pieces_reaches_each_client_in_one_message_in_order) {
+  auto conv = start_conversation();
+  auto first = open(conv);
+  auto second = open(conv);
+  // Each client's own count: only the first, whose open created the
+  // thread, was sent thread/started.
+  auto first_from = first->events.size();
+  auto second_from = second->events.size();
+  auto first_messages = first->event_messages;
+  auto second_messages = second->event_messages;
+  turn_events make;
+  notification_batch batch{make.delta("a"), make.delta("b"), make.delta("c")};
+  std::vector<const outgoing_event*> sent{batch[0].get(), batch[1].get(), batch[2].get()};
+  (*self)->send(conv, atom::event::value, batch);
+  run();
+  EXPECT_EQ(identities(first->events, first_from), sent);
+  EXPECT_EQ(identities(second->events, second_from), sent);
+  EXPECT_EQ(first->event_messages, first_messages + 1);
+  EXPECT_EQ(second->event_messages, second_messages + 1);
+}
+
+// A batch interleaved with events sent alone keeps its place; a completed
+// item inside a batch is stored before anyone sees it, and the pieces
+// behind it wait for it, as they would have one by one.
+TEST_F(conversation_test, a_batch_keeps_its_place_among_single_events_and_the_store) {
+  auto conv = start_conversation();
+  auto log = open(conv);
+  auto from = log->events.size();
+  turn_events make;
+  auto before = make.delta("x");
+  notification_batch batch{make.delta("a"), make.delta("b"), make.completed(), make.delta("c"),
+                           make.delta("d")};
+  auto after = make.delta("y");
+  stored->hold_appends = true;
+  (*self)->send(conv, atom::event::value, before);
+  (*self)->send(conv, atom::event::value, batch);
+  (*self)->send(conv, atom::event::value, after);
+  run();
+  EXPECT_EQ(identities(log->events, from),
+            (std::vector<const outgoing_event*>{before.get(), batch[0].get(), batch[1].get()}));
+  stored->hold_appends = false;
+  test::release_appends(*self, svc.store);
+  run();
+  EXPECT_EQ(identities(log->events, from),
+            (std::vector<const outgoing_event*>{before.get(), batch[0].get(), batch[1].get(),
+                                                batch[2].get(), batch[3].get(), batch[4].get(),
+                                                after.get()}));
+  EXPECT_EQ(tail(*log, from),
+            (strings{"item/agentMessage/delta", "item/agentMessage/delta",
+                     "item/agentMessage/delta", "item/completed", "item/agentMessage/delta",
+                     "item/agentMessage/delta", "item/agentMessage/delta"}));
+}
+
+// Pieces of a message that one read of the model's stream held reach the
+// turn as one message; the turn passes what it makes of them (the item's
+// start and each piece, in order, each its own delta) to its conversation
+// as one message, and the conversation to each client as one.
+TEST_F(conversation_test, pieces_streamed_at_once_reach_the_client_as_one_message_each_its_own) {
+  auto streamed = test::say("");
+  streamed.deltas = {"Hel", "lo, ", "world"};
+  streamed.streamed_item = "msg_1";
+  steps->push_back(streamed);
+  auto conv = start_conversation();
+  auto log = open(conv);
+  auto from = log->events.size();
+  auto messages = log->event_messages;
+  start_turn(conv);
+  EXPECT_EQ(tail(*log, from),
+            with_opening({"item/started", "item/agentMessage/delta", "item/agentMessage/delta",
+                          "item/agentMessage/delta", "item/completed",
+                          "thread/status/changed:idle", "turn/completed"}));
+  std::vector<std::string> pieces;
+  for (auto& n : log->events)
+    if (auto* d = std::get_if<protocol::agent_message_delta>(&n->body)) pieces.push_back(d->delta);
+  EXPECT_EQ(pieces, (strings{"Hel", "lo, ", "world"}));
+  // Each event of the opening and the end one message; the item's start and
+  // its three pieces one.
+  EXPECT_EQ(log->event_messages - messages, turn_opening.size() + 1 + 3);
+}
+
 TEST_F(conversation_test, a_declined_command_asks_after_its_item_and_never_runs) {
   auto log = pending_approval("touch never");
   ASSERT_EQ(log->asks.size(), 1u);
