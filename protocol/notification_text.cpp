@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "protocol/item_text.hpp"
 #include "protocol/json_codec.hpp"
 
 namespace parley::protocol {
@@ -130,6 +131,43 @@ bool write_resolved(std::string& out, const server_request_resolved& x) {
   return true;
 }
 
+/// turn/started and turn/completed.
+bool write_turn_params(std::string& out, const std::string& thread_id, const turn& t) {
+  out += '{';
+  append_key(out, "threadId");
+  if (!append_json_string(out, thread_id)) return false;
+  out += ',';
+  append_key(out, "turn");
+  if (!append_turn(out, t)) return false;
+  out += '}';
+  return true;
+}
+
+/// item/started and item/completed: their time's key sorts before "item"
+/// (completedAtMs) or after it (startedAtMs).
+bool write_item_params(std::string& out, const char* at_key, int64_t at, bool at_first,
+                       const std::string& thread_id, const std::string& turn_id,
+                       const thread_item& item) {
+  out += '{';
+  auto time = [&] {
+    append_key(out, at_key);
+    out += std::to_string(at);
+    out += ',';
+  };
+  if (at_first) time();
+  append_key(out, "item");
+  if (!append_item(out, item)) return false;
+  out += ',';
+  if (!at_first) time();
+  append_key(out, "threadId");
+  if (!append_json_string(out, thread_id)) return false;
+  out += ',';
+  append_key(out, "turnId");
+  if (!append_json_string(out, turn_id)) return false;
+  out += '}';
+  return true;
+}
+
 /// Writes the shapes this file knows; false for any other (or bad UTF-8).
 bool write_params(std::string& out, const notification& n) {
   if (auto* d = std::get_if<agent_message_delta>(&n))
@@ -139,6 +177,15 @@ bool write_params(std::string& out, const notification& n) {
   if (auto* r = std::get_if<reasoning_delta>(&n)) return write_reasoning(out, *r);
   if (auto* s = std::get_if<thread_status_changed>(&n)) return write_status(out, *s);
   if (auto* r = std::get_if<server_request_resolved>(&n)) return write_resolved(out, *r);
+  if (auto* i = std::get_if<item_started>(&n))
+    return write_item_params(out, "startedAtMs", i->started_at_ms, false, i->thread_id,
+                             i->turn_id, i->item);
+  if (auto* i = std::get_if<item_completed>(&n))
+    return write_item_params(out, "completedAtMs", i->completed_at_ms, true, i->thread_id,
+                             i->turn_id, i->item);
+  if (auto* t = std::get_if<turn_started>(&n)) return write_turn_params(out, t->thread_id, t->turn_);
+  if (auto* t = std::get_if<turn_completed>(&n))
+    return write_turn_params(out, t->thread_id, t->turn_);
   return false;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // A notification's `params` as JSON text, written straight into a string
 // for the shapes a turn sends most (message, reasoning and command output
-// deltas; thread status changes), without building an nlohmann DOM first.
+// deltas; thread status changes; a turn's start and end, and its common
+// items' start and end: protocol/item_text.hpp), without building an nlohmann DOM first.
 // The text is byte for byte what `dump_line(params_of(n))` writes (keys in
 // nlohmann's order, the same escapes); every other shape, and any string
 // that is not valid UTF-8 (nlohmann replaces its bad bytes), is written

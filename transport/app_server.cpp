@@ -62,6 +62,9 @@ void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local, size_
   options.shutdown_on_close = true;
   options.identity = local;
   options.mcp_hub = rt.mcp_hub();
+  // The connection hands its lines to the writing thread a burst at a time;
+  // the writer actor only closes the output.
+  options.write_burst = [out](std::vector<std::string>& lines) { out->push_all(lines); };
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   // A client behind holds its threads' model streams; one that fell past
   // the bound is given up on, as if its input had ended (it never reads

@@ -21,16 +21,68 @@ constexpr auto call_timeout = std::chrono::seconds(120);
 // How long the input's end waits for replies still to come (await_answers).
 constexpr auto answers_grace = std::chrono::seconds(5);
 
-/// One line to the client, in order with every other: straight to the
-/// transport where it takes them (write_direct), else through the writer.
+// A burst is handed over early once it holds this much: what waits in the
+// connection is bounded, and the writer's pressure marks (issue 22) see it soon.
+constexpr size_t burst_max_lines = 256;
+constexpr size_t burst_max_bytes = size_t{64} << 10;
+// How many more of its mailbox's rounds a burst's flush may wait for.
+constexpr int burst_max_rounds = 4;
+
+/// Hands the burst to the transport (write_burst), in order, and gives its
+/// credits back: the lines are counted in the outgoing queue from here.
+void flush_burst(self_ptr self) {
+  auto& st = self->state;
+  if (st.burst.empty()) return;
+  st.options.write_burst(st.burst);
+  st.burst.clear();
+  st.burst_bytes = 0;
+  st.burst_credits.clear();
+}
+
+/// The burst's flush came round. CAF takes a few of a mailbox's messages
+/// per round, urgent ones first: while more are waiting (a burst of the
+/// client's requests, events from many threads), the hand-off waits a round
+/// or a few more for their lines, never longer than burst_max_rounds and
+/// never for a timer. An empty mailbox hands the burst over at once.
+void on_flush(self_ptr self) {
+  auto& st = self->state;
+  if (!self->mailbox().empty() && st.flush_rounds < burst_max_rounds) {
+    ++st.flush_rounds;
+    self->send<caf::message_priority::high>(self, atom::flush::value);
+    return;
+  }
+  st.flush_sent = false;
+  st.flush_rounds = 0;
+  flush_burst(self);
+}
+
+/// One line to the client, in order with every other: into the burst where
+/// the transport takes bursts (write_burst), straight to the transport where
+/// it takes lines (write_direct), else through the writer.
 void write_out(self_ptr self, std::string line, std::shared_ptr<const void> credit) {
   auto& st = self->state;
-  if (st.options.write_direct)
+  if (st.options.write_burst) {
+    line += '\n';
+    st.burst_bytes += line.size();
+    st.burst.push_back(std::move(line));
+    if (credit) st.burst_credits.push_back(std::move(credit));
+    if (st.burst.size() >= burst_max_lines || st.burst_bytes >= burst_max_bytes) {
+      flush_burst(self);
+    } else if (!st.flush_sent) {
+      // Urgent: it is handled once the messages taken in with this one are,
+      // ahead of those that come meanwhile (CAF takes a mailbox's urgent
+      // messages first in each round), so a line waits for no more than the
+      // rest of the messages at hand.
+      st.flush_sent = true;
+      self->send<caf::message_priority::high>(self, atom::flush::value);
+    }
+  } else if (st.options.write_direct) {
     st.options.write_direct(std::move(line), std::move(credit));
-  else if (credit)
+  } else if (credit) {
     self->send(st.out, std::move(line), std::move(credit));
-  else
+  } else {
     self->send(st.out, std::move(line));
+  }
 }
 
 /// A thread's notification to the client: its line goes out holding the
@@ -360,6 +412,7 @@ void end_input(self_ptr self) {
   if (st.session->closed()) return;
   st.session->on_eof();
   auto finish = [self] {
+    flush_burst(self);  // every line written so far, before the output closes
     self->request(self->state.out, call_timeout, atom::close::value)
         .then([self](atom::ok) { self->quit(); }, [self](caf::error&) { self->quit(); });
   };
@@ -499,6 +552,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
         for (const auto& n : batch) notify_one(self, *n);
       },
       [self](atom::pressure, bool on) { on_pressure(self, on); },
+      [self](atom::flush) { on_flush(self); },
       [self](mcp::atom::startup, const std::string& params) {
         self->state.session->notify_json("mcpServer/startupStatus/updated", params);
       },

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "actors/core/config.hpp"
 #include "actors/core/interfaces.hpp"
@@ -41,6 +42,9 @@ using connection_actor = client_actor::extend<
     // From its writer (issue 22): the client is behind in reading (true:
     // past the queue's high-water mark) or has caught up (false).
     caf::reacts_to<atom::pressure, bool>,
+    // Its own, once per burst of lines (connection_options::write_burst):
+    // hand the lines written since to the transport.
+    caf::reacts_to<atom::flush>,
     // From the MCP hub: a server's startup state changed (the params of
     // mcpServer/startupStatus/updated, as JSON).
     caf::reacts_to<mcp::atom::startup, std::string>>;
@@ -73,10 +77,24 @@ struct connection_options {
   /// queues between a decision and its `serverRequest/resolved`. `out` still
   /// closes the output, after every line handed here. Empty: lines go to `out`.
   std::function<void(std::string, std::shared_ptr<const void>)> write_direct;
+  /// stdio: where the connection hands its lines itself, a burst at a time
+  /// (each line ends in '\n'; the vector is left empty), instead of one
+  /// message to `out` per line. A burst is what the connection writes until
+  /// it has handled the messages its mailbox held (a flush it sends itself,
+  /// ahead of what comes after), or a cap: the writer's thread is woken once
+  /// per burst rather than per line, with no actor between. `out` still
+  /// closes the output, after every burst handed here. Takes precedence over
+  /// write_direct.
+  std::function<void(std::vector<std::string>&)> write_burst;
 };
 
 struct connection_state {
   static inline const char* name = "connection";
+  /// A connection that stops without closing its output (killed) still
+  /// hands the lines it wrote.
+  ~connection_state() {
+    if (!burst.empty() && options.write_burst) options.write_burst(burst);
+  }
   connection_options options;
   thread_manager_actor threads;
   line_writer_actor out;
@@ -93,6 +111,14 @@ struct connection_state {
   /// The credit of the event being written (outgoing_event::credit): it goes
   /// with its line to the writer, given back once the line is queued.
   std::shared_ptr<const void> writing_credit;
+  /// write_burst: the lines written since the last hand-off, their bytes,
+  /// and the credits they hold (given back once the lines are queued);
+  /// whether this burst's flush is on its way.
+  std::vector<std::string> burst;
+  size_t burst_bytes = 0;
+  std::vector<std::shared_ptr<const void>> burst_credits;
+  bool flush_sent = false;
+  int flush_rounds = 0;  // how often that flush waited another round
   /// cluster_session's timers, by token.
   std::map<uint64_t, std::function<void()>> timers;
   uint64_t next_timer = 0;

@@ -45,19 +45,42 @@ void fd_writer::push(std::string line) {
   std::unique_lock<std::mutex> lock{mtx_};
   if (overflowed_ || stopping_ || broken_.load()) return;
   bool was_empty = queue_.empty();
-  if (!queue_.push(std::move(line))) {
-    overflowed_ = true;
-    PARLEY_WARN("stdio event=slow_client queued_bytes={} max_bytes={} giving up on the client",
-                queue_.bytes(), queue_.max_bytes());
-    if (telemetry_) telemetry_->limits.count("slow_client");
-    auto overflow = hooks_.on_overflow;
-    lock.unlock();
-    if (overflow) overflow();
-    return;
-  }
+  if (!enqueue(std::move(line), lock)) return;
   account(lock);
   if (was_empty) cv_.notify_one();
   signal(lock);
+}
+
+void fd_writer::push_all(std::vector<std::string>& lines) {
+  std::unique_lock<std::mutex> lock{mtx_};
+  if (overflowed_ || stopping_ || broken_.load()) {
+    lines.clear();
+    return;
+  }
+  bool was_empty = queue_.empty();
+  for (auto& line : lines) {
+    if (!enqueue(std::move(line), lock)) {
+      lines.clear();  // the rest is dropped, as every push after an overflow
+      return;
+    }
+  }
+  lines.clear();
+  account(lock);
+  if (was_empty) cv_.notify_one();
+  // The pushes only raise the queue: at most one crossing, told once.
+  signal(lock);
+}
+
+bool fd_writer::enqueue(std::string line, std::unique_lock<std::mutex>& lock) {
+  if (queue_.push(std::move(line))) return true;
+  overflowed_ = true;
+  PARLEY_WARN("stdio event=slow_client queued_bytes={} max_bytes={} giving up on the client",
+              queue_.bytes(), queue_.max_bytes());
+  if (telemetry_) telemetry_->limits.count("slow_client");
+  auto overflow = hooks_.on_overflow;
+  lock.unlock();
+  if (overflow) overflow();
+  return false;
 }
 
 void fd_writer::finish(bool drop) {

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "actors/core/telemetry.hpp"
 #include "transport/outgoing_queue.hpp"
@@ -43,6 +44,10 @@ class fd_writer {
 
   /// Queues one line (its newline included).
   void push(std::string line);
+  /// Queues lines in order (each with its newline), under one lock and
+  /// with at most one wake-up of the writing thread: a connection hands a
+  /// burst at once. `lines` is left empty.
+  void push_all(std::vector<std::string>& lines);
 
   /// Stops the thread once everything queued is written, or at once (the
   /// rest dropped) when `drop` or when the client went away. A client that
@@ -54,6 +59,9 @@ class fd_writer {
 
  private:
   void run();
+  /// Under the lock: queues one line; false when it overflowed (the lock is
+  /// then let go and on_overflow told).
+  bool enqueue(std::string line, std::unique_lock<std::mutex>& lock);
   void signal(std::unique_lock<std::mutex>& lock);
   void account(std::unique_lock<std::mutex>& lock);
 

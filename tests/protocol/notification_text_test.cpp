@@ -101,6 +101,109 @@ TEST(notification_text, resolved_matches_nlohmann_for_both_kinds_of_id) {
     }
 }
 
+/// Every shape of the three items item_text writes, with `s` in each of
+/// their strings, and the other kinds (which nlohmann writes).
+std::vector<thread_item> items_with(const std::string& s) {
+  std::vector<thread_item> out;
+  user_message_item u{"item-" + s, {user_input::make_text(s)}, std::nullopt};
+  out.push_back(u);
+  user_input typed;  // built, not received: no raw object
+  typed.type = s;
+  typed.text = "t";
+  u.content = {typed, user_input::make_text("one"), user_input::make_text("two")};
+  u.client_id = s;
+  out.push_back(u);
+  user_input image;
+  image.type = "image";
+  image.raw = json{{"type", "image"}, {"url", s}, {"detail", nullptr}, {"n", 1.5}};
+  u.content = {image};
+  u.client_id = "c";
+  out.push_back(u);
+  out.push_back(user_message_item{"u", {}, std::nullopt});
+  out.push_back(agent_message_item{"msg_1", s, std::nullopt});
+  out.push_back(agent_message_item{s, "text", s});
+  command_execution_item c;
+  c.id = "call_" + s;
+  c.command = "/bin/bash -lc '" + s + "'";
+  c.cwd = s;
+  out.push_back(c);
+  c.status = item_status::declined;
+  c.aggregated_output = s;
+  c.exit_code = -1;
+  c.duration_ms = 1234567890123;
+  c.process_id = s;
+  c.source = "userShell";
+  using k = command_action::kind;
+  c.command_actions = {{k::read, s, s, s, std::nullopt},
+                       {k::read, "cat", std::nullopt, std::nullopt, std::nullopt},
+                       {k::list_files, s, std::nullopt, s, std::nullopt},
+                       {k::list_files, "ls", std::nullopt, std::nullopt, std::nullopt},
+                       {k::search, s, std::nullopt, s, s},
+                       {k::search, "rg", std::nullopt, std::nullopt, std::nullopt},
+                       {k::unknown, s, std::nullopt, std::nullopt, std::nullopt}};
+  out.push_back(c);
+  for (auto st : {item_status::in_progress, item_status::completed, item_status::failed}) {
+    c.status = st;
+    c.exit_code = st == item_status::completed ? 0 : INT32_MIN;
+    out.push_back(c);
+  }
+  out.push_back(file_change_item{});
+  out.push_back(reasoning_item{});
+  return out;
+}
+
+/// tricky_strings() less most of its random ones: the item and turn cases
+/// write each string many times over, and stay fast.
+std::vector<std::string> fewer_tricky_strings() {
+  auto all = tricky_strings();
+  std::vector<std::string> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (i < all.size() - 2000 || i % 10 == 0) out.push_back(all[i]);
+  return out;
+}
+
+TEST(notification_text, item_starts_and_ends_match_nlohmann) {
+  for (const auto& s : fewer_tricky_strings())
+    for (const auto& item : items_with(s)) {
+      notification started = item_started{"thr_" + s, "turn-1", item, 1764300000123};
+      EXPECT_EQ(params_text(started), reference(started)) << json(s).dump();
+      notification completed = item_completed{"thr", s, item, INT64_MIN};
+      EXPECT_EQ(params_text(completed), reference(completed)) << json(s).dump();
+    }
+}
+
+TEST(notification_text, turn_starts_and_ends_match_nlohmann) {
+  std::vector<turn> turns;
+  for (const auto& s : fewer_tricky_strings()) {
+    turn t;
+    t.id = s;
+    turns.push_back(t);
+    t.status = turn_status::completed;
+    t.started_at = 1764300000;
+    t.completed_at = 1764300001;
+    t.duration_ms = 1042;
+    t.items = items_with(s);
+    t.items.resize(t.items.size() - 2);  // only the kinds item_text writes
+    turns.push_back(t);
+    t.items_view = s;
+    t.items.push_back(file_change_item{});  // one nlohmann writes
+    turns.push_back(t);
+    t.items.clear();
+    t.status = turn_status::failed;
+    t.error = turn_error{s, std::nullopt, std::nullopt};
+    turns.push_back(t);
+    t.error = turn_error{"m", s, s};
+    t.status = turn_status::interrupted;
+    turns.push_back(t);
+  }
+  for (const auto& t : turns) {
+    notification started = turn_started{"019b0000-0000-7000-8000-000000000000", t};
+    EXPECT_EQ(params_text(started), reference(started)) << reference(started);
+    notification completed = turn_completed{t.id, t};
+    EXPECT_EQ(params_text(completed), reference(completed)) << reference(completed);
+  }
+}
+
 TEST(notification_text, other_shapes_are_written_by_nlohmann) {
   notification e = error_notification{"t", "u", turn_error{"boom", "other", std::nullopt}, false};
   EXPECT_EQ(params_text(e), reference(e));

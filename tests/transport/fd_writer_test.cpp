@@ -70,5 +70,45 @@ TEST(FdWriter, PressureSignalsArriveInTheOrderOfTheCrossings) {
   ::close(fds[1]);
 }
 
+// A burst pushed at once is written whole and in order, after the lines
+// pushed before it, and the caller's vector is left empty.
+TEST(FdWriter, ABurstIsWrittenWholeAndInOrder) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::string expected;
+  std::string got;
+  std::thread reader([&] {
+    char buf[4096];
+    for (;;) {
+      auto n = ::read(fds[0], buf, sizeof(buf));
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+  });
+  {
+    fd_writer out(fds[1], 64 * 1024 * 1024, nullptr);
+    for (int b = 0; b < 20; ++b) {
+      std::string single = "single " + std::to_string(b) + "\n";
+      expected += single;
+      out.push(single);
+      std::vector<std::string> burst;
+      for (int i = 0; i < 50; ++i) {
+        // Lines of varying length, some longer than a pipe's atomic write.
+        burst.push_back("burst " + std::to_string(b) + " line " + std::to_string(i) + " " +
+                        std::string(static_cast<size_t>((i * 397) % 6000), 'a' + i % 26) + "\n");
+        expected += burst.back();
+      }
+      out.push_all(burst);
+      EXPECT_TRUE(burst.empty());
+    }
+    out.finish(false);
+  }
+  ::close(fds[1]);
+  reader.join();
+  ::close(fds[0]);
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected) << "the bytes written differ from the lines pushed, in order";
+}
+
 }  // namespace
 }  // namespace parley

@@ -1,0 +1,194 @@
+#include "protocol/item_text.hpp"
+
+#include "protocol/notification_text.hpp"
+
+namespace parley::protocol {
+
+// Named, not anonymous: unique in the unity build.
+namespace item_text_detail {
+
+void key(std::string& out, const char* k) {
+  out += '"';
+  out += k;  // keys are plain ASCII constants
+  out += "\":";
+}
+
+bool string_or_null(std::string& out, const std::optional<std::string>& s) {
+  if (!s) {
+    out += "null";
+    return true;
+  }
+  return append_json_string(out, *s);
+}
+
+template <class Int>
+void int_or_null(std::string& out, const std::optional<Int>& x) {
+  if (x)
+    out += std::to_string(*x);
+  else
+    out += "null";
+}
+
+bool append_input(std::string& out, const user_input& x) {
+  if (!x.raw.is_null()) {
+    // Kept as the client sent it: a DOM already, written as nlohmann writes it.
+    out += dump_line(x.raw);
+    return true;
+  }
+  key(out += '{', "text");
+  if (!append_json_string(out, x.text)) return false;
+  out += R"(,"text_elements":[],"type":)";
+  if (!append_json_string(out, x.type)) return false;
+  out += '}';
+  return true;
+}
+
+bool append(std::string& out, const user_message_item& x) {
+  out += '{';
+  if (x.client_id) {
+    key(out, "clientId");
+    if (!append_json_string(out, *x.client_id)) return false;
+    out += ',';
+  }
+  key(out, "content");
+  out += '[';
+  for (size_t i = 0; i < x.content.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!append_input(out, x.content[i])) return false;
+  }
+  out += "],";
+  key(out, "id");
+  if (!append_json_string(out, x.id)) return false;
+  out += R"(,"type":"userMessage"})";
+  return true;
+}
+
+bool append(std::string& out, const agent_message_item& x) {
+  key(out += '{', "id");
+  if (!append_json_string(out, x.id)) return false;
+  key(out += ',', "phase");
+  if (!string_or_null(out, x.phase)) return false;
+  key(out += ',', "text");
+  if (!append_json_string(out, x.text)) return false;
+  out += R"(,"type":"agentMessage"})";
+  return true;
+}
+
+bool append_action(std::string& out, const command_action& x) {
+  key(out += '{', "command");
+  if (!append_json_string(out, x.command)) return false;
+  switch (x.type) {
+    case command_action::kind::read:
+      key(out += ',', "name");
+      if (!append_json_string(out, x.name.value_or(""))) return false;
+      key(out += ',', "path");
+      if (!append_json_string(out, x.path.value_or(""))) return false;
+      out += R"(,"type":"read"})";
+      return true;
+    case command_action::kind::list_files:
+      key(out += ',', "path");
+      if (!string_or_null(out, x.path)) return false;
+      out += R"(,"type":"listFiles"})";
+      return true;
+    case command_action::kind::search:
+      key(out += ',', "path");
+      if (!string_or_null(out, x.path)) return false;
+      key(out += ',', "query");
+      if (!string_or_null(out, x.query)) return false;
+      out += R"(,"type":"search"})";
+      return true;
+    case command_action::kind::unknown:
+      out += R"(,"type":"unknown"})";
+      return true;
+  }
+  return false;
+}
+
+bool append(std::string& out, const command_execution_item& x) {
+  key(out += '{', "aggregatedOutput");
+  if (!string_or_null(out, x.aggregated_output)) return false;
+  key(out += ',', "command");
+  if (!append_json_string(out, x.command)) return false;
+  key(out += ',', "commandActions");
+  out += '[';
+  for (size_t i = 0; i < x.command_actions.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!append_action(out, x.command_actions[i])) return false;
+  }
+  out += ']';
+  key(out += ',', "cwd");
+  if (!append_json_string(out, x.cwd)) return false;
+  key(out += ',', "durationMs");
+  int_or_null(out, x.duration_ms);
+  key(out += ',', "exitCode");
+  int_or_null(out, x.exit_code);
+  key(out += ',', "id");
+  if (!append_json_string(out, x.id)) return false;
+  key(out += ',', "processId");
+  if (!string_or_null(out, x.process_id)) return false;
+  key(out += ',', "source");
+  if (!append_json_string(out, x.source)) return false;
+  key(out += ',', "status");
+  out += '"';
+  out += to_string(x.status);
+  out += R"(","type":"commandExecution"})";
+  return true;
+}
+
+template <class Other>
+bool append(std::string&, const Other&) {
+  return false;  // nlohmann writes the rest
+}
+
+bool append_error(std::string& out, const turn_error& x) {
+  key(out += '{', "additionalDetails");
+  if (!string_or_null(out, x.additional_details)) return false;
+  key(out += ',', "codexErrorInfo");
+  if (!string_or_null(out, x.codex_error_info)) return false;
+  key(out += ',', "message");
+  if (!append_json_string(out, x.message)) return false;
+  out += '}';
+  return true;
+}
+
+}  // namespace item_text_detail
+
+bool append_item(std::string& out, const thread_item& x) {
+  using namespace item_text_detail;
+  return std::visit([&out](const auto& i) { return append(out, i); }, x);
+}
+
+bool append_turn(std::string& out, const turn& x) {
+  using namespace item_text_detail;
+  key(out += '{', "completedAt");
+  int_or_null(out, x.completed_at);
+  key(out += ',', "durationMs");
+  int_or_null(out, x.duration_ms);
+  key(out += ',', "error");
+  if (!x.error)
+    out += "null";
+  else if (!append_error(out, *x.error))
+    return false;
+  key(out += ',', "id");
+  if (!append_json_string(out, x.id)) return false;
+  key(out += ',', "items");
+  out += '[';
+  for (size_t i = 0; i < x.items.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!append_item(out, x.items[i])) return false;
+  }
+  out += ']';
+  if (x.items_view) {
+    key(out += ',', "itemsView");
+    if (!append_json_string(out, *x.items_view)) return false;
+  }
+  key(out += ',', "startedAt");
+  int_or_null(out, x.started_at);
+  key(out += ',', "status");
+  out += '"';
+  out += to_string(x.status);
+  out += "\"}";
+  return true;
+}
+
+}  // namespace parley::protocol

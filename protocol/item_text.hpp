@@ -1,0 +1,20 @@
+#pragma once
+// A turn and the thread items a turn sends most (userMessage, agentMessage,
+// commandExecution) as JSON text, written straight into a string without
+// an nlohmann DOM: what turn/started, turn/completed, item/started and
+// item/completed carry (params_text). Byte for byte what nlohmann writes
+// for their to_json (keys in its order, the same escapes); false, with
+// `out` partly written, for any other item kind or a string that is not
+// valid UTF-8: the caller then lets nlohmann write the whole.
+
+#include <string>
+
+#include "protocol/items.hpp"
+#include "protocol/types.hpp"
+
+namespace parley::protocol {
+
+bool append_item(std::string& out, const thread_item& x);
+bool append_turn(std::string& out, const turn& x);
+
+}  // namespace parley::protocol
