@@ -7,12 +7,6 @@ namespace parley::protocol {
 // Named, not anonymous: unique in the unity build.
 namespace item_text_detail {
 
-void key(std::string& out, const char* k) {
-  out += '"';
-  out += k;  // keys are plain ASCII constants
-  out += "\":";
-}
-
 bool string_or_null(std::string& out, const std::optional<std::string>& s) {
   if (!s) {
     out += "null";
@@ -35,7 +29,7 @@ bool append_input(std::string& out, const user_input& x) {
     out += dump_line(x.raw);
     return true;
   }
-  key(out += '{', "text");
+  append_key(out += '{', "text");
   if (!append_json_string(out, x.text)) return false;
   out += R"(,"text_elements":[],"type":)";
   if (!append_json_string(out, x.type)) return false;
@@ -46,54 +40,54 @@ bool append_input(std::string& out, const user_input& x) {
 bool append(std::string& out, const user_message_item& x) {
   out += '{';
   if (x.client_id) {
-    key(out, "clientId");
+    append_key(out, "clientId");
     if (!append_json_string(out, *x.client_id)) return false;
     out += ',';
   }
-  key(out, "content");
+  append_key(out, "content");
   out += '[';
   for (size_t i = 0; i < x.content.size(); ++i) {
     if (i > 0) out += ',';
     if (!append_input(out, x.content[i])) return false;
   }
   out += "],";
-  key(out, "id");
+  append_key(out, "id");
   if (!append_json_string(out, x.id)) return false;
   out += R"(,"type":"userMessage"})";
   return true;
 }
 
 bool append(std::string& out, const agent_message_item& x) {
-  key(out += '{', "id");
+  append_key(out += '{', "id");
   if (!append_json_string(out, x.id)) return false;
-  key(out += ',', "phase");
+  append_key(out += ',', "phase");
   if (!string_or_null(out, x.phase)) return false;
-  key(out += ',', "text");
+  append_key(out += ',', "text");
   if (!append_json_string(out, x.text)) return false;
   out += R"(,"type":"agentMessage"})";
   return true;
 }
 
 bool append_action(std::string& out, const command_action& x) {
-  key(out += '{', "command");
+  append_key(out += '{', "command");
   if (!append_json_string(out, x.command)) return false;
   switch (x.type) {
     case command_action::kind::read:
-      key(out += ',', "name");
+      append_key(out += ',', "name");
       if (!append_json_string(out, x.name.value_or(""))) return false;
-      key(out += ',', "path");
+      append_key(out += ',', "path");
       if (!append_json_string(out, x.path.value_or(""))) return false;
       out += R"(,"type":"read"})";
       return true;
     case command_action::kind::list_files:
-      key(out += ',', "path");
+      append_key(out += ',', "path");
       if (!string_or_null(out, x.path)) return false;
       out += R"(,"type":"listFiles"})";
       return true;
     case command_action::kind::search:
-      key(out += ',', "path");
+      append_key(out += ',', "path");
       if (!string_or_null(out, x.path)) return false;
-      key(out += ',', "query");
+      append_key(out += ',', "query");
       if (!string_or_null(out, x.query)) return false;
       out += R"(,"type":"search"})";
       return true;
@@ -105,30 +99,30 @@ bool append_action(std::string& out, const command_action& x) {
 }
 
 bool append(std::string& out, const command_execution_item& x) {
-  key(out += '{', "aggregatedOutput");
+  append_key(out += '{', "aggregatedOutput");
   if (!string_or_null(out, x.aggregated_output)) return false;
-  key(out += ',', "command");
+  append_key(out += ',', "command");
   if (!append_json_string(out, x.command)) return false;
-  key(out += ',', "commandActions");
+  append_key(out += ',', "commandActions");
   out += '[';
   for (size_t i = 0; i < x.command_actions.size(); ++i) {
     if (i > 0) out += ',';
     if (!append_action(out, x.command_actions[i])) return false;
   }
   out += ']';
-  key(out += ',', "cwd");
+  append_key(out += ',', "cwd");
   if (!append_json_string(out, x.cwd)) return false;
-  key(out += ',', "durationMs");
+  append_key(out += ',', "durationMs");
   int_or_null(out, x.duration_ms);
-  key(out += ',', "exitCode");
+  append_key(out += ',', "exitCode");
   int_or_null(out, x.exit_code);
-  key(out += ',', "id");
+  append_key(out += ',', "id");
   if (!append_json_string(out, x.id)) return false;
-  key(out += ',', "processId");
+  append_key(out += ',', "processId");
   if (!string_or_null(out, x.process_id)) return false;
-  key(out += ',', "source");
+  append_key(out += ',', "source");
   if (!append_json_string(out, x.source)) return false;
-  key(out += ',', "status");
+  append_key(out += ',', "status");
   out += '"';
   out += to_string(x.status);
   out += R"(","type":"commandExecution"})";
@@ -141,11 +135,11 @@ bool append(std::string&, const Other&) {
 }
 
 bool append_error(std::string& out, const turn_error& x) {
-  key(out += '{', "additionalDetails");
+  append_key(out += '{', "additionalDetails");
   if (!string_or_null(out, x.additional_details)) return false;
-  key(out += ',', "codexErrorInfo");
+  append_key(out += ',', "codexErrorInfo");
   if (!string_or_null(out, x.codex_error_info)) return false;
-  key(out += ',', "message");
+  append_key(out += ',', "message");
   if (!append_json_string(out, x.message)) return false;
   out += '}';
   return true;
@@ -160,18 +154,18 @@ bool append_item(std::string& out, const thread_item& x) {
 
 bool append_turn(std::string& out, const turn& x) {
   using namespace item_text_detail;
-  key(out += '{', "completedAt");
+  append_key(out += '{', "completedAt");
   int_or_null(out, x.completed_at);
-  key(out += ',', "durationMs");
+  append_key(out += ',', "durationMs");
   int_or_null(out, x.duration_ms);
-  key(out += ',', "error");
+  append_key(out += ',', "error");
   if (!x.error)
     out += "null";
   else if (!append_error(out, *x.error))
     return false;
-  key(out += ',', "id");
+  append_key(out += ',', "id");
   if (!append_json_string(out, x.id)) return false;
-  key(out += ',', "items");
+  append_key(out += ',', "items");
   out += '[';
   for (size_t i = 0; i < x.items.size(); ++i) {
     if (i > 0) out += ',';
@@ -179,12 +173,12 @@ bool append_turn(std::string& out, const turn& x) {
   }
   out += ']';
   if (x.items_view) {
-    key(out += ',', "itemsView");
+    append_key(out += ',', "itemsView");
     if (!append_json_string(out, *x.items_view)) return false;
   }
-  key(out += ',', "startedAt");
+  append_key(out += ',', "startedAt");
   int_or_null(out, x.started_at);
-  key(out += ',', "status");
+  append_key(out += ',', "status");
   out += '"';
   out += to_string(x.status);
   out += "\"}";

@@ -36,12 +36,6 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return 0;
 }
 
-void append_key(std::string& out, const char* key) {
-  out += '"';
-  out += key;  // keys are plain ASCII constants
-  out += "\":";
-}
-
 /// The four-string shape of message and command output deltas.
 bool write_delta(std::string& out, const std::string& thread_id, const std::string& turn_id,
                  const std::string& item_id, const std::string& delta) {
@@ -190,6 +184,12 @@ bool write_params(std::string& out, const notification& n) {
 }
 
 }  // namespace
+
+void append_key(std::string& out, const char* key) {
+  out += '"';
+  out += key;
+  out += "\":";
+}
 
 bool append_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";

@@ -23,4 +23,7 @@ std::string params_text(const notification& n);
 /// is not valid UTF-8: the caller then lets nlohmann write it.
 bool append_json_string(std::string& out, std::string_view s);
 
+/// Appends `"key":` (keys are plain ASCII constants: nothing to escape).
+void append_key(std::string& out, const char* key);
+
 }  // namespace parley::protocol

@@ -156,7 +156,6 @@ void on_model_deltas(self_ptr self, model_deltas& ds) {
     ~stop_gathering() { turn.gathering = nullptr; }
   } guard{st};
   for (auto& d : ds) on_model_delta(self, d);
-  st.gathering = nullptr;
   if (out.size() == 1)
     self->send(st.conversation, atom::event::value, std::move(out.front()));
   else if (!out.empty())
