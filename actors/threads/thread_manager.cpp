@@ -67,8 +67,39 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
   auto conv = self->spawn<conversation, caf::monitored>(self->state.shared_svc, std::move(meta),
                                                         std::move(settings), std::move(fork_context));
   auto [entry, added] = self->state.threads.emplace(id, conv);
-  if (added) self->state.by_actor.emplace(conv.id(), &entry->first);
+  if (added)
+    self->state.by_actor.emplace(conv.id(), thread_manager_state::loaded_actor{&entry->first, {}});
   return conv;
+}
+
+const conversation_actor& note_client(self_ptr self, const conversation_actor& conv,
+                                      const client_actor& client) {
+  auto& st = self->state;
+  auto loaded = st.by_actor.find(conv.id());
+  if (!client || loaded == st.by_actor.end()) return conv;
+  auto addr = caf::actor_cast<caf::actor_addr>(client);
+  auto& clients = loaded->second.clients;
+  if (std::find(clients.begin(), clients.end(), addr) != clients.end()) return conv;
+  clients.push_back(addr);
+  st.by_client[addr].insert(conv.id());
+  return conv;
+}
+
+/// A client left: the conversations its requests went to forget it.
+void on_client_gone(self_ptr self, const client_actor& client) {
+  auto& st = self->state;
+  auto addr = caf::actor_cast<caf::actor_addr>(client);
+  auto noted = st.by_client.find(addr);
+  if (noted == st.by_client.end()) return;
+  for (auto conv_id : noted->second) {
+    auto loaded = st.by_actor.find(conv_id);
+    if (loaded == st.by_actor.end()) continue;
+    auto& clients = loaded->second.clients;
+    clients.erase(std::remove(clients.begin(), clients.end(), addr), clients.end());
+    auto conv = st.threads.find(*loaded->second.id);
+    if (conv != st.threads.end()) self->send(conv->second, atom::gone::value, client);
+  }
+  st.by_client.erase(noted);
 }
 
 void maybe_finish_shutdown(self_ptr self) {
@@ -127,7 +158,7 @@ caf::result<protocol::thread_session_response> start_thread(
     auto admitted = admit_thread(self, meta.tenant, client);
     if (!admitted) return std::move(admitted.error());
     auto conv = spawn_conversation(self, std::move(meta), std::move(settings), std::move(*admitted));
-    return self->delegate(conv, atom::open::value, std::move(client));
+    return self->delegate(note_client(self, conv, client), atom::open::value, std::move(client));
   }
   // Cluster: the new thread's lease first (fencing its first write).
   auto rp = owed_reply<protocol::thread_session_response>(self);
@@ -140,7 +171,7 @@ caf::result<protocol::thread_session_response> start_thread(
         if (!admitted) return rp.deliver(std::move(admitted.error()));
         auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
                                        std::move(*admitted));
-        rp.delegate(conv, atom::open::value, std::move(client));
+        rp.delegate(note_client(self, conv, client), atom::open::value, std::move(client));
       },
       [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
   return rp.promise();
@@ -300,7 +331,13 @@ void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   std::string gone;
   if (auto known = self->state.by_actor.find(dm.source.id());
       known != self->state.by_actor.end()) {
-    gone = *known->second;
+    gone = *known->second.id;
+    for (auto& client : known->second.clients) {
+      auto noted = self->state.by_client.find(client);
+      if (noted == self->state.by_client.end()) continue;
+      noted->second.erase(known->first);
+      if (noted->second.empty()) self->state.by_client.erase(noted);
+    }
     self->state.by_actor.erase(known);
     threads.erase(gone);
     self->state.books.erase(gone);  // its loaded-thread unit is released
@@ -427,7 +464,8 @@ thread_manager_actor::behavior_type thread_manager(
              client_actor client) -> caf::result<protocol::turn_start_response> {
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
-        return self->delegate(*conv, atom::turn_start::value, std::move(params), std::move(client));
+        return self->delegate(note_client(self, *conv, client), atom::turn_start::value,
+                              std::move(params), std::move(client));
       },
       [self](atom::interrupt,
              const protocol::turn_interrupt_params& params) -> caf::result<atom::ok> {
@@ -444,7 +482,8 @@ thread_manager_actor::behavior_type thread_manager(
              client_actor client) -> caf::result<atom::ok> {
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
-        return self->delegate(*conv, atom::shell::value, std::move(params), std::move(client));
+        return self->delegate(note_client(self, *conv, client), atom::shell::value,
+                              std::move(params), std::move(client));
       },
       [self](atom::exec_start, protocol::command_exec_params& p,
              client_actor& client) -> caf::result<protocol::command_exec_response> {
@@ -469,13 +508,15 @@ thread_manager_actor::behavior_type thread_manager(
              client_actor client) -> caf::result<atom::ok> {
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
-        return self->delegate(*conv, atom::compact::value, std::move(client));
+        return self->delegate(note_client(self, *conv, client), atom::compact::value,
+                              std::move(client));
       },
       [self](atom::review, protocol::review_start_params& params,
              client_actor client) -> caf::result<protocol::review_start_response> {
         auto conv = find(self, params.thread_id, "thread not found: ");
         if (!conv) return std::move(conv.error());
-        return self->delegate(*conv, atom::review::value, std::move(params), std::move(client));
+        return self->delegate(note_client(self, *conv, client), atom::review::value,
+                              std::move(params), std::move(client));
       },
       [self](atom::steer, protocol::turn_steer_params& params,
              client_actor client) -> caf::result<protocol::turn_steer_response> {
@@ -543,9 +584,7 @@ thread_manager_actor::behavior_type thread_manager(
       },
       [self](atom::tenant, const std::string& id) { return tenant_of(self, id); },
       [self](atom::stats) { return self->state.svc.telemetry->counts(); },
-      [self](atom::gone, const client_actor& client) {
-        for (auto& [id, conv] : self->state.threads) self->send(conv, atom::gone::value, client);
-      },
+      [self](atom::gone, const client_actor& client) { on_client_gone(self, client); },
       [self](atom::shutdown) { return shut_down(self); },
       [self](atom::pending, std::vector<pending_thread>& pending) { on_pending(self, pending); },
       [self](atom::deadline) { on_deadline(self); },

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/core/interfaces.hpp"
@@ -22,10 +23,21 @@ struct thread_manager_state {
   /// command/exec's processes (linked: they die with this manager).
   command_registry_actor commands;
   std::map<std::string, conversation_actor> threads;  // ordered: loaded/list pages by id
-  /// Each loaded conversation's id in `threads`, by its actor's id: its down
-  /// message finds it in one lookup (a scan of `threads` per down message
+  /// A loaded conversation, by its actor's id: its down message finds its
+  /// entry in `threads` in one lookup (a scan of `threads` per down message
   /// made an orderly shutdown of n threads take n^2/2 steps).
-  std::unordered_map<caf::actor_id, const std::string*> by_actor;
+  struct loaded_actor {
+    const std::string* id;  // its key in `threads`
+    /// The clients whose requests that may subscribe were routed to it
+    /// (usually one): it leaves their entries in `by_client` when it is down.
+    std::vector<caf::actor_addr> clients;
+  };
+  std::unordered_map<caf::actor_id, loaded_actor> by_actor;
+  /// The loaded conversations each client may be subscribed to: those its
+  /// thread/start, resume, fork, turn/start, shell, compact and review went
+  /// to. A client leaving is told to those alone: told to every loaded
+  /// thread, 100 connections leaving 100,000 threads were 10 million messages.
+  std::unordered_map<caf::actor_addr, std::unordered_set<caf::actor_id>> by_client;
   /// What is kept of each loaded thread besides its actor (issue 22), in
   /// one entry per thread (a map node and a copy of the id less each than
   /// two maps; issue 23, memory per idle loaded thread).

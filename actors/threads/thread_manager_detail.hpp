@@ -87,6 +87,12 @@ conversation_actor spawn_conversation(self_ptr self, protocol::thread meta,
                                       conversation_settings settings, usage_grant usage,
                                       std::vector<context_item> fork_context = {});
 
+/// Notes that a request of `client` that may subscribe it goes to `conv`:
+/// when the client leaves, `conv` is told (see thread_manager_state::by_client).
+/// Returns `conv`, so a call site can note and send in one expression.
+const conversation_actor& note_client(self_ptr self, const conversation_actor& conv,
+                                      const client_actor& client);
+
 /// A conversation for a stored thread that is not loaded; if its last turn
 /// has an action pending, the turn goes on from it.
 conversation_actor load_conversation(self_ptr self, stored_thread stored,

@@ -174,7 +174,8 @@ void resume_thread(self_ptr self, protocol::thread_resume_params params, client_
   auto& st = self->state;
   if (auto i = st.threads.find(params.thread_id); i != st.threads.end()) {
     auto conv = i->second;
-    self->request(conv, store_timeout + shutdown_timeout, atom::resume::value, client, params)
+    self->request(note_client(self, conv, client), store_timeout + shutdown_timeout,
+                  atom::resume::value, client, params)
         .then([rp](protocol::thread_session_response& r) mutable { rp.deliver(std::move(r)); },
               [self, rp, params, client, conv](caf::error& err) mutable {
                 if (!is_unloading(err)) {
@@ -220,11 +221,12 @@ void resume_thread(self_ptr self, protocol::thread_resume_params params, client_
                         // Its turn goes on in the same message as the client
                         // joins: it sees the turn's events from the first.
                         if (pending)
-                          return rp.delegate(loaded, atom::resume::value, std::move(client),
-                                             params, std::move(*pending));
+                          return rp.delegate(note_client(self, loaded, client), atom::resume::value,
+                                             std::move(client), params, std::move(*pending));
                         conv = loaded;
                       }
-                      rp.delegate(conv, atom::resume::value, std::move(client), params);
+                      rp.delegate(note_client(self, conv, client), atom::resume::value,
+                                  std::move(client), params);
                     },
                     [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
               });
@@ -254,7 +256,8 @@ void fork_thread(self_ptr self, const protocol::thread_fork_params& params, clie
                       if (!admitted) return rp.deliver(std::move(admitted.error()));
                       auto conv = spawn_conversation(self, std::move(meta), std::move(settings),
                                                      std::move(*admitted), std::move(context));
-                      rp.delegate(conv, atom::open::value, std::move(client));
+                      rp.delegate(note_client(self, conv, client), atom::open::value,
+                                  std::move(client));
                     },
                     [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
               });

@@ -4,12 +4,12 @@
 // interrupted and answers once all threads are gone.
 
 #include "actors/threads/thread_manager.hpp"
-#include "actors/threads/thread_manager_detail.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "actors/threads/thread_manager_detail.hpp"
 #include "tests/support/deterministic.hpp"
 
 namespace parley {
@@ -40,10 +40,12 @@ class thread_manager_test : public ::testing::Test, public test::deterministic {
     return out;
   }
 
-  std::string start_thread() {
+  std::string start_thread() { return start_thread_for(client); }
+
+  std::string start_thread_for(const client_actor& who) {
     protocol::thread_start_params p;
     p.cwd = "/tmp";
-    auto r = ask<protocol::thread_session_response>(atom::open::value, p, client);
+    auto r = ask<protocol::thread_session_response>(atom::open::value, p, who);
     EXPECT_TRUE(r) << caf::to_string(r.error());
     return r ? r->thread_.id : std::string{};
   }
@@ -114,6 +116,42 @@ TEST_F(thread_manager_test, an_unloaded_thread_leaves_the_others_loaded) {
   start_thread();
   EXPECT_EQ(loaded().data.size(), 5u);
   EXPECT_TRUE(ask<atom::ok>(atom::shutdown::value));
+}
+
+TEST_F(thread_manager_test, a_leaving_client_is_told_to_its_own_threads_alone) {
+  // Two clients: `client` starts two threads and joins one of the other's by
+  // a turn; `other` starts many. When `client` leaves, only the threads its
+  // requests went to hear of it (told to every loaded thread, each leaving
+  // connection cost a message per thread), and those it alone was on unload.
+  auto other_log = std::make_shared<client_log>();
+  auto other = test::spawn_mock_client(*sys, other_log);
+  std::vector<std::string> mine{start_thread(), start_thread()};
+  std::vector<std::string> others;
+  for (int i = 0; i < 40; ++i) others.push_back(start_thread_for(other));
+  steps->push_back(test::say("hi"));
+  protocol::turn_start_params turn;
+  turn.thread_id = others.front();
+  turn.input = {protocol::user_input::make_text("go")};
+  ASSERT_TRUE(ask<protocol::turn_start_response>(atom::turn_start::value, turn, client));
+
+  (*self)->send(manager, atom::gone::value, client);
+  auto jobs = sched->run();
+  // The manager, then the three conversations `client` was on (no timers run).
+  EXPECT_LT(jobs, others.size()) << "a leaving client was told to every loaded thread";
+  advance(svc.config->idle_unload + std::chrono::seconds(1));
+  auto still = loaded().data;
+  std::sort(others.begin(), others.end());
+  EXPECT_EQ(still, others);  // `client`'s own two unloaded; the shared one stays with `other`
+
+  // Its entries went with it: leaving again tells nobody.
+  (*self)->send(manager, atom::gone::value, client);
+  EXPECT_EQ(sched->run(), 1u);
+  // The other leaves too: every thread it was on unloads.
+  (*self)->send(manager, atom::gone::value, other);
+  run();
+  advance(svc.config->idle_unload + std::chrono::seconds(1));
+  EXPECT_TRUE(loaded().data.empty());
+  (*self)->send_exit(caf::actor_cast<caf::actor>(other), caf::exit_reason::user_shutdown);
 }
 
 TEST_F(thread_manager_test, shutdown_interrupts_turns_and_answers_when_all_are_gone) {
