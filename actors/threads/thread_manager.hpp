@@ -2,6 +2,7 @@
 // Thread id -> conversation. Starts conversations, routes requests to them,
 // lists what is loaded, and stops them all in an orderly shutdown.
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -65,6 +66,12 @@ struct thread_manager_state {
   /// each thread is loaded when its deadline passes, so the approval fails
   /// closed even when nobody comes back for it.
   std::multimap<int64_t, std::string> deadlines;
+  /// Threads whose work goes on from the store, waiting for one of the
+  /// `max_restoring` loads this actor keeps in flight: CAF 0.17 keeps an
+  /// actor's pending requests in a flat table searched and erased linearly,
+  /// so n loads asked at once after a crash would cost n^2/2 steps.
+  std::deque<std::string> to_restore;
+  size_t restoring = 0;
   int64_t deadline_armed_for = 0;  // the deadline the timer is set for (0: none)
 };
 

@@ -134,12 +134,25 @@ conversation_actor load_conversation(self_ptr self, stored_thread stored,
   return conv;
 }
 
-void restore_stored(self_ptr self, const std::string& id) {
+namespace {
+
+/// Loads at most this many threads to restore at once (see `to_restore`).
+constexpr size_t max_restoring = 64;
+
+void restore_next(self_ptr self);
+
+void restore_one(self_ptr self, const std::string& id) {
   auto& st = self->state;
   if (st.shutting_down || st.threads.count(id)) return;  // loaded: it goes on already
+  ++st.restoring;
+  auto next = [self] {
+    --self->state.restoring;
+    restore_next(self);
+  };
   self->request(st.svc.store, store_timeout, atom::load::value, id)
       .then(
-          [self, id](stored_thread& stored) {
+          [self, id, next](stored_thread& stored) {
+            next();
             auto& s = self->state;
             if (s.shutting_down || s.threads.count(id) || stored.archived || !stored.pending)
               return;
@@ -160,10 +173,27 @@ void restore_stored(self_ptr self, const std::string& id) {
                 },
                 [](caf::error) {});  // another node goes on with it
           },
-          [id](caf::error& err) {
+          [id, next](caf::error& err) {
+            next();
             PARLEY_WARN("thread_manager event=restore_failed thread={} error={}", id,
                         caf::to_string(err));
           });
+}
+
+void restore_next(self_ptr self) {
+  auto& st = self->state;
+  while (st.restoring < max_restoring && !st.to_restore.empty()) {
+    auto id = std::move(st.to_restore.front());
+    st.to_restore.pop_front();
+    restore_one(self, id);
+  }
+}
+
+}  // namespace
+
+void restore_stored(self_ptr self, const std::string& id) {
+  self->state.to_restore.push_back(id);
+  restore_next(self);
 }
 
 /// Resumes a thread: rejoins it if loaded, else loads it from the store. A

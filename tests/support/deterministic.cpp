@@ -32,7 +32,8 @@ using mock_client_actor
 
 /// The store interface, and the test's hand on held appends.
 using mock_store_actor
-    = store_actor::extend<caf::reacts_to<atom::flush>, caf::reacts_to<atom::flush, uint64_t>>;
+    = store_actor::extend<caf::reacts_to<atom::flush>, caf::reacts_to<atom::flush, uint64_t>,
+                          caf::reacts_to<atom::load>>;
 
 struct mock_client_state {
   std::shared_ptr<client_log> log;
@@ -82,7 +83,13 @@ mock_client_actor::behavior_type mock_client(
 struct mock_store_state {
   std::shared_ptr<store_log> log;
   std::vector<caf::typed_response_promise<atom::ok>> held;
+  std::vector<std::pair<std::string, caf::typed_response_promise<stored_thread>>> held_loads;
 };
+
+caf::result<stored_thread> answer_load(const store_log& log, const std::string& id) {
+  if (auto i = log.threads.find(id); i != log.threads.end()) return i->second;
+  return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+}
 
 mock_store_actor::behavior_type mock_store(
     mock_store_actor::stateful_pointer<mock_store_state> self, std::shared_ptr<store_log> log) {
@@ -106,9 +113,24 @@ mock_store_actor::behavior_type mock_store(
         held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(n));
       },
       [self](atom::load, const std::string& id) -> caf::result<stored_thread> {
-        auto& threads = self->state.log->threads;
-        if (auto i = threads.find(id); i != threads.end()) return i->second;
-        return make_error(errc::invalid_request, "no rollout found for thread id " + id);
+        auto& st = self->state;
+        ++st.log->loads;
+        if (!st.log->hold_loads) return answer_load(*st.log, id);
+        auto rp = self->make_response_promise<stored_thread>();
+        st.held_loads.emplace_back(id, rp);
+        st.log->most_loads_held = std::max(st.log->most_loads_held, st.held_loads.size());
+        return rp;
+      },
+      [self](atom::load) {
+        auto& st = self->state;
+        auto held = std::move(st.held_loads);
+        st.held_loads.clear();
+        for (auto& [id, rp] : held) {
+          if (auto i = st.log->threads.find(id); i != st.log->threads.end())
+            rp.deliver(i->second);
+          else
+            rp.deliver(make_error(errc::invalid_request, "no rollout found for thread id " + id));
+        }
       },
       [](atom::load, const rollout_path& p) -> caf::result<stored_thread> {
         return make_error(errc::invalid_request, "no rollout at " + p.path);
@@ -201,6 +223,10 @@ void release_appends(caf::scoped_actor& self, const store_actor& store) {
 
 void release_appends(caf::scoped_actor& self, const store_actor& store, uint64_t count) {
   self->send(caf::actor_cast<mock_store_actor>(store), atom::flush::value, count);
+}
+
+void release_loads(caf::scoped_actor& self, const store_actor& store) {
+  self->send(caf::actor_cast<mock_store_actor>(store), atom::load::value);
 }
 
 model_actor spawn_mock_model(caf::actor_system& sys, std::shared_ptr<std::deque<model_step>> steps,

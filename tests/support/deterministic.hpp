@@ -46,6 +46,9 @@ struct store_log {
   std::vector<store_record> appended;
   std::map<std::string, stored_thread> threads;  // load answers from here
   bool hold_appends = false;                     // true: appends wait until release_appends()
+  bool hold_loads = false;                       // true: loads wait until release_loads()
+  size_t loads = 0;                              // loads asked for
+  size_t most_loads_held = 0;                    // the most loads held at once
   bool sealed = false;                           // atom::seal arrived
 };
 
@@ -59,6 +62,9 @@ void release_appends(caf::scoped_actor& self, const store_actor& store);
 /// Acknowledges the first `count` held appends (in order); the rest stay
 /// held, so a test can show what waits for one record in particular.
 void release_appends(caf::scoped_actor& self, const store_actor& store, uint64_t count);
+
+/// Answers every held load (in order), each from `threads`.
+void release_loads(caf::scoped_actor& self, const store_actor& store);
 
 /// A model that answers each step from a queue (then `done`), and keeps the
 /// context of every step it was asked for in `asked` (when given): what a

@@ -154,6 +154,29 @@ TEST_F(thread_manager_test, a_leaving_client_is_told_to_its_own_threads_alone) {
   (*self)->send_exit(caf::actor_cast<caf::actor>(other), caf::exit_reason::user_shutdown);
 }
 
+TEST_F(thread_manager_test, threads_going_on_after_a_restart_are_loaded_a_few_at_a_time) {
+  // After a crash the store may hold many threads whose work goes on: each
+  // is loaded, but not all asked for at once (CAF 0.17's table of pending
+  // requests makes n at once cost n^2/2 steps).
+  constexpr size_t going_on = 300;
+  stored->hold_loads = true;
+  std::vector<pending_thread> pending;
+  for (size_t i = 0; i < going_on; ++i)
+    pending.push_back({protocol::new_uuid_v7(), action_record::phase::decided, 0});
+  (*self)->send(manager, atom::pending::value, pending);
+  run();
+  EXPECT_GT(stored->most_loads_held, 0u);
+  EXPECT_LT(stored->most_loads_held, going_on) << "every load was asked for at once";
+  // Each answer makes room for the next: every one is asked for, once.
+  for (size_t round = 0; round < going_on && stored->loads < going_on; ++round) {
+    test::release_loads(*self, svc.store);
+    run();
+  }
+  test::release_loads(*self, svc.store);
+  run();
+  EXPECT_EQ(stored->loads, going_on);
+}
+
 TEST_F(thread_manager_test, shutdown_interrupts_turns_and_answers_when_all_are_gone) {
   steps->push_back(test::escalate("touch never"));  // waits on an approval nobody gives
   auto id = start_thread();
