@@ -514,9 +514,10 @@ def test_keep_alive_off():
 
 
 def test_many_streams():
-    """400 streams at once, each stalled 3 s after its first delta: all are open together
-    (every client has its first delta before any stream finishes), more than a fixed pool of
-    256 threads would allow."""
+    """400 streams at once, each stalled 3 s after its first delta: more are open together
+    (between a stream's first delta and its end) than a fixed pool of 256 threads would allow.
+    (Asking for all 400 together failed on a loaded machine, where starting 400 client threads
+    took longer than the stall: the claim is the mock's, not the client's.)"""
     mock = Mock()
     count, results, lock = 400, [], threading.Lock()
 
@@ -539,9 +540,14 @@ def test_many_streams():
         t.join()
     mock.stop()
     check(len(results) == count and all(w for w, _, _ in results), "many: all %d whole" % count)
-    if results:
-        check(max(r[1] for r in results) < min(r[2] for r in results),
-              "many: all streams open at once")
+    # The most streams open at one moment: a sweep over (first delta, end) intervals.
+    edges = sorted([(first, 1) for _, first, _ in results if first]
+                   + [(end, -1) for _, first, end in results if first])
+    open_now = most_open = 0
+    for _, step in edges:
+        open_now += step
+        most_open = max(most_open, open_now)
+    check(most_open > 256, "many: %d streams open at once, more than 256" % most_open)
 
 
 def main():
