@@ -38,6 +38,7 @@
 #include "transport/outgoing_queue.hpp"
 #include "transport/tls_context.hpp"
 #include "transport/unix_socket_claim.hpp"
+#include "transport/ws_corked_stream.hpp"
 
 namespace parley::ws {
 
@@ -130,6 +131,11 @@ struct shared : std::enable_shared_from_this<shared> {
   asio::io_context ioc;
 };
 
+/// A burst written in one write holds at most this many messages and bytes
+/// (a larger message goes alone).
+constexpr size_t kBurstMessages = 128;
+constexpr size_t kBurstBytes = size_t{64} << 10;
+
 /// One client: the HTTP request (a health check, or the upgrade), then
 /// frames both ways. Lives on the I/O thread; the connection actor reaches it
 /// only through posted work. Counted by the caps from its accept to its end.
@@ -173,7 +179,8 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if constexpr (is_tls<Stream>) {
       // A cleartext client on a TLS port fails here and gets nothing.
       arm_deadline("tls_handshake");
-      ws_.next_layer().async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
+      auto& secure = ws_.next_layer().next_layer();  // under the corked layer
+      secure.async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
         if (ec) {
           PARLEY_DEBUG("ws event=tls_handshake_failed peer={} error=\"{}\"", self->peer_,
                        ec.message());
@@ -319,11 +326,8 @@ class session : public std::enable_shared_from_this<session<Stream>> {
       if (!box->put(std::move(line), std::move(credit))) return;  // a drain is on its way
       asio::post(keep->ioc, [weak, box] {
         auto lines = box->take();
-        auto s = weak.lock();
-        for (auto& [queued, held] : lines) {
-          if (s) s->send(std::move(queued));
-          held.reset();  // given back once its line is queued, as before
-        }
+        if (auto s = weak.lock()) s->send_all(lines);
+        // The credits are given back here, once their lines are queued.
       });
     };
     // The writer only closes the output now, once every line before has
@@ -403,16 +407,32 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   }
 
   void send(std::string line) {
-    if (closing_) return;
-    if (!queue_.push(std::move(line))) {
-      PARLEY_WARN("ws event=slow_client client={} queued_bytes={} disconnecting", name(),
-                  queue_.bytes());
-      owner_.telemetry->limits.count("slow_client");
-      return close(websocket::close_code::try_again_later);
-    }
+    if (closing_ || !queue(std::move(line))) return;
     account_queued_bytes();
     signal_pressure();
     if (!writing_) write_next();
+  }
+
+  /// The lines a drain took, in order: queued one by one (each is its own
+  /// message), the queue's bytes accounted and its pressure looked at once.
+  void send_all(std::vector<frame_outbox::entry>& lines) {
+    if (closing_) return;
+    bool fits = true;
+    for (auto& entry : lines)
+      if (!(fits = queue(std::move(entry.first)))) break;
+    account_queued_bytes();
+    signal_pressure();
+    if (fits && !writing_) write_next();
+  }
+
+  /// Queues one line; false (and the client closed) when it does not fit.
+  bool queue(std::string line) {
+    if (queue_.push(std::move(line))) return true;
+    PARLEY_WARN("ws event=slow_client client={} queued_bytes={} disconnecting", name(),
+                queue_.bytes());
+    owner_.telemetry->limits.count("slow_client");
+    close(websocket::close_code::try_again_later);
+    return false;
   }
 
   /// Past the queue's high-water mark the connection holds its threads'
@@ -425,16 +445,37 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     caf::anon_send<caf::message_priority::high>(conn_, atom::pressure::value, *change);
   }
 
+  /// Writes the queue's front lines, each its own message, as one burst: all
+  /// but the last are kept by the corked layer under Beast (ws_corked_stream.hpp)
+  /// and go to the socket with the last, in one write. The lines leave the
+  /// queue (and its bytes the pressure marks) once that write is done.
   void write_next() {
     writing_ = true;
+    size_t count = 1;
+    size_t bytes = queue_.front().size();
+    while (count < queue_.size() && count < kBurstMessages &&
+           bytes + queue_.at(count).size() <= kBurstBytes)
+      bytes += queue_.at(count++).size();
+    burst_ = count;
+    write_message(0);
+  }
+
+  void write_message(size_t i) {
+    bool last = i + 1 == burst_;
+    ws_.next_layer().cork(!last);
     ws_.text(true);
     auto self = this->shared_from_this();
-    ws_.async_write(asio::buffer(queue_.front()), [self](beast::error_code ec, size_t) {
-      self->queue_.pop();
+    ws_.async_write(asio::buffer(queue_.at(i)), [self, i, last](beast::error_code ec, size_t) {
+      if (!ec && !last && !self->closing_) return self->write_message(i + 1);
+      // The burst is over: written, failed, or cut short by a close (whose
+      // frame, written uncorked, takes what was kept with it).
+      self->ws_.next_layer().cork(false);
+      for (size_t n = 0; n <= i; ++n) self->queue_.pop();
       self->account_queued_bytes();
       self->signal_pressure();
       self->writing_ = false;
       if (ec) return self->closed(ec.message());
+      if (self->closing_) return;  // nothing goes after the close frame
       if (!self->queue_.empty()) return self->write_next();
       if (self->close_after_drain_) self->close(websocket::close_code::normal);
     });
@@ -461,6 +502,8 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   void close(websocket::close_code code) {
     if (closing_) return;
     closing_ = true;
+    // The close frame is written uncorked: it takes a burst cut short with it.
+    ws_.next_layer().cork(false);
     auto self = this->shared_from_this();
     ws_.async_close(code, [self](beast::error_code) { self->closed("closed by the server"); });
   }
@@ -472,7 +515,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   }
 
   std::shared_ptr<ssl::context> tls_;  // before ws_: its stream uses it
-  websocket::stream<Stream> ws_;
+  websocket::stream<corked_stream<Stream>> ws_;
   asio::steady_timer deadline_;
   shared& owner_;
   std::string peer_;
@@ -486,6 +529,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   connection_actor conn_;
   outgoing_queue queue_{owner_.options.max_queued_bytes};
   bool writing_ = false;
+  size_t burst_ = 0;  // the messages of the burst being written
   bool closing_ = false;
   tenant_identity who_;  // from its credentials, at the handshake
   bool close_after_drain_ = false;
