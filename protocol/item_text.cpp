@@ -68,7 +68,10 @@ bool append(std::string& out, const agent_message_item& x) {
   return true;
 }
 
-bool append_action(std::string& out, const command_action& x) {
+}  // namespace item_text_detail
+
+bool append_command_action(std::string& out, const command_action& x) {
+  using namespace item_text_detail;
   append_key(out += '{', "command");
   if (!append_json_string(out, x.command)) return false;
   switch (x.type) {
@@ -98,6 +101,8 @@ bool append_action(std::string& out, const command_action& x) {
   return false;
 }
 
+namespace item_text_detail {
+
 bool append(std::string& out, const command_execution_item& x) {
   append_key(out += '{', "aggregatedOutput");
   if (!string_or_null(out, x.aggregated_output)) return false;
@@ -107,7 +112,7 @@ bool append(std::string& out, const command_execution_item& x) {
   out += '[';
   for (size_t i = 0; i < x.command_actions.size(); ++i) {
     if (i > 0) out += ',';
-    if (!append_action(out, x.command_actions[i])) return false;
+    if (!append_command_action(out, x.command_actions[i])) return false;
   }
   out += ']';
   append_key(out += ',', "cwd");

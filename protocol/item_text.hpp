@@ -15,6 +15,9 @@
 namespace parley::protocol {
 
 bool append_item(std::string& out, const thread_item& x);
+/// One of a command's parsed actions (a commandExecution item's, an
+/// approval request's).
+bool append_command_action(std::string& out, const command_action& x);
 bool append_turn(std::string& out, const turn& x);
 
 }  // namespace parley::protocol

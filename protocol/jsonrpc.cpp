@@ -1,6 +1,7 @@
 #include "protocol/jsonrpc.hpp"
 
 #include "protocol/bounded_json.hpp"
+#include "protocol/jsonrpc_text.hpp"
 
 #include <initializer_list>
 #include <string_view>
@@ -129,7 +130,11 @@ std::string concat(std::initializer_list<std::string_view> parts) {
 // writes, without copying the body into a DOM of the envelope first (for a
 // thread/start reply, the whole thread).
 std::string encode_response(const request_id& id, const json& result) {
-  return concat({"{\"id\":", id_text(id), ",\"result\":", dump_line(result), "}"});
+  return encode_response_raw(id, dump_line(result));
+}
+
+std::string encode_response_raw(const request_id& id, std::string_view result_json) {
+  return concat({"{\"id\":", id_text(id), ",\"result\":", result_json, "}"});
 }
 
 std::string encode_error(const request_id& id, int code, const std::string& message) {
@@ -149,8 +154,13 @@ std::string encode_notification_raw(const char* method, const std::string& param
 }
 
 std::string encode_request(const request_id& id, const char* method, const json& params) {
+  return encode_request_raw(id, method, dump_line(params));
+}
+
+std::string encode_request_raw(const request_id& id, const char* method,
+                               std::string_view params_json) {
   return concat({"{\"id\":", id_text(id), ",\"method\":\"", method, "\",\"params\":",
-                 dump_line(params), "}"});
+                 params_json, "}"});
 }
 
 }  // namespace parley::protocol

@@ -4,6 +4,7 @@
 
 #include "protocol/item_text.hpp"
 #include "protocol/json_codec.hpp"
+#include "protocol/thread_text.hpp"
 
 namespace parley::protocol {
 
@@ -162,7 +163,8 @@ bool write_item_params(std::string& out, const char* at_key, int64_t at, bool at
   return true;
 }
 
-/// Writes the shapes this file knows; false for any other (or bad UTF-8).
+/// Writes the shapes this file knows (and a thread's start and close, with
+/// protocol/thread_text.hpp); false for any other (or bad UTF-8).
 bool write_params(std::string& out, const notification& n) {
   if (auto* d = std::get_if<agent_message_delta>(&n))
     return write_delta(out, d->thread_id, d->turn_id, d->item_id, d->delta);
@@ -178,8 +180,20 @@ bool write_params(std::string& out, const notification& n) {
     return write_item_params(out, "completedAtMs", i->completed_at_ms, true, i->thread_id,
                              i->turn_id, i->item);
   if (auto* t = std::get_if<turn_started>(&n)) return write_turn_params(out, t->thread_id, t->turn_);
+  if (auto* s = std::get_if<thread_started>(&n)) {
+    append_key(out += '{', "thread");
+    if (!append_thread(out, s->thread_)) return false;
+    out += '}';
+    return true;
+  }
   if (auto* t = std::get_if<turn_completed>(&n))
     return write_turn_params(out, t->thread_id, t->turn_);
+  if (auto* c = std::get_if<thread_closed>(&n)) {
+    append_key(out += '{', "threadId");
+    if (!append_json_string(out, c->thread_id)) return false;
+    out += '}';
+    return true;
+  }
   return false;
 }
 

@@ -4,6 +4,7 @@
 
 #include "actors/core/errors.hpp"
 #include "protocol/client_requests.hpp"
+#include "protocol/request_text.hpp"
 
 namespace parley::rpc {
 
@@ -49,6 +50,9 @@ approval_request command_request(const approval_ask& ask, bool legacy) {
   }
   r.binding.what = approval_binding::kind::command;
   r.method = protocol::command_approval_method;
+  r.params_text.reserve(512);
+  if (protocol::append_command_approval(r.params_text, ask.command, ask.digest)) return r;
+  r.params_text.clear();  // a string that is not valid UTF-8: nlohmann's
   r.params = json(ask.command);
   r.params["actionDigest"] = ask.digest;
   return r;

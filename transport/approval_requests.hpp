@@ -33,7 +33,10 @@ struct approval_binding {
 /// A server->client request ready to send.
 struct approval_request {
   const char* method = nullptr;
-  protocol::json params;
+  protocol::json params;  // null when params_text holds them
+  /// The params already written as JSON text (the v2 command request, the
+  /// one every escalated command asks: issue 23); empty: `params` holds them.
+  std::string params_text;
   approval_binding binding;
 };
 

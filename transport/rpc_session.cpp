@@ -6,7 +6,9 @@
 #include "actors/core/log.hpp"
 #include "actors/core/passed_rpc_error.hpp"
 #include "protocol/ids.hpp"
+#include "protocol/jsonrpc_text.hpp"
 #include "protocol/notification_text.hpp"
+#include "protocol/thread_text.hpp"
 #include "transport/approval_requests.hpp"
 #include "transport/item_pages.hpp"
 #include "transport/not_offered.hpp"
@@ -37,6 +39,17 @@ caf::error require_experimental(const protocol::initialize_capabilities& caps, b
                       std::string{what} + " requires experimentalApi capability");
   return {};
 }
+
+/// A result already written as JSON text (reply_with sends it as it is).
+struct result_text {
+  std::string json;
+};
+
+/// Results written without a DOM where protocol/thread_text.hpp knows them:
+/// the replies every thread and turn gets (issue 23).
+template <class Result>
+constexpr bool has_result_text = std::is_same_v<Result, protocol::thread_session_response>
+                                 || std::is_same_v<Result, protocol::turn_start_response>;
 
 /// Methods whose params type is not a struct: `params` may be absent.
 bool takes_no_params(const std::string& method) {
@@ -241,6 +254,12 @@ void session::reply(const request_id& id, const json& result) {
   write(std::move(line));
 }
 
+void session::reply_text(const request_id& id, const std::string& result_json) {
+  auto line = protocol::encode_response_raw(id, result_json);
+  unmask(id, line);
+  write(std::move(line));
+}
+
 void session::reply_error(const request_id& id, int code, const std::string& message) {
   auto line = protocol::encode_error(id, code, message);
   unmask(id, line);
@@ -281,6 +300,8 @@ runtime_port::reply<Result> session::reply_with(const request_id& id, Encode enc
       auto encoded = encode(*r);
       if constexpr (std::is_same_v<decltype(encoded), json>) {
         reply(id, encoded);
+      } else if constexpr (std::is_same_v<decltype(encoded), result_text>) {
+        reply_text(id, encoded.json);
       } else if (encoded) {
         reply(id, *encoded);
       } else {
@@ -296,7 +317,15 @@ runtime_port::reply<Result> session::reply_as_json(const request_id& id) {
   return reply_with<Result>(id, [this](const Result& r) {
     // A thread this session started, resumed or forked: its roots are fs/*'s.
     if constexpr (std::is_same_v<Result, protocol::thread_session_response>) learn_roots(r);
-    return json(r);
+    if constexpr (has_result_text<Result>) {
+      result_text text;
+      text.json.reserve(1024);
+      // Anything thread_text does not write (an item kind, bad UTF-8): nlohmann's.
+      if (!protocol::append_result(text.json, r)) text.json = protocol::dump_line(json(r));
+      return text;
+    } else {
+      return json(r);
+    }
   });
 }
 
@@ -859,7 +888,10 @@ void session::ask(const approval_ask& ask, decision_sink sink) {
   request_of_key_.emplace(ask.key, rid);
   PARLEY_DEBUG("connection event=ask id={} key={} method={} initialized={}", rid, ask.key,
                shown.method, initialized_);
-  write(protocol::encode_request(request_id{rid}, shown.method, shown.params));
+  if (!shown.params_text.empty())
+    write(protocol::encode_request_raw(request_id{rid}, shown.method, shown.params_text));
+  else
+    write(protocol::encode_request(request_id{rid}, shown.method, shown.params));
 }
 
 void session::withdraw(uint64_t key) {

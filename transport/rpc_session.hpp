@@ -180,6 +180,8 @@ class session {
   void on_response(const protocol::incoming_message& m);
 
   void reply(const protocol::request_id& id, const protocol::json& result);
+  /// The same with the result already written as JSON text.
+  void reply_text(const protocol::request_id& id, const std::string& result_json);
   void reply_error(const protocol::request_id& id, const caf::error& err);
   void reply_error(const protocol::request_id& id, int code, const std::string& message);
   void write(std::string line);
