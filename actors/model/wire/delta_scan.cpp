@@ -253,9 +253,10 @@ class delta_scanner {
     const char* digits = p_;
     std::int64_t n = 0;
     while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+      // Counted before it is added: a digit past the 18th would overflow n.
+      if (p_ - digits == longest_integer) return false;
       n = n * 10 + (*p_ - '0');
       ++p_;
-      if (p_ - digits > longest_integer) return false;
     }
     auto count = p_ - digits;
     if (count == 0 || (count > 1 && *digits == '0')) return false;

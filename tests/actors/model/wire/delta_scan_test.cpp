@@ -76,6 +76,7 @@ TEST(delta_scan, leaves_everything_else_to_nlohmann) {
       {"response.output_text.delta", R"({"delta":"a","n":1.5})"},   // fractions
       {"response.output_text.delta", R"({"delta":"a","n":1e3})"},   // exponents
       {"response.output_text.delta", R"({"delta":"a","n":1234567890123456789})"},
+      {"response.output_text.delta", R"({"delta":"a","n":-99999999999999999999})"},  // no overflow
       {"response.output_text.delta", R"({"delta":"a","n":01})"},
       {"response.output_text.delta", R"({"delta":"a","de\u006cta":"b"})"},  // escaped key
       {"response.output_text.delta", "\xEF\xBB\xBF{\"delta\":\"a\"}"},       // a BOM
