@@ -645,11 +645,12 @@ std::optional<model_delta> delta_of(self_ptr self, wire::stream_event& e) {
   auto& st = self->state;
   if (st.compaction) return std::nullopt;
   if (auto* d = std::get_if<wire::text_delta>(&e))
-    return model_delta{d->item_id, std::move(d->delta), model_delta::kind::text, 0,
+    return model_delta{std::move(d->item_id), std::move(d->delta), model_delta::kind::text, 0,
                        st.piece_credit};
   if (auto* r = std::get_if<wire::reasoning_delta>(&e)) {
     auto kind = r->summary ? model_delta::kind::reasoning_summary : model_delta::kind::reasoning_text;
-    return model_delta{r->item_id, std::move(r->delta), kind, r->index, st.piece_credit};
+    return model_delta{std::move(r->item_id), std::move(r->delta), kind, r->index,
+                       st.piece_credit};
   }
   return std::nullopt;
 }
@@ -688,6 +689,7 @@ bool on_event(self_ptr self, wire::stream_event& e) {
 /// place among the other events.
 void handle_events(self_ptr self, std::vector<wire::stream_event> events) {
   model_deltas run;
+  run.reserve(events.size());  // once, not grown delta by delta
   auto flush = [&] {
     if (run.size() == 1)
       self->send(self->state.turn, atom::delta::value, std::move(run.front()));

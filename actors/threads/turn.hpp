@@ -22,6 +22,7 @@
 #include "actors/patch/turn_diff.hpp"
 #include "actors/threads/output_buffer.hpp"
 #include "actors/threads/replay_cursor.hpp"
+#include "protocol/delta_text.hpp"
 
 namespace parley {
 
@@ -155,6 +156,8 @@ struct streaming_message {
   std::string model_id;     // the model's id for it (a retry may change it)
   bool restarting = false;  // a retry began: the next message replaces it
   replay_cursor shown;      // what of item.text the client was sent
+  /// Its deltas' params, the ids escaped once for all of them.
+  protocol::message_delta_text delta_text;
 };
 
 /// Reasoning the model is streaming, beside its item: the model's id for it

@@ -56,6 +56,23 @@ void complete_reasoning(self_ptr self) {
 
 namespace {
 
+/// The event of a piece of the streaming message: make_event's, with its
+/// params written by the message's own writer (the ids escaped once).
+notification_ptr message_delta_event(self_ptr self, std::string text,
+                                     std::shared_ptr<const void> credit) {
+  auto& st = self->state;
+  auto& s = st.settings;
+  auto e = std::make_shared<outgoing_event>();
+  e->credit = std::move(credit);
+  e->body = protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
+                                          std::move(text)};
+  if (!st.svc.config->encode_events) return e;
+  auto params =
+      st.streaming->delta_text.params(std::get<protocol::agent_message_delta>(e->body).delta);
+  e->wire_params = params ? std::move(*params) : protocol::params_text(e->body);
+  return e;
+}
+
 /// Whether a reasoning delta of a retry belongs to an item the client has
 /// seen completed already (in the attempt the retry replaces).
 bool skipped_reasoning(turn_state& st, const model_delta& d) {
@@ -126,21 +143,19 @@ void on_model_delta(self_ptr self, model_delta& d) {
     st.streaming.emplace();
     st.streaming->item.id = d.item_id;
     st.streaming->model_id = d.item_id;
+    st.streaming->delta_text = protocol::message_delta_text(
+        st.settings.thread_id, st.settings.turn_id, st.streaming->item.id);
     item_started(self, st.streaming->item, protocol::unix_ms());
   }
   st.streaming->item.text += d.text;
   // After a retry, what the broken attempt sent is held back: each delta once.
   auto unseen = st.streaming->shown.take(st.streaming->item.text, std::move(d.text));
   if (unseen.empty()) return;
-  auto& s = st.settings;
-  // The item's id, not the model's: after a retry the model names its new
-  // answer differently, but clients only know the item that was started.
-  // The stream's credit goes with it: the stream reads on once clients
+  // Under the item's id, not the model's (message_delta_event): after a
+  // retry the model names its new answer differently, but clients only
+  // know the item that was started. The stream's credit goes with it: the stream reads on once clients
   // have taken it (backpressure, issue 22).
-  emit(self,
-       protocol::agent_message_delta{s.thread_id, s.turn_id, st.streaming->item.id,
-                                     std::move(unseen)},
-       std::move(d.credit));
+  send_event(self, message_delta_event(self, std::move(unseen), std::move(d.credit)));
 }
 
 void on_model_deltas(self_ptr self, model_deltas& ds) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -58,15 +59,32 @@ bool same_delta(const stream_event& a, const stream_event& b) {
          && r->index == s->index;
 }
 
+// The whole mapping (the scanner first: deltas, and the events parley
+// ignores) against nlohmann's alone: the same event, or nothing from both.
+bool same_mapping(const std::optional<stream_event>& a, const std::optional<stream_event>& b) {
+  if (!a || !b) return !a && !b;
+  if (a->index() != b->index()) return false;
+  if (std::holds_alternative<text_delta>(*a) || std::holds_alternative<reasoning_delta>(*a))
+    return same_delta(*a, *b);
+  if (const auto* e = std::get_if<stream_error>(&*a))
+    return e->message == std::get<stream_error>(*b).message;
+  return true;
+}
+
 // The scanner's reading of each event against nlohmann's (the body as one
 // event per blank line; the data as the first byte's split leaves it too).
 void check_scanner(std::string_view body) {
   sse_parser sse(4096);
   for (const auto& event : sse.feed(body)) {
+    if (!same_mapping(map_responses_event(event), map_responses_event_dom(event))) std::abort();
     auto fast = scan_delta_event(event);
     if (!fast) continue;
     auto dom = map_responses_event_dom(event);
     if (!dom || !same_delta(*fast, *dom)) std::abort();
+  }
+  for (const char* name : {"response.output_text.done", ""}) {
+    sse_event ignored{name, std::string(body)};
+    if (!same_mapping(map_responses_event(ignored), map_responses_event_dom(ignored))) std::abort();
   }
   // Data alone, as if it had come in a data: line.
   auto fast = scan_delta_event(sse_event{"response.output_text.delta", std::string(body)});

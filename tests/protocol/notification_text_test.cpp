@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "protocol/delta_text.hpp"
 #include "protocol/json_codec.hpp"
 
 namespace parley::protocol {
@@ -63,6 +64,58 @@ TEST(notification_text, message_and_command_deltas_match_nlohmann) {
     notification c = command_output_delta{"019b-thread", s, "call_1", s + s};
     EXPECT_EQ(params_text(c), reference(c)) << json(s).dump();
   }
+}
+
+/// Whether nlohmann's strict dump takes `s` (it throws on bad UTF-8).
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+// The turn writes its message's deltas with the ids escaped once
+// (message_delta_text): the same bytes as nlohmann, or nothing (then
+// params_text, itself checked above, writes them).
+TEST(notification_text, a_message_writers_deltas_match_nlohmann) {
+  const std::string thread = "019b0000-0000-7000-8000-000000000000";
+  int written = 0, declined = 0;
+  for (const auto& s : tricky_strings()) {
+    // s as the delta, then as each of the ids.
+    std::vector<agent_message_delta> cases{{thread, "019b-turn", "msg_1", s},
+                                           {"thr_" + s, "turn", "msg", "w1 "},
+                                           {thread, s, "msg", "a"},
+                                           {thread, "turn", s + "\"", s + s}};
+    for (const auto& d : cases) {
+      protocol::message_delta_text writer(d.thread_id, d.turn_id, d.item_id);
+      auto params = writer.params(d.delta);
+      if (!params) {
+        ++declined;
+        // Only bad UTF-8 is left to nlohmann.
+        EXPECT_FALSE(valid_utf8(d.thread_id) && valid_utf8(d.turn_id) && valid_utf8(d.item_id)
+                     && valid_utf8(d.delta))
+            << json(s).dump();
+        continue;
+      }
+      ++written;
+      EXPECT_EQ(*params, reference(d)) << json(s).dump();
+    }
+  }
+  EXPECT_GT(written, 600);
+  EXPECT_GT(declined, 100);
+  // One writer, many deltas (the ids written once), and a huge one.
+  protocol::message_delta_text writer(thread, "t\"u", "msg_\n");
+  for (const auto& s : {std::string("x"), std::string(1 << 20, 'y') + "\"\x01",
+                        std::string("\xe2\x82\xac"), std::string()}) {
+    auto params = writer.params(s);
+    ASSERT_TRUE(params);
+    EXPECT_EQ(*params, reference(agent_message_delta{thread, "t\"u", "msg_\n", s}));
+  }
+  EXPECT_FALSE(writer.params("\xe2\x82"));  // a sequence cut short: nlohmann replaces it
+  EXPECT_FALSE(protocol::message_delta_text().params("a"));  // no ids given
+  EXPECT_FALSE(protocol::message_delta_text(thread, "t", "\xff").params("a"));
 }
 
 TEST(notification_text, reasoning_deltas_match_nlohmann_both_kinds) {

@@ -48,12 +48,35 @@ class delta_scanner {
     }
   }
 
-  std::optional<std::string> type, item_id, delta;
+  /// The last "type" when it is a string: a view of the data when written
+  /// without escapes (no copy: most events' type is longer than a short
+  /// string holds), else decoded into type_decoded_.
+  std::optional<std::string_view> type;
+  std::optional<std::string> item_id, delta;
   std::optional<std::int64_t> summary_index, content_index;
 
  private:
+  bool type_field() {
+    if (p_ < end_ && *p_ == '"') {
+      const char* start = p_ + 1;
+      bool escaped = false;
+      if (!string(nullptr, &escaped)) return false;
+      if (!escaped) {
+        type = std::string_view(start, static_cast<std::size_t>(p_ - 1 - start));
+        return true;
+      }
+      p_ = start - 1;  // read it again, decoding it
+      type_decoded_.clear();
+      if (!string(&type_decoded_)) return false;
+      type = std::string_view(type_decoded_);
+      return true;
+    }
+    type.reset();
+    return value(0);
+  }
+
   bool field(std::string_view key) {
-    if (key == "type") return string_or_other(type);
+    if (key == "type") return type_field();
     if (key == "item_id") return string_or_other(item_id);
     if (key == "delta") return string_or_other(delta);
     if (key == "summary_index") return integer_or_other(summary_index);
@@ -230,9 +253,10 @@ class delta_scanner {
     const char* digits = p_;
     std::int64_t n = 0;
     while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+      // Counted before it is added: a digit past the 18th would overflow n.
+      if (p_ - digits == longest_integer) return false;
       n = n * 10 + (*p_ - '0');
       ++p_;
-      if (p_ - digits > longest_integer) return false;
     }
     auto count = p_ - digits;
     if (count == 0 || (count > 1 && *digits == '0')) return false;
@@ -265,6 +289,7 @@ class delta_scanner {
 
   const char* p_;
   const char* end_;
+  std::string type_decoded_;
 };
 
 enum class delta_kind { none, text, summary, raw };
@@ -274,6 +299,12 @@ delta_kind kind_of(std::string_view type) {
   if (type == "response.reasoning_summary_text.delta") return delta_kind::summary;
   if (type == "response.reasoning_text.delta") return delta_kind::raw;
   return delta_kind::none;
+}
+
+/// The event's type as the mapping takes it: the data's "type" when that
+/// is a string, else the SSE event's name.
+std::string_view type_of(const delta_scanner& s, const sse_event& event) {
+  return s.type ? *s.type : std::string_view(event.event);
 }
 
 }  // namespace
@@ -287,7 +318,7 @@ std::optional<stream_event> scan_delta_event(const sse_event& event) {
   }
   delta_scanner s(event.data);
   if (!s.object_with_fields()) return std::nullopt;
-  auto kind = kind_of(s.type ? std::string_view(*s.type) : std::string_view(event.event));
+  auto kind = kind_of(type_of(s, event));
   // A delta without its text is an error nlohmann's path words.
   if (kind == delta_kind::none || !s.delta) return std::nullopt;
   std::string item_id = s.item_id ? std::move(*s.item_id) : std::string();
@@ -295,6 +326,12 @@ std::optional<stream_event> scan_delta_event(const sse_event& event) {
   bool summary = kind == delta_kind::summary;
   auto index = summary ? s.summary_index : s.content_index;
   return reasoning_delta{std::move(item_id), std::move(*s.delta), summary, index.value_or(0)};
+}
+
+std::optional<std::string> scanned_type(const sse_event& event) {
+  delta_scanner s(event.data);
+  if (!s.object_with_fields()) return std::nullopt;
+  return std::string(type_of(s, event));
 }
 
 }  // namespace parley::wire

@@ -23,4 +23,13 @@ namespace parley::wire {
 /// event is anything else or anything the scanner does not fully recognise.
 std::optional<stream_event> scan_delta_event(const sse_event& event);
 
+/// The type of an event whose data the scanner fully recognises as one JSON
+/// object (as nlohmann would parse it): the data's "type" when that is a
+/// string, else the event's name; nullopt for anything it does not. For
+/// the events parley does not use (a content part added or done, a text
+/// done, ...): nlohmann's path only checks that their data is a JSON
+/// object, and building its DOM of a whole text to drop it cost as much
+/// as reading the deltas (issue 23).
+std::optional<std::string> scanned_type(const sse_event& event);
+
 }  // namespace parley::wire

@@ -112,6 +112,11 @@ handler handler_for(std::string_view type) {
 std::optional<stream_event> map_responses_event(const sse_event& event) {
   if (event.data == "[DONE]") return std::nullopt;  // some compatible servers end so
   if (auto delta = scan_delta_event(event)) return delta;
+  // An event parley does not use, read without a DOM. One named as an event
+  // parley uses goes straight to nlohmann (its data is read there anyway).
+  if (!handler_for(event.event)) {
+    if (auto type = scanned_type(event); type && !handler_for(*type)) return std::nullopt;
+  }
   return map_responses_event_dom(event);
 }
 
@@ -134,15 +139,17 @@ std::optional<stream_event> map_responses_event_dom(const sse_event& event) {
 std::vector<stream_event> responses_stream::feed(std::string_view bytes) {
   std::vector<stream_event> out;
   if (ended_) return out;
-  for (const auto& sse : sse_.feed(bytes)) {
+  // Events are mapped as the parser completes them, in its own buffers;
+  // what follows the stream's end is parsed but not mapped.
+  sse_.feed(bytes, [this, &out](const sse_event& sse) {
+    if (ended_) return;
     auto event = map_responses_event(sse);
-    if (!event) continue;
+    if (!event) return;
     completed_ = std::holds_alternative<response_completed>(*event);
     ended_ = ends_stream(*event);
     out.push_back(std::move(*event));
-    if (ended_) return out;
-  }
-  if (sse_.error()) {
+  });
+  if (!ended_ && sse_.error()) {
     ended_ = true;
     out.push_back(stream_error{*sse_.error()});
   }

@@ -28,8 +28,9 @@ namespace parley::wire {
 /// One server-sent event as a typed event, or nothing for events parley does
 /// not use. The event's type is the data's "type" (the SSE event name when
 /// the data has none).
-/// Text and reasoning deltas are read by a scanner (delta_scan.hpp); the
-/// rest, and any delta it does not fully recognise, through nlohmann.
+/// Text and reasoning deltas, and the events parley does not use, are read
+/// by a scanner (delta_scan.hpp); the rest, and anything it does not fully
+/// recognise, through nlohmann.
 std::optional<stream_event> map_responses_event(const sse_event& event);
 
 /// The same through nlohmann alone: the reference the scanner is tested

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace parley::wire {
@@ -45,6 +46,17 @@ class sse_parser {
   /// an error, returns nothing and ignores further input.
   std::vector<sse_event> feed(std::string_view bytes);
 
+  /// The same, handing each event to `on_event(const sse_event&)` as it is
+  /// completed. The event is the parser's own (valid during the call): no
+  /// event is moved out, so its buffers serve the next one, and a stream of
+  /// small events allocates nothing per event (issue 23).
+  template <class F>
+  void feed(std::string_view bytes, F&& on_event) {
+    using fn = std::remove_reference_t<F>;
+    feed_to(bytes, [](void* f, const sse_event& e) { (*static_cast<fn*>(f))(e); },
+            const_cast<void*>(static_cast<const void*>(&on_event)));
+  }
+
   /// Why parsing stopped (an event over the size bound), if it did.
   const std::optional<std::string>& error() const { return error_; }
 
@@ -57,15 +69,16 @@ class sse_parser {
   std::optional<long> retry_ms() const { return retry_ms_; }
 
  private:
-  void take_line(std::string_view line, std::vector<sse_event>& out);
+  using event_sink = void (*)(void* context, const sse_event& event);
+  void feed_to(std::string_view bytes, event_sink sink, void* context);
+  void take_line(std::string_view line, event_sink sink, void* context);
   void take_field(std::string_view name, std::string_view value);
   bool over_bound(std::size_t more);
 
   std::size_t max_event_bytes_;
   std::string partial_line_;   // bytes after the last line end
   bool skip_next_lf_ = false;  // the last chunk ended in \r: a leading \n is its pair
-  std::string event_name_;
-  std::string data_;
+  sse_event event_;  // the event being read: its name and data
   bool has_data_ = false;
   std::string id_;             // the id field of the event being read
   std::string last_event_id_;  // set as an event is dispatched

@@ -76,6 +76,7 @@ TEST(delta_scan, leaves_everything_else_to_nlohmann) {
       {"response.output_text.delta", R"({"delta":"a","n":1.5})"},   // fractions
       {"response.output_text.delta", R"({"delta":"a","n":1e3})"},   // exponents
       {"response.output_text.delta", R"({"delta":"a","n":1234567890123456789})"},
+      {"response.output_text.delta", R"({"delta":"a","n":-99999999999999999999})"},  // no overflow
       {"response.output_text.delta", R"({"delta":"a","n":01})"},
       {"response.output_text.delta", R"({"delta":"a","de\u006cta":"b"})"},  // escaped key
       {"response.output_text.delta", "\xEF\xBB\xBF{\"delta\":\"a\"}"},       // a BOM
@@ -146,6 +147,88 @@ TEST(delta_scan, agrees_over_seeded_random_mutations) {
       }
     }
     read += agrees(e);
+  }
+  EXPECT_GT(read, 1000);  // many mutations leave an event the scanner reads
+}
+
+/// The whole mapping (scanner first) against nlohmann's alone.
+bool maps_alike(const sse_event& e) {
+  auto fast = map_responses_event(e);
+  auto dom = map_responses_event_dom(e);
+  EXPECT_EQ(describe(fast), describe(dom)) << "event '" << e.event << "' data: " << e.data;
+  return describe(fast) == describe(dom);
+}
+
+// The events parley does not use are read by the scanner too (no DOM of a
+// whole text to drop it): they must map to nothing exactly when nlohmann's
+// path maps them to nothing, and to its error otherwise.
+TEST(delta_scan, reads_the_events_parley_ignores_as_nlohmann_does) {
+  const std::string text = R"(w1 w2 \"q\" é 中 😀 \n)";
+  const std::vector<sse_event> ignored = {
+      {"response.output_text.done",
+       R"({"content_index":0,"item_id":"msg_1","output_index":0,"sequence_number":203,)"
+       R"("text":")" + text + R"(","type":"response.output_text.done"})"},
+      {"response.content_part.added",
+       R"({"content_index":0,"item_id":"msg_1","output_index":0,"part":{"annotations":[],)"
+       R"("text":"","type":"output_text"},"sequence_number":2,"type":"response.content_part.added"})"},
+      {"response.in_progress", R"({"type":"response.in_progress","response":{"id":"r","n":[1,-2]}})"},
+      {"", R"({"type":"response.content_part.done","part":{"text":"x"}})"},
+      {"response.content_part.done", R"({"part":{"text":"x"}})"},  // no type: the name's
+      {"keepalive", R"({})"},
+      {"response.output_text.done", R"({"type":"response.output_text.done","type":1})"},
+      {"response.output_text.done", R"({"type":"response.output_text\n.done"})"},
+  };
+  for (const auto& e : ignored) {
+    auto type = scanned_type(e);
+    ASSERT_TRUE(type) << e.data;  // read by the scanner, not declined
+    EXPECT_TRUE(maps_alike(e));
+    EXPECT_FALSE(map_responses_event(e)) << e.data;
+  }
+  EXPECT_EQ(scanned_type(ignored[0]), "response.output_text.done");
+  EXPECT_EQ(scanned_type(ignored[6]), "response.output_text.done");  // a type that is no string
+  EXPECT_EQ(scanned_type(ignored[7]), "response.output_text\n.done");  // escapes decoded
+  // What the scanner declines or names as an event parley uses, nlohmann maps.
+  const std::vector<sse_event> others = {
+      {"response.output_text.done", R"({"type":"response.output_text.done","text":"\u00e9"})"},
+      {"response.output_text.done", R"({"type":"response.output_text.done","n":1.5})"},
+      {"response.output_text.done", R"({"type":"response.output_text.done",})"},
+      {"response.output_text.done", R"([1])"},
+      {"response.output_text.done", R"("text")"},
+      {"response.output_text.done", "{\"text\":\"\xC0\xAF\"}"},
+      {"response.content_part.done", R"({"type":"response.completed","response":{"id":"r"}})"},
+      {"", R"({"type":"response.output_item.done","item":{"type":"message"}})"},
+      {"", R"({"type":"error","message":"m"})"},
+      {"error", R"({"message":"m"})"},
+      {"response.failed", R"({"type":"response.in_progress"})"},
+  };
+  for (const auto& e : others) EXPECT_TRUE(maps_alike(e));
+  EXPECT_EQ(describe(map_responses_event(others[6])), "other event");  // completed
+}
+
+TEST(delta_scan, maps_mutations_of_ignored_events_as_nlohmann_does) {
+  std::mt19937 gen(19);
+  const std::vector<sse_event> seeds = {
+      {"response.output_text.done",
+       R"({"content_index":0,"item_id":"msg","text":"hello é 中 😀 \n\"","type":"response.output_text.done"})"},
+      {"", R"({"type":"response.content_part.added","part":{"annotations":[],"text":"","type":"output_text"}})"},
+      {"response.content_part.done", R"({"part":{"text":"x","l":[{"a":[1,-2,true,null]}]}})"},
+  };
+  const std::string alphabet = "{}[]:,\"\\ -0123456789.eEtrufalsn\x01\x7f\x80\xbf\xc3\xe2\xf0\xf4\xff";
+  int read = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto e = seeds[i % seeds.size()];
+    int edits = 1 + static_cast<int>(gen() % 3);
+    for (int k = 0; k < edits && !e.data.empty(); ++k) {
+      auto at = gen() % e.data.size();
+      char c = alphabet[gen() % alphabet.size()];
+      switch (gen() % 3) {
+        case 0: e.data[at] = c; break;
+        case 1: e.data.insert(e.data.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+        default: e.data.erase(at, 1); break;
+      }
+    }
+    maps_alike(e);
+    read += scanned_type(e).has_value();
   }
   EXPECT_GT(read, 1000);  // many mutations leave an event the scanner reads
 }

@@ -93,6 +93,28 @@ TEST(sse_parser, one_byte_at_a_time_gives_the_same_events) {
   EXPECT_EQ(events.size(), 3u);
 }
 
+// The form the Responses stream reads with: each event handed over in the
+// parser's own buffers, which the next event reuses. What it hands over,
+// copied at each call, is what the vector form returns, split anywhere; a
+// short event after a long one is not left with the long one's bytes.
+TEST(sse_parser, events_handed_over_in_place_are_the_same_events) {
+  const std::string stream = responses_framing + "event: a-much-longer-event-name\r\ndata: " +
+                             std::string(300, 'L') + "\r\ndata: b\r\n\r\n" +
+                             "data: c\rdata: d\r\r" + "event: e\ndata: {\"k\":\"v\"}\n\n" +
+                             "event: ping\n\ndata: short\n\n";
+  auto expected = parse_whole(stream);
+  ASSERT_EQ(expected.size(), 6u);
+  EXPECT_EQ(expected.back(), (sse_event{"", "short"}));
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    sse_parser parser;
+    std::vector<sse_event> events;
+    auto copy = [&events](const sse_event& e) { events.push_back(e); };
+    parser.feed(std::string_view(stream).substr(0, cut), copy);
+    parser.feed(std::string_view(stream).substr(cut), copy);
+    EXPECT_EQ(events, expected) << "split at byte " << cut;
+  }
+}
+
 TEST(sse_parser, an_event_over_the_bound_stops_the_parser_with_an_error) {
   sse_parser parser(64);
   auto events = parser.feed("data: small\n\n");
