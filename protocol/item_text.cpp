@@ -4,16 +4,16 @@
 
 namespace parley::protocol {
 
-// Named, not anonymous: unique in the unity build.
-namespace item_text_detail {
-
-bool string_or_null(std::string& out, const std::optional<std::string>& s) {
+bool append_string_or_null(std::string& out, const std::optional<std::string>& s) {
   if (!s) {
     out += "null";
     return true;
   }
   return append_json_string(out, *s);
 }
+
+// Named, not anonymous: unique in the unity build.
+namespace item_text_detail {
 
 template <class Int>
 void int_or_null(std::string& out, const std::optional<Int>& x) {
@@ -61,7 +61,7 @@ bool append(std::string& out, const agent_message_item& x) {
   append_key(out += '{', "id");
   if (!append_json_string(out, x.id)) return false;
   append_key(out += ',', "phase");
-  if (!string_or_null(out, x.phase)) return false;
+  if (!append_string_or_null(out, x.phase)) return false;
   append_key(out += ',', "text");
   if (!append_json_string(out, x.text)) return false;
   out += R"(,"type":"agentMessage"})";
@@ -84,14 +84,14 @@ bool append_command_action(std::string& out, const command_action& x) {
       return true;
     case command_action::kind::list_files:
       append_key(out += ',', "path");
-      if (!string_or_null(out, x.path)) return false;
+      if (!append_string_or_null(out, x.path)) return false;
       out += R"(,"type":"listFiles"})";
       return true;
     case command_action::kind::search:
       append_key(out += ',', "path");
-      if (!string_or_null(out, x.path)) return false;
+      if (!append_string_or_null(out, x.path)) return false;
       append_key(out += ',', "query");
-      if (!string_or_null(out, x.query)) return false;
+      if (!append_string_or_null(out, x.query)) return false;
       out += R"(,"type":"search"})";
       return true;
     case command_action::kind::unknown:
@@ -101,20 +101,25 @@ bool append_command_action(std::string& out, const command_action& x) {
   return false;
 }
 
+bool append_command_actions(std::string& out, const std::vector<command_action>& xs) {
+  out += '[';
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!append_command_action(out, xs[i])) return false;
+  }
+  out += ']';
+  return true;
+}
+
 namespace item_text_detail {
 
 bool append(std::string& out, const command_execution_item& x) {
   append_key(out += '{', "aggregatedOutput");
-  if (!string_or_null(out, x.aggregated_output)) return false;
+  if (!append_string_or_null(out, x.aggregated_output)) return false;
   append_key(out += ',', "command");
   if (!append_json_string(out, x.command)) return false;
   append_key(out += ',', "commandActions");
-  out += '[';
-  for (size_t i = 0; i < x.command_actions.size(); ++i) {
-    if (i > 0) out += ',';
-    if (!append_command_action(out, x.command_actions[i])) return false;
-  }
-  out += ']';
+  if (!append_command_actions(out, x.command_actions)) return false;
   append_key(out += ',', "cwd");
   if (!append_json_string(out, x.cwd)) return false;
   append_key(out += ',', "durationMs");
@@ -124,7 +129,7 @@ bool append(std::string& out, const command_execution_item& x) {
   append_key(out += ',', "id");
   if (!append_json_string(out, x.id)) return false;
   append_key(out += ',', "processId");
-  if (!string_or_null(out, x.process_id)) return false;
+  if (!append_string_or_null(out, x.process_id)) return false;
   append_key(out += ',', "source");
   if (!append_json_string(out, x.source)) return false;
   append_key(out += ',', "status");
@@ -141,9 +146,9 @@ bool append(std::string&, const Other&) {
 
 bool append_error(std::string& out, const turn_error& x) {
   append_key(out += '{', "additionalDetails");
-  if (!string_or_null(out, x.additional_details)) return false;
+  if (!append_string_or_null(out, x.additional_details)) return false;
   append_key(out += ',', "codexErrorInfo");
-  if (!string_or_null(out, x.codex_error_info)) return false;
+  if (!append_string_or_null(out, x.codex_error_info)) return false;
   append_key(out += ',', "message");
   if (!append_json_string(out, x.message)) return false;
   out += '}';

@@ -7,7 +7,9 @@
 // `out` partly written, for any other item kind or a string that is not
 // valid UTF-8: the caller then lets nlohmann write the whole.
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "protocol/items.hpp"
 #include "protocol/types.hpp"
@@ -19,5 +21,9 @@ bool append_item(std::string& out, const thread_item& x);
 /// approval request's).
 bool append_command_action(std::string& out, const command_action& x);
 bool append_turn(std::string& out, const turn& x);
+/// A command's parsed actions, as an array.
+bool append_command_actions(std::string& out, const std::vector<command_action>& xs);
+/// A string, or null when absent (false: not valid UTF-8).
+bool append_string_or_null(std::string& out, const std::optional<std::string>& s);
 
 }  // namespace parley::protocol

@@ -5,36 +5,17 @@
 
 namespace parley::protocol {
 
-// Named, not anonymous: unique in the unity build.
-namespace request_text_detail {
-
-bool string_or_null_text(std::string& out, const std::optional<std::string>& s) {
-  if (!s) {
-    out += "null";
-    return true;
-  }
-  return append_json_string(out, *s);
-}
-
-}  // namespace request_text_detail
-
 bool append_command_approval(std::string& out, const command_approval_params& x,
                              const std::string& action_digest) {
-  using namespace request_text_detail;
   append_key(out += '{', "actionDigest");
   if (!append_json_string(out, action_digest)) return false;
   out += R"(,"approvalId":null)";
   append_key(out += ',', "command");
-  if (!string_or_null_text(out, x.command)) return false;
+  if (!append_string_or_null(out, x.command)) return false;
   append_key(out += ',', "commandActions");
-  out += '[';
-  for (size_t i = 0; i < x.command_actions.size(); ++i) {
-    if (i > 0) out += ',';
-    if (!append_command_action(out, x.command_actions[i])) return false;
-  }
-  out += ']';
+  if (!append_command_actions(out, x.command_actions)) return false;
   append_key(out += ',', "cwd");
-  if (!string_or_null_text(out, x.cwd)) return false;
+  if (!append_string_or_null(out, x.cwd)) return false;
   append_key(out += ',', "itemId");
   if (!append_json_string(out, x.item_id)) return false;
   out += R"(,"kind":"command")";
@@ -48,7 +29,7 @@ bool append_command_approval(std::string& out, const command_approval_params& x,
     out += ']';
   }
   append_key(out += ',', "reason");
-  if (!string_or_null_text(out, x.reason)) return false;
+  if (!append_string_or_null(out, x.reason)) return false;
   append_key(out += ',', "startedAtMs");
   out += std::to_string(x.started_at_ms);
   append_key(out += ',', "threadId");

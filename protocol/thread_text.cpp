@@ -8,23 +8,15 @@ namespace parley::protocol {
 // Named, not anonymous: unique in the unity build.
 namespace thread_text_detail {
 
-bool text_or_null(std::string& out, const std::optional<std::string>& s) {
-  if (!s) {
-    out += "null";
-    return true;
-  }
-  return append_json_string(out, *s);
-}
-
 const char* boolean(bool b) { return b ? "true" : "false"; }
 
 bool append_git(std::string& out, const git_info& x) {
   append_key(out += '{', "branch");
-  if (!text_or_null(out, x.branch)) return false;
+  if (!append_string_or_null(out, x.branch)) return false;
   append_key(out += ',', "originUrl");
-  if (!text_or_null(out, x.origin_url)) return false;
+  if (!append_string_or_null(out, x.origin_url)) return false;
   append_key(out += ',', "sha");
-  if (!text_or_null(out, x.sha)) return false;
+  if (!append_string_or_null(out, x.sha)) return false;
   out += '}';
   return true;
 }
@@ -58,7 +50,7 @@ bool append_thread(std::string& out, const thread& x) {
   append_key(out += ',', "ephemeral");
   out += boolean(x.ephemeral);
   append_key(out += ',', "forkedFromId");
-  if (!text_or_null(out, x.forked_from_id)) return false;
+  if (!append_string_or_null(out, x.forked_from_id)) return false;
   append_key(out += ',', "gitInfo");
   if (!x.git)
     out += "null";
@@ -67,13 +59,13 @@ bool append_thread(std::string& out, const thread& x) {
   append_key(out += ',', "id");
   if (!append_json_string(out, x.id)) return false;
   append_key(out += ',', "model");
-  if (!text_or_null(out, x.model)) return false;
+  if (!append_string_or_null(out, x.model)) return false;
   append_key(out += ',', "modelProvider");
   if (!append_json_string(out, x.model_provider)) return false;
   append_key(out += ',', "name");
-  if (!text_or_null(out, x.name)) return false;
+  if (!append_string_or_null(out, x.name)) return false;
   append_key(out += ',', "path");
-  if (!text_or_null(out, x.path)) return false;
+  if (!append_string_or_null(out, x.path)) return false;
   append_key(out += ',', "preview");
   if (!append_json_string(out, x.preview)) return false;
   out += R"(,"projectId":null)";
