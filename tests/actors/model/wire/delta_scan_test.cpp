@@ -124,6 +124,23 @@ TEST(delta_scan, agrees_over_every_byte_and_utf8_edges) {
   EXPECT_GT(read, 90 + 8 + 200);
 }
 
+/// One to three random edits (a byte replaced, inserted or erased) from
+/// JSON's own characters and UTF-8's edges.
+void mutate(std::string& data, std::mt19937& gen) {
+  static const std::string alphabet
+      = "{}[]:,\"\\ -0123456789.eEtrufalsn\x01\x7f\x80\xbf\xc3\xe2\xf0\xf4\xff";
+  int edits = 1 + static_cast<int>(gen() % 3);
+  for (int k = 0; k < edits && !data.empty(); ++k) {
+    auto at = gen() % data.size();
+    char c = alphabet[gen() % alphabet.size()];
+    switch (gen() % 3) {
+      case 0: data[at] = c; break;
+      case 1: data.insert(data.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+      default: data.erase(at, 1); break;
+    }
+  }
+}
+
 TEST(delta_scan, agrees_over_seeded_random_mutations) {
   std::mt19937 gen(23);
   const std::vector<sse_event> seeds = {
@@ -132,20 +149,10 @@ TEST(delta_scan, agrees_over_seeded_random_mutations) {
        R"({"type":"response.reasoning_summary_text.delta","item_id":"rs","summary_index":12,"delta":"x","l":[{"a":[1,-2,true]}]})"},
       {"", R"({"type":"response.reasoning_text.delta","content_index":0,"delta":"y"})"},
   };
-  const std::string alphabet = "{}[]:,\"\\ -0123456789.eEtrufalsn\x01\x7f\x80\xbf\xc3\xe2\xf0\xf4\xff";
   int read = 0;
   for (int i = 0; i < 20000; ++i) {
     auto e = seeds[i % seeds.size()];
-    int edits = 1 + static_cast<int>(gen() % 3);
-    for (int k = 0; k < edits && !e.data.empty(); ++k) {
-      auto at = gen() % e.data.size();
-      char c = alphabet[gen() % alphabet.size()];
-      switch (gen() % 3) {
-        case 0: e.data[at] = c; break;
-        case 1: e.data.insert(e.data.begin() + static_cast<std::ptrdiff_t>(at), c); break;
-        default: e.data.erase(at, 1); break;
-      }
-    }
+    mutate(e.data, gen);
     read += agrees(e);
   }
   EXPECT_GT(read, 1000);  // many mutations leave an event the scanner reads
@@ -213,20 +220,10 @@ TEST(delta_scan, maps_mutations_of_ignored_events_as_nlohmann_does) {
       {"", R"({"type":"response.content_part.added","part":{"annotations":[],"text":"","type":"output_text"}})"},
       {"response.content_part.done", R"({"part":{"text":"x","l":[{"a":[1,-2,true,null]}]}})"},
   };
-  const std::string alphabet = "{}[]:,\"\\ -0123456789.eEtrufalsn\x01\x7f\x80\xbf\xc3\xe2\xf0\xf4\xff";
   int read = 0;
   for (int i = 0; i < 20000; ++i) {
     auto e = seeds[i % seeds.size()];
-    int edits = 1 + static_cast<int>(gen() % 3);
-    for (int k = 0; k < edits && !e.data.empty(); ++k) {
-      auto at = gen() % e.data.size();
-      char c = alphabet[gen() % alphabet.size()];
-      switch (gen() % 3) {
-        case 0: e.data[at] = c; break;
-        case 1: e.data.insert(e.data.begin() + static_cast<std::ptrdiff_t>(at), c); break;
-        default: e.data.erase(at, 1); break;
-      }
-    }
+    mutate(e.data, gen);
     maps_alike(e);
     read += scanned_type(e).has_value();
   }
