@@ -12,6 +12,16 @@ bool append_string_or_null(std::string& out, const std::optional<std::string>& s
   return append_json_string(out, *s);
 }
 
+bool append_string_array(std::string& out, const std::vector<std::string>& xs) {
+  out += '[';
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!append_json_string(out, xs[i])) return false;
+  }
+  out += ']';
+  return true;
+}
+
 // Named, not anonymous: unique in the unity build.
 namespace item_text_detail {
 

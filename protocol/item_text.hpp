@@ -23,6 +23,8 @@ bool append_command_action(std::string& out, const command_action& x);
 bool append_turn(std::string& out, const turn& x);
 /// A command's parsed actions, as an array.
 bool append_command_actions(std::string& out, const std::vector<command_action>& xs);
+/// Strings, as an array (false: one is not valid UTF-8).
+bool append_string_array(std::string& out, const std::vector<std::string>& xs);
 /// A string, or null when absent (false: not valid UTF-8).
 bool append_string_or_null(std::string& out, const std::optional<std::string>& s);
 

@@ -21,12 +21,7 @@ bool append_command_approval(std::string& out, const command_approval_params& x,
   out += R"(,"kind":"command")";
   if (!x.proposed_execpolicy_amendment.empty()) {
     append_key(out += ',', "proposedExecpolicyAmendment");
-    out += '[';
-    for (size_t i = 0; i < x.proposed_execpolicy_amendment.size(); ++i) {
-      if (i > 0) out += ',';
-      if (!append_json_string(out, x.proposed_execpolicy_amendment[i])) return false;
-    }
-    out += ']';
+    if (!append_string_array(out, x.proposed_execpolicy_amendment)) return false;
   }
   append_key(out += ',', "reason");
   if (!append_string_or_null(out, x.reason)) return false;

@@ -113,12 +113,8 @@ bool append_sandbox_policy(std::string& out, const sandbox_policy& x) {
       out += boolean(x.network_access);
       out += R"(,"type":"workspaceWrite")";
       append_key(out += ',', "writableRoots");
-      out += '[';
-      for (size_t i = 0; i < x.writable_roots.size(); ++i) {
-        if (i > 0) out += ',';
-        if (!append_json_string(out, x.writable_roots[i])) return false;
-      }
-      out += "]}";
+      if (!append_string_array(out, x.writable_roots)) return false;
+      out += '}';
       return true;
   }
   return false;
