@@ -198,12 +198,31 @@ std::string path_to_file_uri(const std::string& path) {
   return out;
 }
 
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+// A rollout is read from disk, so its URI may be anything: an escape that is
+// not '%' and two hex digits is kept as written (std::stoi threw on "%v/",
+// found by rollout_fuzzer, and took "%-1" for a byte).
 std::string file_uri_to_path(const std::string& uri) {
   if (uri.rfind("file://", 0) != 0) return uri;
   std::string out;
   for (size_t i = 7; i < uri.size(); ++i) {
+    int high = -1, low = -1;
     if (uri[i] == '%' && i + 2 < uri.size()) {
-      out += static_cast<char>(std::stoi(uri.substr(i + 1, 2), nullptr, 16));
+      high = hex_digit(uri[i + 1]);
+      low = hex_digit(uri[i + 2]);
+    }
+    if (high >= 0 && low >= 0) {
+      out += static_cast<char>(high * 16 + low);
       i += 2;
     } else {
       out += uri[i];

@@ -227,5 +227,16 @@ TEST(rollout_format, helpers) {
   EXPECT_EQ(file_uri_to_path("/plain"), "/plain");
 }
 
+// A rollout's URIs come from disk: an escape that is not two hex digits stays
+// as written, and never throws (std::stoi did on "%v/", rollout_fuzzer).
+TEST(rollout_format, a_file_uri_with_a_bad_escape_keeps_it_as_written) {
+  EXPECT_EQ(file_uri_to_path("file:///sr%v/app"), "/sr%v/app");
+  EXPECT_EQ(file_uri_to_path("file:///a%-1b"), "/a%-1b");
+  EXPECT_EQ(file_uri_to_path("file:///a%2Gb"), "/a%2Gb");
+  EXPECT_EQ(file_uri_to_path("file:///a%4"), "/a%4");
+  EXPECT_EQ(file_uri_to_path("file:///a%"), "/a%");
+  EXPECT_EQ(file_uri_to_path("file:///a%4a%4A"), "/aJJ");
+}
+
 }  // namespace
 }  // namespace parley::store
