@@ -81,14 +81,23 @@ const conversation_actor& note_client(self_ptr self, const conversation_actor& c
   auto& clients = loaded->second.clients;
   if (std::find(clients.begin(), clients.end(), addr) != clients.end()) return conv;
   clients.push_back(addr);
-  st.by_client[addr].insert(conv.id());
+  auto [noted, first] = st.by_client.try_emplace(addr);
+  noted->second.insert(conv.id());
+  // Its end counts as its `gone`: a client that left while a request of
+  // its was still on its way here (a resume waiting for the store) was
+  // not yet noted when its `gone` came, and one that ends without a
+  // `gone` would be kept by its threads for ever.
+  if (first) self->monitor(client);
   return conv;
 }
 
-/// A client left: the conversations its requests went to forget it.
-void on_client_gone(self_ptr self, const client_actor& client) {
+namespace {
+
+/// Tells the conversations `addr`'s requests went to that it left (by
+/// `client`, its handle: null once nothing holds it, when no conversation
+/// can still be subscribed to it).
+void forget_client(self_ptr self, const caf::actor_addr& addr, const client_actor& client) {
   auto& st = self->state;
-  auto addr = caf::actor_cast<caf::actor_addr>(client);
   auto noted = st.by_client.find(addr);
   if (noted == st.by_client.end()) return;
   for (auto conv_id : noted->second) {
@@ -97,9 +106,19 @@ void on_client_gone(self_ptr self, const client_actor& client) {
     auto& clients = loaded->second.clients;
     clients.erase(std::remove(clients.begin(), clients.end(), addr), clients.end());
     auto conv = st.threads.find(*loaded->second.id);
-    if (conv != st.threads.end()) self->send(conv->second, atom::gone::value, client);
+    if (conv != st.threads.end() && client) self->send(conv->second, atom::gone::value, client);
   }
   st.by_client.erase(noted);
+}
+
+}  // namespace
+
+/// A client left: the conversations its requests went to forget it.
+void on_client_gone(self_ptr self, const client_actor& client) {
+  auto addr = caf::actor_cast<caf::actor_addr>(client);
+  if (self->state.by_client.count(addr) == 0) return;
+  self->demonitor(addr);
+  forget_client(self, addr, client);
 }
 
 void maybe_finish_shutdown(self_ptr self) {
@@ -323,9 +342,9 @@ caf::result<atom::ok> shut_down(self_ptr self) {
   return rp;
 }
 
-/// A conversation is gone: forget it, and run what waited for it to go.
 void keep_deadline(self_ptr self, const std::string& id);
 
+/// A conversation is gone: forget it, and run what waited for it to go.
 void on_conversation_down(self_ptr self, const caf::down_msg& dm) {
   auto& threads = self->state.threads;
   std::string gone;
@@ -447,7 +466,15 @@ thread_manager_actor::behavior_type thread_manager(
   install_default_handlers(self, "thread_manager");
   self->state.svc = std::move(svc);
   self->state.shared_svc = std::make_shared<const runtime_services>(self->state.svc);
-  self->set_down_handler([self](caf::down_msg& dm) { on_conversation_down(self, dm); });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    if (self->state.by_client.count(dm.source) > 0) {  // a client's end (see note_client)
+      auto client
+          = caf::actor_cast<client_actor>(caf::actor_cast<caf::strong_actor_ptr>(dm.source));
+      forget_client(self, dm.source, client);
+      return;
+    }
+    on_conversation_down(self, dm);
+  });
   self->state.commands = self->spawn<caf::linked>(command_registry, self->state.svc);
   // Work that was in flight when the server last stopped. (Long: a new
   // local index answers once it has read every rollout.)

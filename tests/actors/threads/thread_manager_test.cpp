@@ -154,6 +154,45 @@ TEST_F(thread_manager_test, a_leaving_client_is_told_to_its_own_threads_alone) {
   (*self)->send_exit(caf::actor_cast<caf::actor>(other), caf::exit_reason::user_shutdown);
 }
 
+TEST_F(thread_manager_test, a_client_that_leaves_while_its_resume_loads_is_not_kept) {
+  // The client asks to resume a stored thread and leaves while the store
+  // loads it: its `gone` finds nothing of it yet. Once loaded, the thread
+  // must not keep the departed client (it would never idle out).
+  stored_thread stored_one;
+  stored_one.meta.id = protocol::new_uuid_v7();
+  stored_one.meta.cwd = "/tmp";
+  stored->threads[stored_one.meta.id] = stored_one;
+  stored->hold_loads = true;
+  protocol::thread_resume_params params;
+  params.thread_id = stored_one.meta.id;
+  auto leaving_log = std::make_shared<client_log>();
+  auto leaving = test::spawn_mock_client(*sys, leaving_log);
+  (*self)->send(manager, atom::resume::value, params, leaving);
+  run();
+  ASSERT_EQ(stored->loads, 1u);
+  (*self)->send(manager, atom::gone::value, leaving);
+  run();
+  test::release_loads(*self, svc.store);
+  run();
+  EXPECT_EQ(loaded().data, std::vector<std::string>{stored_one.meta.id});
+  // The connection ends after its `gone`: now the thread is alone.
+  (*self)->send_exit(caf::actor_cast<caf::actor>(leaving), caf::exit_reason::user_shutdown);
+  run();
+  advance(svc.config->idle_unload + std::chrono::seconds(1));
+  EXPECT_TRUE(loaded().data.empty()) << "the thread kept a client that had left";
+
+  // A client that ends before the store answers (no `gone` at all).
+  auto ended = test::spawn_mock_client(*sys, leaving_log);
+  (*self)->send(manager, atom::resume::value, params, ended);
+  run();
+  (*self)->send_exit(caf::actor_cast<caf::actor>(ended), caf::exit_reason::user_shutdown);
+  run();
+  test::release_loads(*self, svc.store);
+  run();
+  advance(svc.config->idle_unload + std::chrono::seconds(1));
+  EXPECT_TRUE(loaded().data.empty()) << "the thread kept a client that had ended";
+}
+
 TEST_F(thread_manager_test, threads_going_on_after_a_restart_are_loaded_a_few_at_a_time) {
   // After a crash the store may hold many threads whose work goes on: each
   // is loaded, but not all asked for at once (CAF 0.17's table of pending
