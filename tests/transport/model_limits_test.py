@@ -64,12 +64,14 @@ def model_figures(p):
     return p.call("parley/stats", {})["result"]["model"]
 
 
-def run_burst(mock, p, count):
-    """`count` threads each start a streaming turn at once; returns the
-    turns' statuses and each turn's deltas in arrival order."""
+def run_burst(mock, p, count, pace_ms=20):
+    """`count` threads each start a streaming turn at once (a delta every
+    `pace_ms`); returns the turns' statuses and each turn's deltas in arrival
+    order."""
     threads = [p.start_thread() for _ in range(count)]
     for n, t in enumerate(threads):
-        p.start_turn(t, "mock: pace 20\nmock: say turn %d streams one two three four" % n)
+        p.start_turn(t, "mock: pace %d\nmock: say turn %d streams one two three four"
+                     % (pace_ms, n))
     statuses, deltas = {}, {}
     deadline = time.monotonic() + 120
     while len(statuses) < count and time.monotonic() < deadline:
@@ -111,11 +113,14 @@ def test_request_cap(count=24, cap=3):
         check(p.stop() == 0, "parley exits 0")
         mock.stop()
 
-    # The same burst with the cap off reaches the endpoint all at once.
+    # The same burst with the cap off reaches the endpoint all at once. Its
+    # streams are slow (about a second each), so that they overlap however
+    # loaded the machine is: at 20 ms a delta, a machine at load 12-58 started
+    # them too far apart to see more than 3 at once.
     mock = app_server_peer.Mock(MOCK, "--threads=64", "--keep-alive=0")
     p = Parley(mock, ["-c", "model_providers.mock.max_concurrent_requests=0"])
     try:
-        statuses, _ = run_burst(mock, p, count)
+        statuses, _ = run_burst(mock, p, count, pace_ms=200)
         check(set(statuses.values()) == {"completed"}, "no cap: the turns complete")
         most = mock_stats(mock)["streams_most"]
         check(most > cap, "no cap: more than %d streams at once (most %d): the check above can fail"
