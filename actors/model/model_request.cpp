@@ -60,10 +60,9 @@ http::request build(const provider_setup& setup, const std::vector<json>& input,
   options.offer_tools = offer_tools;
   if (offer_tools)
     options.extra_tools.insert(options.extra_tools.end(), client_tools.begin(), client_tools.end());
-  auto body = setup.provider.wire == model_config::wire_api::chat
-                  ? wire::chat_request_body(input, options)
-                  : wire::responses_request_body(input, options);
-  r.body = wire::body_text(body);
+  r.body = setup.provider.wire == model_config::wire_api::chat
+               ? wire::body_text(wire::chat_request_body(input, options))
+               : wire::responses_request_text(input, options);
   return r;
 }
 

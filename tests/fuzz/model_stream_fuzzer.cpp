@@ -115,7 +115,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   request_options options;
   options.model = "m";
-  (void)body_text(responses_request_body(history, options));
+  // The Responses body written as text is the DOM's dump, byte for byte,
+  // whatever the model's items held (a stray \xff, an escape), with the
+  // body's text itself as the instructions.
+  options.instructions = std::string(body.substr(0, 256));
+  if (body_text(responses_request_body(history, options)) != responses_request_text(history, options))
+    std::abort();
   (void)body_text(chat_request_body(history, options));
   return 0;
 }

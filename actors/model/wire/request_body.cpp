@@ -52,6 +52,31 @@ nlohmann::json responses_request_body(const std::vector<nlohmann::json>& history
   return body;
 }
 
+std::string responses_request_text(const std::vector<nlohmann::json>& history,
+                                   const request_options& options) {
+  // The keys in the order nlohmann's object (a std::map) dumps them.
+  std::string out = options.reasoning ? R"({"include":["reasoning.encrypted_content"],"input":)"
+                                      : R"({"include":[],"input":)";
+  out += dump(input_of(history, options));
+  out += R"(,"instructions":)";
+  out += dump(json(options.instructions));
+  out += R"(,"model":)";
+  out += dump(json(options.model));
+  out += R"(,"parallel_tool_calls":true)";
+  if (options.prompt_cache_key) {
+    out += R"(,"prompt_cache_key":)";
+    out += dump(json(*options.prompt_cache_key));
+  }
+  if (options.reasoning) {
+    out += R"(,"reasoning":)";
+    out += dump(*options.reasoning);
+  }
+  out += R"(,"store":false,"stream":true,"tool_choice":"auto","tools":)";
+  out += options.offer_tools ? responses_tools_text(options.tools, options.extra_tools) : "[]";
+  out += '}';
+  return out;
+}
+
 nlohmann::json chat_request_body(const std::vector<nlohmann::json>& history,
                                  const request_options& options) {
   auto sendable = input_of(history, options);

@@ -52,6 +52,13 @@ nlohmann::json user_message(std::string_view text);
 nlohmann::json responses_request_body(const std::vector<nlohmann::json>& history,
                                       const request_options& options);
 
+/// body_text(responses_request_body(history, options)), byte for byte,
+/// written without the body's DOM: its fields in nlohmann's (sorted) order,
+/// parley's own tools as text made once (responses_tools_text). A model
+/// request is sent per step of every turn; its tools are most of its bytes.
+std::string responses_request_text(const std::vector<nlohmann::json>& history,
+                                   const request_options& options);
+
 nlohmann::json chat_request_body(const std::vector<nlohmann::json>& history,
                                  const request_options& options);
 

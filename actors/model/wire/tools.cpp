@@ -172,7 +172,10 @@ nlohmann::json request_permissions_tool() {
                        std::move(parameters));
 }
 
-nlohmann::json responses_tools(tool_flavour flavour, const std::vector<nlohmann::json>& extra) {
+namespace {
+
+/// parley's own tools for `flavour`, in their order.
+json builtin_tools(tool_flavour flavour) {
   json tools = json::array();
   tools.push_back(function_tool(exec_command_tool, exec_command_description,
                                 exec_command_parameters()));
@@ -186,19 +189,50 @@ nlohmann::json responses_tools(tool_flavour flavour, const std::vector<nlohmann:
                      {"format",
                       {{"type", "grammar"}, {"syntax", "lark"}, {"definition", apply_patch_grammar()}}}});
   }
+  return tools;
+}
+
+/// Calls `put` with each tool `extra` adds, as sent.
+template <typename Put>
+void for_each_extra_tool(tool_flavour flavour, const std::vector<json>& extra, Put put) {
   for (const auto& tool : extra) {
     // Servers that take only functions get a namespace tool's functions
     // flat, under the names a call of them is known by.
     if (flavour == tool_flavour::function_only && tool.value("type", "") == "namespace") {
       for (auto f : tool.value("tools", json::array())) {
         f["name"] = flat_call_name(tool.value("name", ""), f.value("name", ""));
-        tools.push_back(std::move(f));
+        put(std::move(f));
       }
       continue;
     }
-    tools.push_back(tool);
+    put(tool);
   }
+}
+
+}  // namespace
+
+nlohmann::json responses_tools(tool_flavour flavour, const std::vector<nlohmann::json>& extra) {
+  json tools = builtin_tools(flavour);
+  for_each_extra_tool(flavour, extra,
+                      [&](auto&& tool) { tools.push_back(std::forward<decltype(tool)>(tool)); });
   return tools;
+}
+
+std::string responses_tools_text(tool_flavour flavour, const std::vector<nlohmann::json>& extra) {
+  auto dumped = [](tool_flavour f) {
+    auto text = builtin_tools(f).dump(-1, ' ', false, json::error_handler_t::replace);
+    text.pop_back();  // the "]": extra tools follow
+    return text;
+  };
+  static const std::string responses_text = dumped(tool_flavour::responses);
+  static const std::string function_only_text = dumped(tool_flavour::function_only);
+  std::string out = flavour == tool_flavour::function_only ? function_only_text : responses_text;
+  for_each_extra_tool(flavour, extra, [&](const json& tool) {
+    out += ',';
+    out += tool.dump(-1, ' ', false, json::error_handler_t::replace);
+  });
+  out += ']';
+  return out;
 }
 
 nlohmann::json chat_tools(const std::vector<nlohmann::json>& extra) {

@@ -36,6 +36,11 @@ enum class tool_flavour {
 nlohmann::json responses_tools(tool_flavour flavour = tool_flavour::responses,
                                const std::vector<nlohmann::json>& extra = {});
 
+/// responses_tools(flavour, extra) as JSON text, the same bytes as its dump
+/// (invalid UTF-8 replaced). parley's own tools never change, so their text
+/// is made once a process; only `extra` is written each time.
+std::string responses_tools_text(tool_flavour flavour, const std::vector<nlohmann::json>& extra);
+
 /// The Chat Completions "tools" array ({"type":"function","function":{...}}),
 /// namespace tools' functions flat as for function_only.
 nlohmann::json chat_tools(const std::vector<nlohmann::json>& extra = {});

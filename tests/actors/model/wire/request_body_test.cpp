@@ -106,5 +106,56 @@ TEST(request_body, body_text_replaces_invalid_utf8_instead_of_throwing) {
   EXPECT_TRUE(json::accept(text));
 }
 
+TEST(request_body, responses_text_is_the_bodys_dump_byte_for_byte) {
+  // Every option's presence and absence, each string field holding what
+  // needs escaping or is not UTF-8, parley's tools and extra ones (a
+  // namespace tool, flattened for function_only), against nlohmann's dump.
+  const std::vector<std::string> strings = {
+      "", "plain", "quote \" backslash \\ slash /", "\b\f\n\r\t \x01\x1f\x7f",
+      "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", "bad \xff byte", "cut \xE2\x82",
+      "overlong \xC0\xAF", "surrogate \xED\xA0\x80", std::string("nul \0 inside", 12)};
+  json namespace_tool = {{"type", "namespace"},
+                         {"name", "mcp__everything"},
+                         {"tools", json::array({{{"type", "function"}, {"name", "echo"}}})}};
+  json odd_tool = {{"type", "function"}, {"name", "bad \xff"}, {"description", "\u2028 \n"}};
+  std::size_t compared = 0;
+  for (const auto& text : strings) {
+    auto history = testing::history_with_calls();
+    history.push_back(user_message(text));
+    history.push_back({{"type", "function_call_output"}, {"call_id", text}, {"output", text}});
+    for (int shape = 0; shape < 32; ++shape) {
+      request_options o;
+      o.model = text;
+      o.instructions = "You are " + text;
+      o.developer_instructions = (shape & 1) ? text + "!" : "";
+      if (shape & 2) o.reasoning = json{{"effort", text}, {"summary", "auto"}};
+      if (shape & 4) o.prompt_cache_key = text;
+      o.tools = (shape & 8) ? tool_flavour::function_only : tool_flavour::responses;
+      o.offer_tools = (shape & 16) == 0;
+      if (shape % 3 == 0) o.extra_tools = {request_user_input_tool(), namespace_tool, odd_tool};
+      for (const auto& items : {history, std::vector<json>{}}) {
+        std::string expected;
+        ASSERT_NO_THROW(expected = body_text(responses_request_body(items, o)));
+        ASSERT_EQ(responses_request_text(items, o), expected) << "shape " << shape << ": " << text;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, strings.size() * 64);
+}
+
+TEST(request_body, responses_tools_text_is_the_tools_dump) {
+  json namespace_tool = {{"type", "namespace"},
+                         {"name", "srv"},
+                         {"tools", json::array({{{"name", "a"}}, {{"name", "b"}}})}};
+  for (auto flavour : {tool_flavour::responses, tool_flavour::function_only}) {
+    EXPECT_EQ(responses_tools_text(flavour, {}), responses_tools(flavour).dump());
+    std::vector<json> extra = {request_permissions_tool(), namespace_tool};
+    EXPECT_EQ(responses_tools_text(flavour, extra), responses_tools(flavour, extra).dump());
+  }
+  // Flattened for function_only: the namespace's two functions, not the namespace.
+  EXPECT_EQ(json::parse(responses_tools_text(tool_flavour::function_only, {namespace_tool})).size(), 4u);
+}
+
 }  // namespace
 }  // namespace parley::wire
