@@ -249,7 +249,7 @@ void on_turn_events(self_ptr self, notification_batch& batch) {
     if (run.size() == 1)
       emit(self, std::move(run.front()));
     else if (!run.empty())
-      post(self, [self, events = std::move(run)]() mutable { broadcast(self, std::move(events)); });
+      emit(self, std::move(run));
     run.clear();
   };
   for (auto& n : batch) {

@@ -37,11 +37,20 @@ void post_durable(self_ptr self, store_record record, std::function<void(caf::er
 /// A notification for every subscriber, in order.
 void emit(self_ptr self, notification_ptr n);
 
-/// Sends `n` to every subscriber now: only from an action the outbox runs
-/// (which is its turn in the order).
+/// Several notifications in a row, in order.
+void emit(self_ptr self, notification_batch batch);
+
+/// Sends `n` to every subscriber: only from an action the outbox runs
+/// (which is its turn in the order). The events one run of the outbox
+/// broadcasts in a row leave as one message per subscriber, when the run
+/// ends or before an action that does more than broadcast (issue 23).
 void broadcast(self_ptr self, const notification_ptr& n);
-/// Several events, in order, as one message to each subscriber.
+/// Several events, in order (one message to each subscriber, or gathered).
 void broadcast(self_ptr self, notification_batch batch);
+
+/// Sends what the outbox's run has gathered so far: first thing in an
+/// action that replies or asks (post() and post_durable() do it for theirs).
+void send_gathered(self_ptr self);
 
 /// The same, sent only once `record` is stored.
 void emit_stored(self_ptr self, store_record record, notification_ptr n);

@@ -84,6 +84,7 @@ caf::result<thread_edit_answer> revert(self_ptr self, const std::string& before_
   };
   auto result = std::make_shared<outcome>();
   auto seq = st.outbox.post_held([self, rp, result]() mutable {
+    send_gathered(self);  // its reply comes after every event before it
     auto& s = self->state;
     s.reverting = false;
     if (!result->thread) {

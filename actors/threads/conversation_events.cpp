@@ -12,17 +12,103 @@ namespace {
 
 constexpr auto store_timeout = std::chrono::seconds(60);
 
+/// The events one run of a conversation's outbox broadcasts (issue 23):
+/// those that leave in a row go to each subscriber as one message, in their
+/// order, sent when the run ends or before anything else the run does
+/// (send_gathered). A run is synchronous, inside one of the conversation's
+/// handlers, so one buffer per worker thread serves every conversation and
+/// none of them holds a byte for it while idle.
+struct gathered_events {
+  const conversation_state* owner = nullptr;  // the conversation whose run gathers
+  int depth = 0;                              // runs started inside a run
+  notification_batch events;
+  std::vector<client_actor> to;  // the subscribers when the first was gathered
+};
+
+thread_local gathered_events gathered;
+
+void send_batch(self_ptr self, const std::vector<client_actor>& to, notification_batch batch) {
+  if (to.empty() || batch.empty()) return;
+  if (batch.size() == 1) {
+    for (const auto& client : to) self->send(client, atom::event::value, batch.front());
+    return;
+  }
+  for (size_t i = 0; i + 1 < to.size(); ++i) self->send(to[i], atom::event::value, batch);
+  self->send(to.back(), atom::event::value, std::move(batch));
+}
+
+bool gathering_for(const self_ptr& self) {
+  return gathered.depth > 0 && gathered.owner == &self->state;
+}
+
+/// Gathers what one outbox run broadcasts for as long as it lives (nested
+/// runs join the outer one).
+class gathering {
+ public:
+  explicit gathering(self_ptr self) : self_(self) {
+    if (gathered.depth > 0 && gathered.owner != &self->state) {
+      own_ = false;  // another conversation's run (never nested so; kept exact anyway)
+      return;
+    }
+    gathered.owner = &self->state;
+    ++gathered.depth;
+  }
+  ~gathering() {
+    if (!own_) return;
+    if (gathered.depth == 1) send_gathered(self_);  // the outer run ends: all of it leaves
+    if (--gathered.depth == 0) gathered.owner = nullptr;
+  }
+  gathering(const gathering&) = delete;
+  gathering& operator=(const gathering&) = delete;
+
+ private:
+  self_ptr self_;
+  bool own_ = true;
+};
+
+/// An action that does more than broadcast: what was gathered before it
+/// leaves first, so a reply or a request it sends never overtakes an event.
+event_outbox::action in_order(self_ptr self, event_outbox::action run) {
+  return [self, run = std::move(run)] {
+    send_gathered(self);
+    run();
+  };
+}
+
+void post_events(self_ptr self, event_outbox::action broadcasts) {
+  gathering scope{self};
+  self->state.outbox.post(std::move(broadcasts));
+  quit_if_done(self);
+}
+
 }  // namespace
 
+void send_gathered(self_ptr self) {
+  if (!gathering_for(self) || gathered.events.empty()) return;
+  notification_batch batch;
+  batch.swap(gathered.events);
+  auto to = std::move(gathered.to);
+  gathered.to.clear();
+  send_batch(self, to, std::move(batch));
+}
+
 void broadcast(self_ptr self, const notification_ptr& n) {
-  for (auto& client : self->state.subscribers) self->send(client, atom::event::value, n);
+  auto& subs = self->state.subscribers;
+  if (!gathering_for(self)) {
+    for (auto& client : subs) self->send(client, atom::event::value, n);
+    return;
+  }
+  // Gathered for the subscribers it was gathered for: one that came or
+  // left in between gets what it would have got.
+  if (!gathered.events.empty() && gathered.to != subs) send_gathered(self);
+  if (subs.empty()) return;
+  if (gathered.events.empty()) gathered.to = subs;
+  gathered.events.push_back(n);
 }
 
 void broadcast(self_ptr self, notification_batch batch) {
-  auto& subs = self->state.subscribers;
-  if (subs.empty()) return;
-  for (size_t i = 0; i + 1 < subs.size(); ++i) self->send(subs[i], atom::event::value, batch);
-  self->send(subs.back(), atom::event::value, std::move(batch));
+  if (!gathering_for(self)) return send_batch(self, self->state.subscribers, std::move(batch));
+  for (auto& n : batch) broadcast(self, n);
 }
 
 void quit_if_done(self_ptr self) {
@@ -54,13 +140,12 @@ void park(self_ptr self) {
 }
 
 void post(self_ptr self, std::function<void()> deliver) {
-  self->state.outbox.post(std::move(deliver));
-  quit_if_done(self);
+  post_events(self, in_order(self, std::move(deliver)));
 }
 
 void post_stored(self_ptr self, store_record record, std::function<void()> deliver) {
   auto& st = self->state;
-  if (st.meta.ephemeral) return post(self, std::move(deliver));
+  if (st.meta.ephemeral) return post_events(self, std::move(deliver));
   // What was not stored is not reported: the event is dropped and the turn
   // that wrote it stops, to end failed with the store's reason.
   auto seq = st.outbox.post_held(std::move(deliver));
@@ -70,14 +155,20 @@ void post_stored(self_ptr self, store_record record, std::function<void()> deliv
   self->request(st.svc->store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
       .then(
           [self, seq](atom::ok) {
-            self->state.outbox.release(seq);
+            {
+              gathering scope{self};
+              self->state.outbox.release(seq);
+            }
             quit_if_done(self);
           },
           [self, seq, turn = st.active ? st.active->id : std::string{}](caf::error& err) {
             PARLEY_ERROR("conversation {} event=store_append_failed error={}",
                          self->state.meta.id, message_of(err));
             fail_turn_on_store(self, turn, err);
-            self->state.outbox.drop(seq);
+            {
+              gathering scope{self};
+              self->state.outbox.drop(seq);
+            }
             quit_if_done(self);
           });
 }
@@ -96,9 +187,12 @@ void post_durable(self_ptr self, store_record record, std::function<void(caf::er
   auto& st = self->state;
   if (st.meta.ephemeral) return post(self, [done] { done(caf::error{}); });
   auto result = std::make_shared<caf::error>();
-  auto seq = st.outbox.post_held([done, result] { done(*result); });
+  auto seq = st.outbox.post_held(in_order(self, [done, result] { done(*result); }));
   auto release = [self, seq] {
-    self->state.outbox.release(seq);
+    {
+      gathering scope{self};
+      self->state.outbox.release(seq);
+    }
     quit_if_done(self);
   };
   self->request(st.svc->store, caf::infinite, atom::append::value, st.meta.id, std::move(record))
@@ -112,7 +206,11 @@ void post_durable(self_ptr self, store_record record, std::function<void(caf::er
 }
 
 void emit(self_ptr self, notification_ptr n) {
-  post(self, [self, n = std::move(n)] { broadcast(self, n); });
+  post_events(self, [self, n = std::move(n)] { broadcast(self, n); });
+}
+
+void emit(self_ptr self, notification_batch batch) {
+  post_events(self, [self, batch = std::move(batch)]() mutable { broadcast(self, std::move(batch)); });
 }
 
 void emit_stored(self_ptr self, store_record record, notification_ptr n) {
