@@ -76,8 +76,10 @@ event_outbox::action in_order(self_ptr self, event_outbox::action run) {
 }
 
 void post_events(self_ptr self, event_outbox::action broadcasts) {
-  gathering scope{self};
-  self->state.outbox.post(std::move(broadcasts));
+  {
+    gathering scope{self};
+    self->state.outbox.post(std::move(broadcasts));
+  }  // what the run gathered has left before the actor may quit
   quit_if_done(self);
 }
 
