@@ -67,8 +67,8 @@ void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local, size_
   options.write_burst = [out](std::vector<std::string>& lines) { out->push_all(lines); };
   auto conn = rt.system().spawn<caf::detached>(connection, rt.threads(), writer, options);
   // A client behind holds its threads' model streams; one that fell past
-  // the bound is given up on, as if its input had ended (it never reads
-  // what the server would still tell it).
+  // the bound is given up on: its input ends, and what it sent but was not
+  // yet run is dropped (it never reads what the server would still tell it).
   fd_writer::hooks hooks;
   // High priority, on every hop: a signal that waited behind the events
   // already queued (as many as the streams can send meanwhile) would come
@@ -76,7 +76,7 @@ void serve_stdio(runtime& rt, int signal_fd, const tenant_identity& local, size_
   hooks.on_pressure = [conn](bool on) {
     caf::anon_send<caf::message_priority::high>(conn, atom::pressure::value, on);
   };
-  hooks.on_overflow = [conn] { caf::anon_send(conn, atom::eof::value); };
+  hooks.on_overflow = [conn] { caf::anon_send(conn, atom::eof::value, atom::gone::value); };
   out->set_hooks(std::move(hooks));
   // A signal is the server going away, not the client: what is pending
   // stays pending on disk. The input ending is the client leaving: its

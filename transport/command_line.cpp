@@ -299,8 +299,8 @@ struct parser {
         ->add_option("--stdio-max-queue", out.listen.stdio_max_queue,
                      "bytes the stdio client may fall behind in reading: past an eighth of it "
                      "the model streams of its threads pause until it is under a sixteenth; past "
-                     "it the server gives up on the client as if its input had ended "
-                     "(default 67108864)")
+                     "it the server gives up on the client: its input ends and its requests not "
+                     "yet run are dropped (default 67108864)")
         ->type_name("BYTES");
     add_duration(*server, "--ws-handshake-timeout", out.listen.ws_handshake_timeout,
                  "the deadline of each phase before a WebSocket session: the HTTP request "

@@ -391,6 +391,20 @@ void on_eof(self_ptr self) {
   });
 }
 
+/// The transport gave up on a client too far behind in reading: unlike an
+/// input's end, nothing it sent and the connection has not run yet is run
+/// (no reply could reach it, and a turn it asked for would run for nobody);
+/// nor does the end wait for answers it cannot read.
+void on_given_up(self_ptr self) {
+  auto& st = self->state;
+  if (st.session->closed()) return;
+  st.eof_seen = true;
+  auto dropped = st.session->give_up();
+  PARLEY_WARN("connection event=client_given_up client={} dropped_requests={} unanswered={}",
+              st.options.label, dropped, st.session->unanswered());
+  end_input(self);
+}
+
 /// Requests read before the input's end whose replies come from other
 /// actors (the MCP hub, the file workers) are answered before the session
 /// ends, for answers_grace at most; looked at again every 10 ms.
@@ -543,6 +557,7 @@ connection_actor::behavior_type connection(connection_actor::stateful_pointer<co
   return {
       [self](atom::line, const std::string& line) { self->state.session->on_line(line); },
       [self](atom::eof) { on_eof(self); },
+      [self](atom::eof, atom::gone) { on_given_up(self); },
       [self](atom::event, const notification_ptr& n) {
         note_event_source(self);
         notify_one(self, *n);

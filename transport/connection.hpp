@@ -31,6 +31,9 @@ using connection_actor = client_actor::extend<
     caf::reacts_to<atom::line, std::string>,
     // The client's input ended.
     caf::reacts_to<atom::eof>,
+    // Its transport gave up on the client (it fell past its queue's bound):
+    // the input ends, and what it sent but was not yet run is dropped.
+    caf::reacts_to<atom::eof, atom::gone>,
     // A batch of changes under one of this client's fs/watch watches.
     caf::reacts_to<atom::fs_changed, std::string, std::vector<std::string>>,
     // Cluster: a line of this client's session on another node (relayed).

@@ -344,6 +344,7 @@ void session::replay_initialize(std::string_view line) {
 }
 
 void session::on_line(std::string_view line) {
+  if (given_up_) return;
   // A request before this one waits for the router or the tenant gate: the
   // lines after it wait too, so the client's requests keep their order. A
   // client's answer to a server request (a line without a method) does not:
@@ -438,7 +439,7 @@ bool session::gate(const protocol::incoming_message& m) {
   holding_ = true;
   runtime_.thread_tenant(thread_id, [this, alive = std::weak_ptr<bool>(alive_), m,
                                      thread_id](caf::expected<std::string> owner) {
-    if (alive.expired()) return;
+    if (alive.expired() || given_up_) return;
     if (!owner) {
       reply_error(m.id, owner.error());  // fail closed: whose it is is not known
     } else if (owner->empty()) {
@@ -481,7 +482,7 @@ bool session::route(const protocol::incoming_message& m) {
   auto id_json = json(m.id).dump();
   auto on_node = [this, alive, m, line = std::move(line), id_json, start](
                      std::string thread, std::string node) mutable {
-    if (!*alive) return;
+    if (!*alive || given_up_) return;
     if (node.empty()) {
       assigned_thread_id_ = start ? thread : std::string{};
       holding_ = false;
@@ -527,6 +528,14 @@ void session::on_answered() {
   // answers at once) leaves them to that loop, which sees the room it made.
   if (releasing_ || holding_ || held_.empty()) return;
   if (unanswered() - 1 < max_unanswered) release_held(1);
+}
+
+size_t session::give_up() {
+  given_up_ = true;
+  auto dropped = held_.size();
+  held_.clear();
+  after_held_ = nullptr;
+  return dropped;
 }
 
 void session::after_held(std::function<void()> then) {

@@ -107,6 +107,14 @@ class session {
   /// before the connection ends.
   void after_held(std::function<void()> then);
 
+  /// The server gave up on the client (it fell too far behind in reading):
+  /// nothing it sent is handled from here on, neither the requests still
+  /// held nor a held one's lookup when it answers, nor any later line; no
+  /// reply could reach it. Returns how many held requests were dropped. The
+  /// caller ends the input (on_eof), which resolves its pending approvals.
+  size_t give_up();
+  bool given_up() const { return given_up_; }
+
   // -- runtime -> client -------------------------------------------------------
 
   /// A notification, unless the client opted out of its method.
@@ -287,6 +295,7 @@ class session {
   /// The id the router placed the next local thread/start at.
   std::string assigned_thread_id_;
   bool muted_ = false;  // replay_initialize: its answer is not sent
+  bool given_up_ = false;  // give_up(): nothing more of the client's is run
   /// Threads the gate found to be this client's tenant's (tenants never
   /// change): asked once.
   std::set<std::string> own_threads_;

@@ -403,7 +403,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (eof_sent_) return;
     eof_sent_ = true;
     PARLEY_INFO("ws event=disconnected client={} reason=\"{}\"", name(), why);
-    if (conn_) caf::anon_send(conn_, atom::eof::value);
+    if (conn_ && !gave_up_) caf::anon_send(conn_, atom::eof::value);
   }
 
   void send(std::string line) {
@@ -431,6 +431,11 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     PARLEY_WARN("ws event=slow_client client={} queued_bytes={} disconnecting", name(),
                 queue_.bytes());
     owner_.telemetry->limits.count("slow_client");
+    // Given up, not gone of its own accord: what it sent and is not yet run
+    // is dropped (the connection's on_given_up), then the close.
+    if (conn_ && !eof_sent_ && !gave_up_)
+      caf::anon_send(conn_, atom::eof::value, atom::gone::value);
+    gave_up_ = true;
     close(websocket::close_code::try_again_later);
     return false;
   }
@@ -534,6 +539,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   tenant_identity who_;  // from its credentials, at the handshake
   bool close_after_drain_ = false;
   bool eof_sent_ = false;
+  bool gave_up_ = false;  // the connection was told it was given up on (queue())
   int64_t accounted_bytes_ = 0;  // this queue's part of connections.queued_bytes
 };
 

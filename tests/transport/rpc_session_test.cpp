@@ -345,6 +345,39 @@ TEST(RpcSession, RequestsPastTheUnansweredLimitWaitInOrderForRoom) {
   EXPECT_EQ(written.size(), size_t(limit + 3 + 1));  // one reply each, and initialize's
 }
 
+// A client the server gave up on (too far behind in reading) has nothing
+// more of its run: neither the requests held for room, nor a later line.
+TEST(RpcSession, AGivenUpClientsHeldRequestsAreNotRun) {
+  std::deque<std::string> events;
+  fake_runtime runtime{events};
+  runtime.defer_reads = true;
+  std::vector<std::string> written;
+  session_config cfg;
+  cfg.next_request_id = [] { return int64_t{0}; };
+  session s{cfg, runtime, [&](std::string l) { written.push_back(std::move(l)); }};
+  s.on_line(R"({"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
+  auto read = [](long i) {
+    return R"({"id":)" + std::to_string(i + 1) + R"(,"method":"thread/read","params":{"threadId":"t)"
+           + std::to_string(i) + R"("}})";
+  };
+  const long limit = session::max_unanswered;
+  for (long i = 0; i < limit + 3; ++i) s.on_line(read(i));
+  auto reads = [&] {
+    return std::count_if(events.begin(), events.end(),
+                         [](auto& e) { return e.rfind("thread_read ", 0) == 0; });
+  };
+  ASSERT_EQ(reads(), limit);  // three held
+  bool ended = false;
+  s.after_held([&] { ended = true; });
+  EXPECT_EQ(s.give_up(), 3u);
+  EXPECT_TRUE(s.given_up());
+  s.on_line(read(limit + 3));  // after: not even held
+  while (!runtime.deferred.empty()) runtime.answer_next();
+  EXPECT_EQ(reads(), limit);
+  EXPECT_FALSE(ended);  // the caller ends the input itself
+  EXPECT_EQ(s.unanswered(), 0);
+}
+
 // -- cluster routing (transport/session_router.hpp) ---------------------------------------
 
 /// Says where threads live and records what the session hands it.
@@ -435,6 +468,22 @@ TEST(RpcSessionRouting, LinesAfterALookupWaitForItSoTheClientsOrderHolds) {
   ASSERT_EQ(r.router->forwarded.size(), 1u);
   ASSERT_EQ(r.written.size(), 2u);  // then #3, answered here
   EXPECT_NE(r.written[1].find("\"id\":3"), std::string::npos);
+}
+
+// A request held for its lookup when the client is given up on is not run
+// when the lookup answers, nor is the line held behind it.
+TEST(RpcSessionRouting, AGivenUpClientsLookupRunsNothing) {
+  routed_session r;
+  r.router->defer = true;
+  r.router->owners[remote_thread] = "n3";
+  r.s->on_line(std::string{R"({"id":2,"method":"thread/read","params":{"threadId":")"}
+               + remote_thread + R"("}})");
+  r.s->on_line(R"({"id":3,"method":"thread/loaded/list","params":{}})");
+  ASSERT_EQ(r.router->later.size(), 1u);
+  EXPECT_EQ(r.s->give_up(), 1u);  // #3
+  r.router->later[0]();
+  EXPECT_TRUE(r.router->forwarded.empty());
+  EXPECT_EQ(r.written.size(), 1u);  // initialize's reply only
 }
 
 // A client's answer does not wait behind a request held for a lookup (issue
