@@ -305,75 +305,74 @@ TEST(RpcSession, ARuntimeReplyAfterTheSessionIsGoneIsDropped) {
   EXPECT_EQ(written.size(), 1u);  // only initialize's reply
 }
 
-TEST(RpcSession, RequestsPastTheUnansweredLimitWaitInOrderForRoom) {
+/// A session whose runtime answers thread/read when the test says, with
+/// three more reads sent than it may have unanswered: the last three wait.
+struct session_past_its_limit {
   std::deque<std::string> events;
   fake_runtime runtime{events};
-  runtime.defer_reads = true;
   std::vector<std::string> written;
-  session_config cfg;
-  cfg.next_request_id = [] { return int64_t{0}; };
-  session s{cfg, runtime, [&](std::string l) { written.push_back(std::move(l)); }};
-  s.on_line(R"({"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
-  auto read = [](long i) {
+  std::unique_ptr<session> s;
+  static constexpr long limit = session::max_unanswered;
+
+  session_past_its_limit() {
+    runtime.defer_reads = true;
+    session_config cfg;
+    cfg.next_request_id = [] { return int64_t{0}; };
+    s = std::make_unique<session>(cfg, runtime,
+                                  [this](std::string l) { written.push_back(std::move(l)); });
+    s->on_line(
+        R"({"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
+    for (long i = 0; i < limit + 3; ++i) s->on_line(read(i));
+  }
+  static std::string read(long i) {
     return R"({"id":)" + std::to_string(i + 1) + R"(,"method":"thread/read","params":{"threadId":"t)"
            + std::to_string(i) + R"("}})";
-  };
-  const long limit = session::max_unanswered;
-  for (long i = 0; i < limit + 3; ++i) s.on_line(read(i));
-  auto reads = [&] {
+  }
+  long reads() const {
     return std::count_if(events.begin(), events.end(),
                          [](auto& e) { return e.rfind("thread_read ", 0) == 0; });
-  };
-  EXPECT_EQ(reads(), limit);  // the last three wait
+  }
+};
+
+TEST(RpcSession, RequestsPastTheUnansweredLimitWaitInOrderForRoom) {
+  session_past_its_limit p;
+  const long limit = p.limit;
+  auto& s = *p.s;
+  EXPECT_EQ(p.reads(), limit);  // the last three wait
   EXPECT_EQ(s.unanswered(), limit);
   // A line that is no request (an answer to a server request) is not held.
   s.on_line(R"({"id":77,"result":{}})");
   // Each answer makes room for the next request, in the client's order.
-  runtime.answer_next();
-  EXPECT_EQ(reads(), limit + 1);
-  EXPECT_EQ(events.back(), "thread_read t" + std::to_string(limit));
+  p.runtime.answer_next();
+  EXPECT_EQ(p.reads(), limit + 1);
+  EXPECT_EQ(p.events.back(), "thread_read t" + std::to_string(limit));
   bool ended = false;
   s.after_held([&] { ended = true; });  // the input's end waits for the held lines
-  runtime.answer_next();
+  p.runtime.answer_next();
   EXPECT_FALSE(ended);
-  runtime.answer_next();
+  p.runtime.answer_next();
   EXPECT_TRUE(ended);
-  EXPECT_EQ(reads(), limit + 3);
-  EXPECT_EQ(events.back(), "thread_read t" + std::to_string(limit + 2));
-  while (!runtime.deferred.empty()) runtime.answer_next();
+  EXPECT_EQ(p.reads(), limit + 3);
+  EXPECT_EQ(p.events.back(), "thread_read t" + std::to_string(limit + 2));
+  while (!p.runtime.deferred.empty()) p.runtime.answer_next();
   EXPECT_EQ(s.unanswered(), 0);
-  EXPECT_EQ(written.size(), size_t(limit + 3 + 1));  // one reply each, and initialize's
+  EXPECT_EQ(p.written.size(), size_t(limit + 3 + 1));  // one reply each, and initialize's
 }
 
 // A client the server gave up on (too far behind in reading) has nothing
 // more of its run: neither the requests held for room, nor a later line.
 TEST(RpcSession, AGivenUpClientsHeldRequestsAreNotRun) {
-  std::deque<std::string> events;
-  fake_runtime runtime{events};
-  runtime.defer_reads = true;
-  std::vector<std::string> written;
-  session_config cfg;
-  cfg.next_request_id = [] { return int64_t{0}; };
-  session s{cfg, runtime, [&](std::string l) { written.push_back(std::move(l)); }};
-  s.on_line(R"({"id":0,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
-  auto read = [](long i) {
-    return R"({"id":)" + std::to_string(i + 1) + R"(,"method":"thread/read","params":{"threadId":"t)"
-           + std::to_string(i) + R"("}})";
-  };
-  const long limit = session::max_unanswered;
-  for (long i = 0; i < limit + 3; ++i) s.on_line(read(i));
-  auto reads = [&] {
-    return std::count_if(events.begin(), events.end(),
-                         [](auto& e) { return e.rfind("thread_read ", 0) == 0; });
-  };
-  ASSERT_EQ(reads(), limit);  // three held
+  session_past_its_limit p;
+  const long limit = p.limit;
+  auto& s = *p.s;
+  ASSERT_EQ(p.reads(), limit);  // three held
   bool ended = false;
   s.after_held([&] { ended = true; });
   EXPECT_EQ(s.give_up(), 3u);
   EXPECT_TRUE(s.given_up());
-  s.on_line(read(limit + 3));  // after: not even held
-  while (!runtime.deferred.empty()) runtime.answer_next();
-  EXPECT_EQ(reads(), limit);
+  s.on_line(p.read(limit + 3));  // after: not even held
+  while (!p.runtime.deferred.empty()) p.runtime.answer_next();
+  EXPECT_EQ(p.reads(), limit);
   EXPECT_FALSE(ended);  // the caller ends the input itself
   EXPECT_EQ(s.unanswered(), 0);
 }
@@ -433,6 +432,15 @@ struct routed_session {
                                   [this](std::string l) { written.push_back(std::move(l)); });
     s->on_line(R"({"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}})");
   }
+  /// #2 reads a thread of node n3 (its lookup answered when the test says),
+  /// then #3 asks what is loaded here: #3 waits behind #2's lookup.
+  void hold_a_line_behind_a_lookup(const std::string& remote) {
+    router->defer = true;
+    router->owners[remote] = "n3";
+    s->on_line(std::string{R"({"id":2,"method":"thread/read","params":{"threadId":")"} + remote
+               + R"("}})");
+    s->on_line(R"({"id":3,"method":"thread/loaded/list","params":{}})");
+  }
 };
 
 constexpr const char* remote_thread = "01a21833-d74d-7825-9415-131134a6a03f";
@@ -456,11 +464,7 @@ TEST(RpcSessionRouting, ARequestForARemoteThreadGoesThereAsItIs) {
 
 TEST(RpcSessionRouting, LinesAfterALookupWaitForItSoTheClientsOrderHolds) {
   routed_session r;
-  r.router->defer = true;
-  r.router->owners[remote_thread] = "n3";
-  r.s->on_line(std::string{R"({"id":2,"method":"thread/read","params":{"threadId":")"}
-               + remote_thread + R"("}})");
-  r.s->on_line(R"({"id":3,"method":"thread/loaded/list","params":{}})");
+  r.hold_a_line_behind_a_lookup(remote_thread);
   EXPECT_TRUE(r.router->forwarded.empty());
   EXPECT_EQ(r.written.size(), 1u);  // initialize's reply only: #3 waits
   ASSERT_EQ(r.router->later.size(), 1u);
@@ -474,11 +478,7 @@ TEST(RpcSessionRouting, LinesAfterALookupWaitForItSoTheClientsOrderHolds) {
 // when the lookup answers, nor is the line held behind it.
 TEST(RpcSessionRouting, AGivenUpClientsLookupRunsNothing) {
   routed_session r;
-  r.router->defer = true;
-  r.router->owners[remote_thread] = "n3";
-  r.s->on_line(std::string{R"({"id":2,"method":"thread/read","params":{"threadId":")"}
-               + remote_thread + R"("}})");
-  r.s->on_line(R"({"id":3,"method":"thread/loaded/list","params":{}})");
+  r.hold_a_line_behind_a_lookup(remote_thread);
   ASSERT_EQ(r.router->later.size(), 1u);
   EXPECT_EQ(r.s->give_up(), 1u);  // #3
   r.router->later[0]();
