@@ -264,7 +264,10 @@ class session {
   bool initialized_ = false;
   bool closed_ = false;
   protocol::initialize_capabilities capabilities_;
-  std::set<std::string> opted_out_;  // notification methods this client does not want
+  // Notification methods this client does not want; std::less<> so that a
+  // method name (a const char*) is looked up without a std::string made per
+  // notification (one allocation a delta: "item/agentMessage/delta" is past SSO).
+  std::set<std::string, std::less<>> opted_out_;
   std::unordered_map<int64_t, std::unique_ptr<outgoing_request>> outgoing_;
   std::unordered_map<uint64_t, int64_t> request_of_key_;
   files::root_set roots_;
